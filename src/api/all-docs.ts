@@ -1,0 +1,135 @@
+/** `_all_docs` (GET and POST with keys): every live document by id, streamed row by row. */
+import { badRequest, queryParseError } from '../errors.js';
+import type { Database } from '../core/database.js';
+import { winner } from '../core/revtree.js';
+import { stream, type Reply } from './reply.js';
+import type { Route, RouteParams } from './route.js';
+import type { Request } from './request.js';
+import type { Services } from './services.js';
+import { openDb, readObject } from './common.js';
+
+export const allDocsRoutes: Route[] = [
+  {
+    shape: 'dbHandler', name: '_all_docs',
+    methods: {
+      GET: async (req, p, svc) => allDocs(req, p, svc, undefined),
+      POST: async (req, p, svc) => {
+        const body = await readObject(req, svc);
+        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be an array.');
+        return allDocs(req, p, svc, body['keys'] as unknown[] | undefined);
+      },
+    },
+  },
+];
+
+interface AllDocsQuery {
+  start: string | undefined;
+  end: string | undefined;
+  inclusiveEnd: boolean;
+  descending: boolean;
+  skip: number;
+  limit: number | undefined;
+  includeDocs: boolean;
+  conflicts: boolean;
+  updateSeq: boolean;
+  keys: unknown[] | undefined;
+}
+
+function parseQuery(req: Request, bodyKeys: unknown[] | undefined): AllDocsQuery {
+  const keyParam = req.json('key');
+  const keysParam = req.json('keys');
+  if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError('`keys` must be a JSON array');
+  const limit = req.int('limit');
+  if (limit !== undefined && limit < 0) throw queryParseError('Invalid value for `limit`: must be a non-negative integer');
+  const skip = req.int('skip', 0);
+  if (skip < 0) throw queryParseError('Invalid value for `skip`: must be a non-negative integer');
+  const startkey = req.has('startkey') ? req.json('startkey') : req.json('start_key');
+  const endkey = req.has('endkey') ? req.json('endkey') : req.json('end_key');
+  const q: AllDocsQuery = {
+    start: idBound(startkey),
+    end: idBound(endkey),
+    inclusiveEnd: req.bool('inclusive_end', true),
+    descending: req.bool('descending'),
+    skip,
+    limit,
+    includeDocs: req.bool('include_docs'),
+    conflicts: req.bool('conflicts'),
+    updateSeq: req.bool('update_seq'),
+    keys: bodyKeys ?? (keysParam as unknown[] | undefined),
+  };
+  if (keyParam !== undefined) {
+    q.start = idBound(keyParam);
+    q.end = q.start;
+    q.inclusiveEnd = true;
+  }
+  return q;
+}
+
+/** Ids sort as strings; a non-string bound has no id equal to it, so it bounds nothing useful. */
+function idBound(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw queryParseError('Keys of _all_docs must be strings (document ids)');
+  return value;
+}
+
+async function allDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined): Promise<Reply> {
+  const db = await openDb(svc, p.db);
+  const q = parseQuery(req, bodyKeys);
+  const totalRows = db.docCount;
+  const updateSeq = db.updateSeq;
+  const offset = q.keys ? 0 : (await db.countLiveBefore(q.start, q.descending)) + q.skip;
+  const head = `{"total_rows":${totalRows},"offset":${offset},${q.updateSeq ? `"update_seq":${updateSeq},` : ''}"rows":[\r\n`;
+  const rows = q.keys ? keyedRows(db, q) : rangeRows(db, q);
+  return stream(200, envelope(head, rows, ']}\n'));
+}
+
+async function* envelope(head: string, rows: AsyncIterable<string>, tail: string): AsyncIterable<string> {
+  yield head;
+  let first = true;
+  let buffered = '';
+  for await (const row of rows) {
+    buffered += first ? row : `,\r\n${row}`;
+    first = false;
+    // Coalesce small rows into larger writes: far fewer syscalls, still bounded memory.
+    if (buffered.length >= 16384) {
+      yield buffered;
+      buffered = '';
+    }
+  }
+  yield `${buffered}${first ? '' : '\r\n'}${tail}`;
+}
+
+async function* rangeRows(db: Database, q: AllDocsQuery): AsyncIterable<string> {
+  const range = db.allDocs({ start: q.start, end: q.end, inclusiveEnd: q.inclusiveEnd, descending: q.descending, skip: q.skip, limit: q.limit });
+  for await (const { id, rev } of range) {
+    const idJson = JSON.stringify(id);
+    let row = `{"id":${idJson},"key":${idJson},"value":{"rev":"${rev}"}`;
+    if (q.includeDocs) {
+      const doc = await db.openDoc(id, { rev, conflicts: q.conflicts }).catch(() => undefined);
+      row += `,"doc":${doc ? doc.json : 'null'}`;
+    }
+    yield `${row}}`;
+  }
+}
+
+async function* keyedRows(db: Database, q: AllDocsQuery): AsyncIterable<string> {
+  let keys = q.descending ? [...q.keys!].reverse() : q.keys!;
+  keys = keys.slice(q.skip, q.limit === undefined ? undefined : q.skip + q.limit);
+  for (const key of keys) {
+    const keyJson = JSON.stringify(key);
+    const info = typeof key === 'string' ? await db.docInfo(key) : undefined;
+    if (!info) {
+      yield `{"key":${keyJson},"error":"not_found"}`;
+      continue;
+    }
+    const win = winner(info.tree)!;
+    const idJson = JSON.stringify(info.id);
+    if (win.deleted) {
+      yield `{"id":${idJson},"key":${keyJson},"value":{"rev":"${win.rev}","deleted":true}${q.includeDocs ? ',"doc":null' : ''}}`;
+      continue;
+    }
+    let row = `{"id":${idJson},"key":${keyJson},"value":{"rev":"${win.rev}"}`;
+    if (q.includeDocs) row += `,"doc":${(await db.openFromInfo(info, { conflicts: q.conflicts })).json}`;
+    yield `${row}}`;
+  }
+}

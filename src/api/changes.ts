@@ -1,0 +1,233 @@
+/**
+ * `_changes` in all its feeds: normal, longpoll, continuous and eventsource. Live feeds wait on
+ * the database's update notification (no polling), so idle feeds cost a listener each.
+ */
+import { badRequest, notFound, queryParseError } from '../errors.js';
+import type { ChangeRow, Database } from '../core/database.js';
+import { stream, type Reply } from './reply.js';
+import type { Route, RouteParams } from './route.js';
+import type { Request } from './request.js';
+import type { Services } from './services.js';
+import { openDb, readObject } from './common.js';
+
+export const changesRoutes: Route[] = [
+  {
+    shape: 'dbHandler', name: '_changes',
+    methods: {
+      GET: (req, p, svc) => changes(req, p, svc, undefined),
+      POST: async (req, p, svc) => {
+        const body = await req.jsonBody(1 << 26);
+        const docIds = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>)['doc_ids'] : undefined;
+        return changes(req, p, svc, docIds);
+      },
+    },
+  },
+];
+
+type Feed = 'normal' | 'longpoll' | 'continuous' | 'eventsource';
+
+interface ChangesQuery {
+  feed: Feed;
+  since: number;
+  limit: number;
+  descending: boolean;
+  includeDocs: boolean;
+  conflicts: boolean;
+  allLeaves: boolean;
+  /** ms; 0 = no heartbeat. */
+  heartbeat: number;
+  /** ms until an idle live feed ends. */
+  timeout: number;
+  filter: ((row: ChangeRow) => boolean) | undefined;
+  docIds: string[] | undefined;
+}
+
+function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unknown): ChangesQuery {
+  const feedParam = req.string('feed') ?? 'normal';
+  if (!['normal', 'longpoll', 'continuous', 'eventsource'].includes(feedParam)) {
+    throw badRequest(`Supported feeds are normal, longpoll, continuous and eventsource, not ${feedParam}`);
+  }
+  const feed = feedParam as Feed;
+  const lastEventId = req.header('last-event-id') ?? req.string('last-event-id');
+  const sinceParam = lastEventId ?? req.string('since') ?? '0';
+  let since: number;
+  if (sinceParam === 'now') since = db.updateSeq;
+  else if (/^\d+$/.test(sinceParam)) since = Number(sinceParam);
+  else {
+    // CouchDB 2 style opaque sequences start with the number.
+    const m = /^(\d+)-/.exec(sinceParam);
+    if (!m) throw badRequest(`since must be an integer or "now", not ${JSON.stringify(sinceParam)}`);
+    since = Number(m[1]);
+  }
+  const limitParam = req.int('limit');
+  if (limitParam !== undefined && limitParam < 0) throw queryParseError('limit must be a non-negative integer');
+  const heartbeatParam = req.string('heartbeat');
+  let heartbeat = 0;
+  if (heartbeatParam !== undefined && heartbeatParam !== 'false') {
+    heartbeat = heartbeatParam === 'true' ? 60000 : req.int('heartbeat', 60000);
+    if (heartbeat < 0) throw badRequest('heartbeat must be a non-negative integer');
+    heartbeat = Math.max(heartbeat, 100);
+  }
+  const maxTimeout = svc.config.getInt('httpd', 'changes_timeout', 60000);
+  const timeoutParam = req.int('timeout');
+  const timeout = timeoutParam !== undefined ? Math.max(0, timeoutParam)
+    : heartbeat > 0 ? Infinity : maxTimeout;
+
+  const filterName = req.string('filter');
+  let filter: ((row: ChangeRow) => boolean) | undefined;
+  let docIds: string[] | undefined;
+  if (filterName === '_doc_ids') {
+    const ids = bodyDocIds ?? req.json('doc_ids');
+    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
+      throw badRequest('filter=_doc_ids requires doc_ids: an array of document ids');
+    }
+    docIds = [...new Set(ids as string[])];
+    const set = new Set(docIds);
+    filter = (row) => set.has(row.id);
+  } else if (filterName === '_design') {
+    filter = (row) => row.id.startsWith('_design/');
+  } else if (filterName !== undefined) {
+    // Filter functions and _view need the JavaScript sandbox.
+    throw notFound(`filter ${filterName} is not available`);
+  }
+
+  return {
+    feed,
+    since,
+    limit: limitParam === undefined ? Infinity : Math.max(1, limitParam),
+    descending: req.bool('descending'),
+    includeDocs: req.bool('include_docs'),
+    conflicts: req.bool('conflicts'),
+    allLeaves: (req.string('style') ?? 'main_only') === 'all_docs',
+    heartbeat,
+    timeout,
+    filter,
+    docIds,
+  };
+}
+
+async function changes(req: Request, p: RouteParams, svc: Services, bodyDocIds: unknown): Promise<Reply> {
+  const db = await openDb(svc, p.db);
+  const q = parseQuery(req, db, svc, bodyDocIds);
+  switch (q.feed) {
+    case 'normal':
+      return stream(200, normalFeed(db, q));
+    case 'longpoll':
+      return stream(200, longpollFeed(db, q, req.signal));
+    case 'continuous':
+      return stream(200, continuousFeed(db, q, req.signal, false));
+    case 'eventsource':
+      return stream(200, continuousFeed(db, q, req.signal, true), {}, 'text/event-stream');
+  }
+}
+
+/** Rows after `since` that pass the filter, up to `limit`; `end` is the last sequence looked at. */
+async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: number, out: { end: number }): AsyncIterable<ChangeRow> {
+  out.end = q.descending ? since : Math.max(since, db.updateSeq);
+  if (limit <= 0) return;
+  let count = 0;
+  if (q.docIds && !q.descending && q.docIds.length <= 100) {
+    // A few ids: look them up instead of scanning the whole sequence index.
+    const found: ChangeRow[] = [];
+    for (const id of q.docIds) {
+      const info = await db.docInfo(id);
+      if (!info || info.seq <= since) continue;
+      for await (const row of db.changes(info.seq - 1, { limit: 1 })) if (row.id === id) found.push(row);
+    }
+    found.sort((a, b) => a.seq - b.seq);
+    for (const row of found.slice(0, limit)) {
+      yield row;
+      out.end = row.seq;
+    }
+    if (found.length <= limit) out.end = Math.max(since, db.updateSeq);
+    return;
+  }
+  for await (const row of db.changes(since, { descending: q.descending })) {
+    out.end = row.seq;
+    if (q.filter && !q.filter(row)) continue;
+    yield row;
+    if (++count >= limit) return;
+  }
+  if (!q.descending) out.end = Math.max(out.end, since);
+}
+
+async function renderRow(db: Database, q: ChangesQuery, row: ChangeRow): Promise<string> {
+  const revs = q.allLeaves ? [row.rev, ...row.others] : [row.rev];
+  let text = `{"seq":${row.seq},"id":${JSON.stringify(row.id)},"changes":[${revs.map((r) => `{"rev":"${r}"}`).join(',')}]`;
+  if (row.deleted) text += ',"deleted":true';
+  if (q.includeDocs) {
+    const info = await db.docInfo(row.id);
+    const doc = info ? await db.renderRevision(info, row.rev, { conflicts: q.conflicts }) : undefined;
+    text += `,"doc":${doc ? doc.json : 'null'}`;
+  }
+  return `${text}}`;
+}
+
+async function* normalFeed(db: Database, q: ChangesQuery): AsyncIterable<string> {
+  const out = { end: q.since };
+  yield '{"results":[\n';
+  let first = true;
+  let buffered = '';
+  for await (const row of rowsSince(db, q, q.since, q.limit, out)) {
+    buffered += (first ? '' : ',\n') + (await renderRow(db, q, row));
+    first = false;
+    if (buffered.length >= 16384) {
+      yield buffered;
+      buffered = '';
+    }
+  }
+  yield `${buffered}${first ? '' : '\n'}],\n"last_seq":${out.end}}\n`;
+}
+
+async function* longpollFeed(db: Database, q: ChangesQuery, signal: AbortSignal): AsyncIterable<string> {
+  const deadline = Date.now() + q.timeout;
+  let since = q.since;
+  for (;;) {
+    const out = { end: since };
+    const rows: string[] = [];
+    for await (const row of rowsSince(db, q, since, q.limit, out)) rows.push(await renderRow(db, q, row));
+    if (rows.length > 0 || signal.aborted || Date.now() >= deadline) {
+      yield `{"results":[\n${rows.join(',\n')}${rows.length ? '\n' : ''}],\n"last_seq":${out.end}}\n`;
+      return;
+    }
+    since = out.end;
+    // Wait for a change, sending heartbeat newlines meanwhile.
+    for (;;) {
+      const wait = Math.min(deadline - Date.now(), q.heartbeat > 0 ? q.heartbeat : Infinity);
+      const changed = await db.waitForUpdate(since, wait, signal);
+      if (changed || signal.aborted || Date.now() >= deadline) break;
+      yield '\n';
+    }
+  }
+}
+
+async function* continuousFeed(db: Database, q: ChangesQuery, signal: AbortSignal, eventSource: boolean): AsyncIterable<string> {
+  let since = q.since;
+  let remaining = q.limit;
+  let deadline = Date.now() + q.timeout;
+  for (;;) {
+    const out = { end: since };
+    let sent = 0;
+    for await (const row of rowsSince(db, q, since, remaining, out)) {
+      const line = await renderRow(db, q, row);
+      yield eventSource ? `data: ${line}\nid: ${row.seq}\n\n` : `${line}\n`;
+      sent++;
+    }
+    since = out.end;
+    remaining -= sent;
+    if (sent > 0) deadline = Date.now() + q.timeout;
+    if (remaining <= 0 || q.descending) break;
+    let timedOut = false;
+    for (;;) {
+      if (signal.aborted) return;
+      const left = deadline - Date.now();
+      if (left <= 0) { timedOut = true; break; }
+      const changed = await db.waitForUpdate(since, Math.min(left, q.heartbeat > 0 ? q.heartbeat : left), signal);
+      if (changed) break;
+      if (signal.aborted) return;
+      if (q.heartbeat > 0 && Date.now() < deadline) yield eventSource ? 'event: heartbeat\ndata: \n\n' : '\n';
+    }
+    if (timedOut) break;
+  }
+  if (!eventSource) yield `{"last_seq":${since}}\n`;
+}

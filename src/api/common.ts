@@ -1,0 +1,65 @@
+/** Small pieces every handler group uses: limits, commit policy, body shapes, URLs. */
+import { badRequest, CouchError } from '../errors.js';
+import { HEADER_FULL_COMMIT, MAIN_CONFIG_SECTION } from '../couchdb-names.js';
+import type { Database } from '../core/database.js';
+import type { Request } from './request.js';
+import type { Services } from './services.js';
+
+export function requestLimit(services: Services): number {
+  return services.config.getInt('httpd', 'max_http_request_size', 67108864);
+}
+
+export function maxDocumentSize(services: Services): number {
+  return services.config.getInt(MAIN_CONFIG_SECTION, 'max_document_size', 67108864);
+}
+
+/** A JSON object body; anything else is a 400. */
+export async function readObject(req: Request, services: Services): Promise<Record<string, unknown>> {
+  const body = await req.jsonBody(requestLimit(services));
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw badRequest('Request body must be a JSON object');
+  }
+  return body as Record<string, unknown>;
+}
+
+/**
+ * Whether a write must be on disk before it is acknowledged: yes unless `delayed_commits` is
+ * on, and `X-Couch-Full-Commit` overrides either way.
+ */
+export function durableWrite(req: Request, services: Services): boolean {
+  const header = req.header(HEADER_FULL_COMMIT);
+  if (header === 'true') return true;
+  if (header === 'false') return false;
+  return !services.config.getBool(MAIN_CONFIG_SECTION, 'delayed_commits', false);
+}
+
+export function openDb(services: Services, name: string): Promise<Database> {
+  return services.dbs.get(name);
+}
+
+/** Absolute URL of a path on this server, as CouchDB puts in Location headers. */
+export function absoluteUrl(req: Request, path: string): string {
+  const host = req.header('host') ?? 'localhost';
+  return `http://${host}${path}`;
+}
+
+/** Encodes a document id for a URL, keeping the `/` after `_design` and `_local` readable. */
+export function docPath(db: string, id: string): string {
+  const enc = (s: string) => encodeURIComponent(s);
+  if (id.startsWith('_design/')) return `/${enc(db)}/_design/${enc(id.slice(8))}`;
+  if (id.startsWith('_local/')) return `/${enc(db)}/_local/${enc(id.slice(7))}`;
+  return `/${enc(db)}/${enc(id)}`;
+}
+
+/** Throws a result's error as the CouchError it carries (single-document writes). */
+export function raiseResult(result: { ok: false; error: string; reason: string; status: number }): never {
+  throw new CouchError(result.status, result.error, result.reason);
+}
+
+export const quote = (rev: string): string => `"${rev}"`;
+
+/** The revision named by `If-Match` (quotes stripped). */
+export function ifMatchRev(req: Request): string | undefined {
+  const value = req.header('if-match');
+  return value === undefined ? undefined : value.replace(/^"|"$/g, '');
+}

@@ -1,0 +1,187 @@
+/** Database endpoints: create, info, delete, POST a document, and per-database maintenance. */
+import { badRequest, CouchError, notFound } from '../errors.js';
+import { parseIncomingDoc } from '../core/document.js';
+import { validateDocId } from '../core/names.js';
+import type { Database } from '../core/database.js';
+import { json, ok } from './reply.js';
+import type { Route } from './route.js';
+import {
+  absoluteUrl, docPath, durableWrite, maxDocumentSize, openDb, quote, raiseResult, readObject, requestLimit,
+} from './common.js';
+import type { Services } from './services.js';
+import type { Request } from './request.js';
+import { tooLarge } from '../errors.js';
+
+export const databaseRoutes: Route[] = [
+  {
+    shape: 'database',
+    methods: {
+      GET: async (_req, p, svc) => json(200, await (await openDb(svc, p.db)).info()),
+      PUT: async (req, p, svc) => {
+        await svc.dbs.create(p.db);
+        return json(201, { ok: true }, { Location: absoluteUrl(req, `/${encodeURIComponent(p.db)}`) });
+      },
+      DELETE: async (req, p, svc) => {
+        if (req.has('rev')) {
+          throw badRequest('You tried to DELETE a database with a ?rev= parameter. Did you mean to DELETE a document instead?');
+        }
+        await svc.dbs.delete(p.db);
+        return ok();
+      },
+      POST: async (req, p, svc) => {
+        const db = await openDb(svc, p.db);
+        req.requireJsonContentType();
+        const doc = parseIncomingDoc(await readObject(req, svc));
+        checkDocSize(req, svc);
+        doc.id ??= svc.uuids.next();
+        validateDocId(doc.id);
+        if (doc.id.startsWith('_local/')) {
+          const rev = await db.putLocal(doc, durableWrite(req, svc));
+          return json(201, { ok: true, id: doc.id, rev }, { Location: absoluteUrl(req, docPath(p.db, doc.id)) });
+        }
+        if (req.string('batch') === 'ok') {
+          void db.edit([doc], { newEdits: true, allOrNothing: false, durable: false }).catch(() => undefined);
+          return json(202, { ok: true, id: doc.id });
+        }
+        const [result] = await db.edit([doc], { newEdits: true, allOrNothing: false, durable: durableWrite(req, svc) });
+        if (!result!.ok) raiseResult(result!);
+        return json(201, { ok: true, id: doc.id, rev: result!.rev }, {
+          ETag: quote(result!.rev),
+          Location: absoluteUrl(req, docPath(p.db, doc.id)),
+        });
+      },
+    },
+  },
+  {
+    shape: 'dbHandler', name: '_compact',
+    methods: {
+      POST: async (req, p, svc) => {
+        const db = await openDb(svc, p.db);
+        req.requireJsonContentType();
+        if (p.rest.length > 0) {
+          // View compaction: index files are rebuilt incrementally; nothing to do until views exist.
+          return json(202, { ok: true });
+        }
+        startCompaction(db, svc);
+        return json(202, { ok: true });
+      },
+    },
+  },
+  {
+    shape: 'dbHandler', name: '_view_cleanup',
+    methods: {
+      POST: async (req, p, svc) => {
+        await openDb(svc, p.db);
+        req.requireJsonContentType();
+        return json(202, { ok: true });
+      },
+    },
+  },
+  {
+    shape: 'dbHandler', name: '_ensure_full_commit',
+    methods: {
+      POST: async (_req, p, svc) => {
+        const db = await openDb(svc, p.db);
+        await db.ensureFullCommit();
+        return json(201, { ok: true, instance_start_time: db.instanceStartTime });
+      },
+    },
+  },
+  {
+    shape: 'dbHandler', name: '_revs_limit',
+    methods: {
+      GET: async (_req, p, svc) => json(200, (await openDb(svc, p.db)).revsLimit),
+      PUT: async (req, p, svc) => {
+        const db = await openDb(svc, p.db);
+        const limit = await req.jsonBody(requestLimit(svc));
+        if (typeof limit !== 'number' || !Number.isInteger(limit) || limit <= 0) {
+          throw badRequest('Rev limit has to be an integer');
+        }
+        await db.setRevsLimit(limit);
+        return ok();
+      },
+    },
+  },
+  {
+    shape: 'dbHandler', name: '_security',
+    methods: {
+      GET: async (_req, p, svc) => json(200, (await openDb(svc, p.db)).getSecurity()),
+      PUT: async (req, p, svc) => {
+        const db = await openDb(svc, p.db);
+        const security = await readObject(req, svc);
+        for (const field of ['admins', 'members', 'readers']) {
+          const v = security[field];
+          if (v === undefined) continue;
+          const group = v as { names?: unknown; roles?: unknown } | null;
+          const strings = (x: unknown) => x === undefined || (Array.isArray(x) && x.every((s) => typeof s === 'string'));
+          if (!group || typeof group !== 'object' || Array.isArray(group) || !strings(group.names) || !strings(group.roles)) {
+            throw badRequest(`${field} must be an object with names and roles arrays of strings`);
+          }
+        }
+        await db.setSecurity(security);
+        return ok();
+      },
+    },
+  },
+  {
+    shape: 'dbHandler', name: '_purge',
+    methods: {
+      POST: async (req, p, svc) => {
+        const db = await openDb(svc, p.db);
+        req.requireJsonContentType();
+        return json(200, await db.purge(readRevsMap(await readObject(req, svc))));
+      },
+    },
+  },
+  {
+    shape: 'dbHandler', name: '_revs_diff',
+    methods: {
+      POST: async (req, p, svc) => {
+        const db = await openDb(svc, p.db);
+        return json(200, await db.revsDiff(readRevsMap(await readObject(req, svc))));
+      },
+    },
+  },
+  {
+    shape: 'dbHandler', name: '_missing_revs',
+    methods: {
+      POST: async (req, p, svc) => {
+        const db = await openDb(svc, p.db);
+        const diff = await db.revsDiff(readRevsMap(await readObject(req, svc)));
+        const missed: Record<string, string[]> = {};
+        for (const [id, entry] of Object.entries(diff)) missed[id] = entry.missing;
+        return json(200, { missed_revs: missed });
+      },
+    },
+  },
+];
+
+/** `{docid: [rev, ...]}` bodies of _revs_diff, _missing_revs and _purge. */
+function readRevsMap(body: Record<string, unknown>): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [id, revs] of Object.entries(body)) {
+    if (!Array.isArray(revs) || revs.some((r) => typeof r !== 'string')) {
+      throw badRequest(`Revisions for ${id} must be an array of strings`);
+    }
+    out[id] = revs as string[];
+  }
+  return out;
+}
+
+function startCompaction(db: Database, svc: Services): void {
+  if (db.isCompacting) return;
+  const task = svc.tasks.start('database_compaction', { database: db.name, changes_done: 0, total_changes: db.docCount, progress: 0 });
+  db.compact((done, total) => task.update({
+    changes_done: done, total_changes: total, progress: total > 0 ? Math.min(100, Math.floor((done * 100) / total)) : 100,
+  }))
+    .catch((err) => svc.log.error(`compaction of ${db.name} failed: ${String(err)}`))
+    .finally(() => task.done());
+}
+
+/** Rejects a document body above `max_document_size` with 413. */
+export function checkDocSize(req: Request, svc: Services): void {
+  const length = Number(req.header('content-length') ?? 0);
+  if (length > maxDocumentSize(svc)) throw tooLarge();
+}
+
+export { CouchError, notFound };

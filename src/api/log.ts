@@ -1,0 +1,44 @@
+import type { Handler, Route } from './route.js';
+import { json, ok, raw } from './reply.js';
+import { badRequest } from '../errors.js';
+
+/**
+ * /_log, as CouchDB 1.6 answers it:
+ *
+ *   GET  /_log?bytes=1000&offset=0   the log tail as text/plain: `bytes` bytes ending `offset`
+ *                                    bytes before the end; bytes is capped by [httpd] log_max_chunk_size
+ *   POST /_log {"level", "message"}  writes a line at debug, info or error
+ */
+
+const DEFAULT_MAX_CHUNK = 1000000;
+
+const getLog: Handler = async (req, _params, services) => {
+  const bytes = req.int('bytes', 1000);
+  const offset = req.int('offset', 0);
+  const max = services.config.getInt('httpd', 'log_max_chunk_size', DEFAULT_MAX_CHUNK);
+  if (bytes > max) throw badRequest(`'bytes' cannot exceed ${max}`);
+  if (bytes < 0) throw badRequest("'bytes' must not be negative");
+  if (offset < 0) throw badRequest("'offset' must not be negative");
+  const text = await services.log.tail(bytes, offset);
+  return raw(200, text, 'text/plain; charset=utf-8');
+};
+
+const postLog: Handler = async (req, _params, services) => {
+  const limit = services.config.getInt('httpd', 'max_http_request_size', 67108864);
+  const body = await req.jsonBody(limit);
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw badRequest('Request body must be a JSON object');
+  }
+  const { level, message } = body as { level?: unknown; message?: unknown };
+  if (typeof message !== 'string') throw badRequest('message must be a string');
+  switch (level) {
+    case 'debug': services.log.debug(message); break;
+    case 'info': services.log.info(message); break;
+    case 'error': services.log.error(message); break;
+    default:
+      return json(400, { error: `Unrecognized log level '${typeof level === 'string' ? level : JSON.stringify(level)}'` });
+  }
+  return ok();
+};
+
+export const logRoutes: Route[] = [{ shape: 'global', name: '_log', methods: { GET: getLog, POST: postLog } }];

@@ -1,0 +1,40 @@
+/**
+ * What a handler answers. Handlers never touch the socket: they return one of these and the
+ * http layer serialises it, negotiates the content type and pumps streams with backpressure.
+ */
+export type HeaderMap = Record<string, string | number | string[]>;
+
+export interface JsonReply {
+  kind: 'json';
+  status: number;
+  /** An object to serialise, or a pre-serialised JSON text (hot paths skip a round trip). */
+  body: unknown;
+  headers?: HeaderMap;
+}
+
+export interface RawReply {
+  kind: 'raw';
+  status: number;
+  body: Uint8Array | string;
+  contentType: string;
+  headers?: HeaderMap;
+}
+
+export interface StreamReply {
+  kind: 'stream';
+  status: number;
+  /** Chunks written as they come; the iterator is closed when the client goes away. */
+  body: AsyncIterable<string | Uint8Array>;
+  /** Defaults to JSON negotiated by Accept. */
+  contentType?: string;
+  headers?: HeaderMap;
+}
+
+export type Reply = JsonReply | RawReply | StreamReply;
+
+export const json = (status: number, body: unknown, headers?: HeaderMap): JsonReply => ({ kind: 'json', status, body, headers });
+export const ok = (headers?: HeaderMap): JsonReply => json(200, { ok: true }, headers);
+export const raw = (status: number, body: Uint8Array | string, contentType: string, headers?: HeaderMap): RawReply =>
+  ({ kind: 'raw', status, body, contentType, headers });
+export const stream = (status: number, body: AsyncIterable<string | Uint8Array>, headers?: HeaderMap, contentType?: string): StreamReply =>
+  ({ kind: 'stream', status, body, headers, contentType });

@@ -1,0 +1,161 @@
+import type { IncomingMessage } from 'node:http';
+import { badRequest, queryParseError, tooLarge, badContentType } from '../errors.js';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Decodes one URL path segment; malformed percent-encoding is a 400, not a crash. */
+export function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest(`Invalid URL encoding in path segment: ${segment}`);
+  }
+}
+
+/**
+ * An incoming request with CouchDB's ways of reading it: raw path segments (so `%2F` in a
+ * database name or document id survives routing), typed query parameters and bounded bodies.
+ */
+export class Request {
+  readonly raw: IncomingMessage;
+  readonly method: string;
+  /** Path segments before percent-decoding, without the empty leading one. */
+  readonly rawSegments: string[];
+  readonly rawPath: string;
+  readonly query: URLSearchParams;
+  /** Aborted when the client goes away, so long-running feeds can stop waiting. */
+  readonly signal: AbortSignal;
+  /** Set when the query string had malformed percent-encoding. */
+  readonly badQuery: boolean = false;
+  private bodyCache: Buffer | undefined;
+
+  constructor(raw: IncomingMessage, signal: AbortSignal) {
+    this.raw = raw;
+    this.signal = signal;
+    this.method = (raw.method ?? 'GET').toUpperCase();
+    const url = raw.url ?? '/';
+    const q = url.indexOf('?');
+    this.rawPath = q === -1 ? url : url.slice(0, q);
+    let search = q === -1 ? '' : url.slice(q + 1);
+    try {
+      // URLSearchParams decodes leniently; check percent-encoding ourselves for a clear error.
+      decodeURIComponent(search.replace(/\+/g, ' '));
+    } catch {
+      search = '';
+      this.badQuery = true;
+    }
+    this.query = new URLSearchParams(search);
+    this.rawSegments = this.rawPath.split('/').slice(1);
+    if (this.rawSegments.length > 0 && this.rawSegments[this.rawSegments.length - 1] === '' && this.rawSegments.length > 1) {
+      // A trailing slash (`/db/`) names the same resource as without it.
+      this.rawSegments.pop();
+    }
+  }
+
+  header(name: string): string | undefined {
+    const value = this.raw.headers[name.toLowerCase()];
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  /** The media type of the body, lower-cased, without parameters. */
+  contentType(): string {
+    return (this.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  }
+
+  requireJsonContentType(): void {
+    if (this.contentType() !== 'application/json') throw badContentType();
+  }
+
+  has(name: string): boolean {
+    return this.query.has(name);
+  }
+
+  string(name: string): string | undefined {
+    return this.query.get(name) ?? undefined;
+  }
+
+  bool(name: string, fallback = false): boolean {
+    const value = this.query.get(name);
+    if (value === null) return fallback;
+    if (value === 'true') return true;
+    if (value === 'false') return false;
+    throw queryParseError(`Invalid boolean parameter: "${name}"`);
+  }
+
+  int(name: string, fallback: number): number;
+  int(name: string): number | undefined;
+  int(name: string, fallback?: number): number | undefined {
+    const value = this.query.get(name);
+    if (value === null) return fallback;
+    if (!/^-?\d+$/.test(value.trim())) throw queryParseError(`Invalid integer parameter: "${name}" = ${JSON.stringify(value)}`);
+    return Number.parseInt(value, 10);
+  }
+
+  /** A JSON-encoded query parameter (keys, startkey, open_revs ...). */
+  json(name: string): unknown {
+    const value = this.query.get(name);
+    if (value === null) return undefined;
+    try {
+      return JSON.parse(value);
+    } catch {
+      throw queryParseError(`Invalid JSON in query parameter "${name}": ${value}`);
+    }
+  }
+
+  accepts(type: string): boolean {
+    const accept = this.header('accept');
+    if (!accept) return false;
+    return accept.split(',').some((part) => {
+      const t = part.split(';')[0]!.trim().toLowerCase();
+      return t === type || t === '*/*' || (t.endsWith('/*') && type.startsWith(t.slice(0, -1)));
+    });
+  }
+
+  /** Reads the whole body, failing with 413 past `limit` bytes. */
+  async body(limit: number): Promise<Buffer> {
+    if (this.bodyCache) return this.bodyCache;
+    const declared = Number(this.header('content-length') ?? 0);
+    if (declared > limit) {
+      this.raw.resume();
+      throw tooLarge('Request body is too large');
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of this.raw) {
+      const buf = chunk as Buffer;
+      size += buf.length;
+      if (size > limit) {
+        this.raw.resume();
+        throw tooLarge('Request body is too large');
+      }
+      chunks.push(buf);
+    }
+    this.bodyCache = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    return this.bodyCache;
+  }
+
+  async text(limit: number): Promise<string> {
+    const buf = await this.body(limit);
+    try {
+      return utf8.decode(buf);
+    } catch {
+      throw badRequest('Invalid UTF-8 in request body');
+    }
+  }
+
+  /** Parses the body as JSON; an empty body is `undefined`. */
+  async jsonBody(limit: number): Promise<unknown> {
+    const text = await this.text(limit);
+    if (text.trim() === '') return undefined;
+    return parseJson(text);
+  }
+}
+
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    if (err instanceof RangeError) throw badRequest('JSON is nested too deeply');
+    throw badRequest('invalid UTF-8 JSON');
+  }
+}

@@ -1,0 +1,21 @@
+/** Every endpoint group's routes, in one list for the router. */
+import type { Route } from './route.js';
+import { serverRoutes } from './server.js';
+import { configRoutes } from './config.js';
+import { logRoutes } from './log.js';
+import { databaseRoutes } from './databases.js';
+import { documentRoutes } from './documents.js';
+import { allDocsRoutes } from './all-docs.js';
+import { bulkRoutes } from './bulk.js';
+import { changesRoutes } from './changes.js';
+
+export const routes: Route[] = [
+  ...serverRoutes,
+  ...configRoutes,
+  ...logRoutes,
+  ...databaseRoutes,
+  ...documentRoutes,
+  ...allDocsRoutes,
+  ...bulkRoutes,
+  ...changesRoutes,
+];

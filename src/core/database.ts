@@ -1,0 +1,787 @@
+/**
+ * One CouchDB database: documents with revision trees, local documents, the by-sequence index and
+ * its metadata, over one KeyValueStore.
+ *
+ * All writes go through a single updater queue (CouchDB's couch_db_updater): requests that arrive
+ * while a commit is in flight are merged into the next batch, so concurrent writers share one
+ * transaction and one fsync (group commit), and every read-modify-write of a revision tree is
+ * serialised without locks.
+ */
+import { CouchError, conflict, notFound, badRequest } from '../errors.js';
+import type { KeyValueStore, WriteOp } from '../storage/types.js';
+import * as revtree from './revtree.js';
+import type { RevTree, Leaf } from './revtree.js';
+import { newRevHash } from './revid.js';
+import { renderDoc, type IncomingDoc, type JsonObject } from './document.js';
+import {
+  Prefix, idKey, infoKey, liveKey, localKey, metaKey, prefixRange, purgeKey, revKey, seqFromKey, seqKey,
+} from './keys.js';
+import {
+  type ChangeRecord, type DocInfo, type LocalRecord, decodeChange, decodeDocInfo, decodeJson, decodeRevision,
+  decodeText, encodeChange, encodeDocInfo, encodeJson, encodeRevision, encodeText,
+} from './records.js';
+
+export const DISK_FORMAT_VERSION = 6;
+
+interface Meta {
+  updateSeq: number;
+  purgeSeq: number;
+  docCount: number;
+  docDelCount: number;
+  revsLimit: number;
+  /** Bytes of live data: document infos plus leaf revision bodies. */
+  dataSize: number;
+}
+
+export interface DbInfo {
+  db_name: string;
+  doc_count: number;
+  doc_del_count: number;
+  update_seq: number;
+  purge_seq: number;
+  compact_running: boolean;
+  disk_size: number;
+  data_size: number;
+  instance_start_time: string;
+  disk_format_version: number;
+  committed_update_seq: number;
+}
+
+export interface EditOptions {
+  /** false: revisions come from elsewhere (replication) and are merged as they are. */
+  newEdits: boolean;
+  /** Write every document even if it creates a conflict, and all or none of them. */
+  allOrNothing: boolean;
+  /** Answer only once the write is on disk. */
+  durable: boolean;
+}
+
+export type EditResult =
+  | { id: string; ok: true; rev: string; /** false when a replicated revision was already there */ changed: boolean }
+  | { id: string; ok: false; error: string; reason: string; status: number };
+
+export interface OpenOptions {
+  rev?: string;
+  revs?: boolean;
+  revsInfo?: boolean;
+  conflicts?: boolean;
+  deletedConflicts?: boolean;
+  localSeq?: boolean;
+  latest?: boolean;
+}
+
+export interface OpenedDoc {
+  id: string;
+  rev: string;
+  deleted: boolean;
+  json: string;
+}
+
+export interface ChangeRow extends ChangeRecord {
+  seq: number;
+}
+
+interface EditRequest {
+  docs: IncomingDoc[];
+  options: EditOptions;
+  resolve: (results: EditResult[]) => void;
+  reject: (err: unknown) => void;
+}
+
+type Job = { kind: 'edit'; request: EditRequest } | { kind: 'task'; run: () => Promise<void> };
+
+export interface DatabaseSettings {
+  /** Default `_revs_limit` for new databases. */
+  revsLimit: number;
+}
+
+export class Database {
+  readonly name: string;
+  readonly instanceStartTime: string;
+  private meta!: Meta;
+  private security: JsonObject = {};
+  private queue: Job[] = [];
+  private updating = false;
+  private compactRunning = false;
+  private listeners = new Set<(seq: number) => void>();
+  private closed = false;
+
+  private constructor(name: string, readonly store: KeyValueStore) {
+    this.name = name;
+    this.instanceStartTime = String(Date.now() * 1000);
+  }
+
+  static async open(name: string, store: KeyValueStore, settings: DatabaseSettings): Promise<Database> {
+    const db = new Database(name, store);
+    const meta = await store.get(metaKey('info'));
+    if (meta) {
+      db.meta = decodeJson<Meta>(meta);
+    } else {
+      db.meta = { updateSeq: 0, purgeSeq: 0, docCount: 0, docDelCount: 0, revsLimit: settings.revsLimit, dataSize: 0 };
+      await store.write([{ type: 'put', key: metaKey('info'), value: encodeJson(db.meta) }], { durable: true });
+    }
+    const security = await store.get(metaKey('security'));
+    if (security) db.security = decodeJson<JsonObject>(security);
+    return db;
+  }
+
+  get updateSeq(): number {
+    return this.meta.updateSeq;
+  }
+  get purgeSeq(): number {
+    return this.meta.purgeSeq;
+  }
+  get docCount(): number {
+    return this.meta.docCount;
+  }
+  get revsLimit(): number {
+    return this.meta.revsLimit;
+  }
+
+  async info(): Promise<DbInfo> {
+    return {
+      db_name: this.name,
+      doc_count: this.meta.docCount,
+      doc_del_count: this.meta.docDelCount,
+      update_seq: this.meta.updateSeq,
+      purge_seq: this.meta.purgeSeq,
+      compact_running: this.compactRunning,
+      disk_size: await this.store.diskSize(),
+      data_size: this.meta.dataSize,
+      instance_start_time: this.instanceStartTime,
+      disk_format_version: DISK_FORMAT_VERSION,
+      committed_update_seq: this.meta.updateSeq,
+    };
+  }
+
+  // ---------------------------------------------------------------- change notification
+
+  /** Calls `listener` with the new update_seq after every commit that changed documents. */
+  onUpdate(listener: (seq: number) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Resolves true once update_seq passes `seq`, false on timeout or abort. Costs nothing while
+   * waiting: one listener, no polling.
+   */
+  waitForUpdate(seq: number, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.meta.updateSeq > seq) return Promise.resolve(true);
+    if (signal?.aborted || this.closed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const finish = (result: boolean) => {
+        clearTimeout(timer);
+        off();
+        signal?.removeEventListener('abort', onAbort);
+        resolve(result);
+      };
+      const off = this.onUpdate((s) => { if (s > seq) finish(true); });
+      const onAbort = () => finish(false);
+      // setTimeout treats delays past 2^31-1 ms as 1 ms: clamp "forever" to about 24 days.
+      const timer = setTimeout(() => finish(false), Math.min(Math.max(0, timeoutMs), 0x7fffffff));
+      signal?.addEventListener('abort', onAbort);
+    });
+  }
+
+  // ---------------------------------------------------------------- reading documents
+
+  async docInfo(id: string): Promise<DocInfo | undefined> {
+    const bytes = await this.store.get(infoKey(id));
+    if (!bytes) return undefined;
+    const info = decodeDocInfo(bytes);
+    return info.id === id ? info : undefined;
+  }
+
+  private async revision(id: string, rev: string): Promise<{ body: string; attachments: string | undefined } | undefined> {
+    const bytes = await this.store.get(revKey(id, rev));
+    return bytes ? decodeRevision(bytes) : undefined;
+  }
+
+  /** Opens one revision (the winner by default) as CouchDB's JSON, with the requested metadata. */
+  async openDoc(id: string, options: OpenOptions = {}): Promise<OpenedDoc> {
+    const info = await this.docInfo(id);
+    if (!info) throw notFound('missing');
+    return this.openFromInfo(info, options);
+  }
+
+  async openFromInfo(info: DocInfo, options: OpenOptions = {}): Promise<OpenedDoc> {
+    const win = revtree.winner(info.tree)!;
+    let rev = options.rev;
+    if (rev === undefined) {
+      if (win.deleted) throw notFound('deleted');
+      rev = win.rev;
+    } else if (options.latest) {
+      rev = latestLeafOf(info.tree, rev) ?? rev;
+    }
+    const found = await this.renderRevision(info, rev, options);
+    if (!found) throw notFound('missing');
+    return found;
+  }
+
+  /** Renders a specific revision, or undefined when it is unknown or its body is gone. */
+  async renderRevision(info: DocInfo, rev: string, options: OpenOptions = {}): Promise<OpenedDoc | undefined> {
+    const path = revtree.pathTo(info.tree, rev);
+    if (!path) return undefined;
+    const record = await this.revision(info.id, rev);
+    if (!record) return undefined;
+    const deleted = nodeDeleted(info.tree, rev);
+    const extras: [string, unknown][] = [];
+    if (options.revs) extras.push(['_revisions', { start: path.pos, ids: path.hashes }]);
+    if (options.revsInfo) extras.push(['_revs_info', revtree.revsInfo(info.tree, rev)]);
+    if (options.conflicts || options.deletedConflicts) {
+      const leaves = revtree.leaves(info.tree);
+      const winRev = leaves[0]!.rev;
+      if (options.conflicts) {
+        const c = leaves.filter((l) => !l.deleted && l.rev !== winRev).map((l) => l.rev);
+        if (c.length > 0) extras.push(['_conflicts', c]);
+      }
+      if (options.deletedConflicts) {
+        const d = leaves.filter((l) => l.deleted && l.rev !== winRev).map((l) => l.rev);
+        if (d.length > 0) extras.push(['_deleted_conflicts', d]);
+      }
+    }
+    if (options.localSeq) extras.push(['_local_seq', info.seq]);
+    return { id: info.id, rev, deleted, json: renderDoc(info.id, rev, deleted, record.body, extras, record.attachments) };
+  }
+
+  /** `open_revs`: each requested revision (or every leaf for 'all'), found or missing. */
+  async openRevs(id: string, revs: 'all' | string[], options: OpenOptions = {}): Promise<({ ok: OpenedDoc } | { missing: string })[]> {
+    const info = await this.docInfo(id);
+    if (revs === 'all') {
+      if (!info) throw notFound('missing');
+      const out: { ok: OpenedDoc }[] = [];
+      for (const leaf of revtree.leaves(info.tree)) {
+        const doc = await this.renderRevision(info, leaf.rev, options);
+        if (doc) out.push({ ok: doc });
+      }
+      return out;
+    }
+    const out: ({ ok: OpenedDoc } | { missing: string })[] = [];
+    const seen = new Set<string>();
+    for (const asked of revs) {
+      const rev = info && options.latest ? latestLeafOf(info.tree, asked) ?? asked : asked;
+      if (seen.has(rev)) continue;
+      seen.add(rev);
+      const doc = info ? await this.renderRevision(info, rev, options) : undefined;
+      out.push(doc ? { ok: doc } : { missing: asked });
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- writing documents
+
+  /** Applies edits through the updater queue; resolves with one result per document, in order. */
+  edit(docs: IncomingDoc[], options: EditOptions): Promise<EditResult[]> {
+    if (this.closed) return Promise.reject(new CouchError(500, 'db_closed', 'Database is closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ kind: 'edit', request: { docs, options, resolve, reject } });
+      this.kick();
+    });
+  }
+
+  /** Runs `run` alone on the updater, between write batches (compaction, purge, settings). */
+  private exclusive<T>(run: () => Promise<T>): Promise<T> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ kind: 'task', run: () => run().then(resolve, reject) });
+      this.kick();
+    });
+  }
+
+  private kick(): void {
+    if (this.updating) return;
+    this.updating = true;
+    void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const head = this.queue[0]!;
+        if (head.kind === 'task') {
+          this.queue.shift();
+          await head.run();
+          continue;
+        }
+        const batch: EditRequest[] = [];
+        while (this.queue.length > 0 && this.queue[0]!.kind === 'edit') {
+          batch.push((this.queue.shift() as { request: EditRequest }).request);
+        }
+        await this.applyBatch(batch);
+      }
+    } finally {
+      this.updating = false;
+    }
+  }
+
+  private async applyBatch(batch: EditRequest[]): Promise<void> {
+    const before = this.meta.updateSeq;
+    const staged = new Batch(this);
+    const outcomes: EditResult[][] = [];
+    try {
+      for (const request of batch) {
+        outcomes.push(await staged.applyRequest(request));
+      }
+      const durable = batch.some((r) => r.options.durable);
+      await this.store.write(staged.finish(), { durable });
+      this.meta = staged.meta;
+    } catch (err) {
+      for (const request of batch) request.reject(err);
+      return;
+    }
+    batch.forEach((request, i) => request.resolve(outcomes[i]!));
+    if (this.meta.updateSeq !== before) this.notify();
+  }
+
+  private notify(): void {
+    const seq = this.meta.updateSeq;
+    for (const listener of [...this.listeners]) listener(seq);
+  }
+
+  /** @internal used by Batch */
+  get currentMeta(): Meta {
+    return this.meta;
+  }
+
+  // ---------------------------------------------------------------- _local documents
+
+  async getLocal(id: string): Promise<LocalRecord | undefined> {
+    const bytes = await this.store.get(localKey(id));
+    if (!bytes) return undefined;
+    const rec = decodeJson<LocalRecord>(bytes);
+    return rec.id === id ? rec : undefined;
+  }
+
+  openLocal(rec: LocalRecord, withRevs = false): string {
+    const extras: [string, unknown][] = withRevs ? [['_revisions', { start: 0, ids: [String(rec.rev)] }]] : [];
+    return renderDoc(rec.id, `0-${rec.rev}`, false, rec.body, extras);
+  }
+
+  /** Writes or deletes a local document; its revision is `0-N`, checked like any other. */
+  putLocal(doc: IncomingDoc, durable: boolean): Promise<string> {
+    const id = doc.id!;
+    return this.exclusive(async () => {
+      const current = await this.getLocal(id);
+      const given = doc.rev === undefined ? undefined : Number(doc.rev.split('-')[1]);
+      if (current ? given !== current.rev : given !== undefined && !doc.deleted && given !== 0) throw conflict();
+      if (doc.deleted) {
+        if (!current) throw notFound('missing');
+        await this.store.write([{ type: 'del', key: localKey(id) }], { durable });
+        return `0-0`;
+      }
+      const rec: LocalRecord = { id, rev: (current?.rev ?? 0) + 1, body: JSON.stringify(doc.body) };
+      await this.store.write([{ type: 'put', key: localKey(id), value: encodeJson(rec) }], { durable });
+      return `0-${rec.rev}`;
+    });
+  }
+
+  // ---------------------------------------------------------------- listings
+
+  /** Live documents by id (byte order of the UTF-8 id, as CouchDB's raw collation). */
+  async *allDocs(options: { start?: string; end?: string; inclusiveEnd?: boolean; descending?: boolean; skip?: number; limit?: number }): AsyncIterable<{ id: string; rev: string }> {
+    const range = liveRange(options);
+    if (range.empty) return;
+    let skip = options.skip ?? 0;
+    let limit = options.limit ?? Infinity;
+    if (limit <= 0) return;
+    const snapshot = await this.store.snapshot();
+    try {
+      for await (const { key, value } of snapshot.range({ ...range.bounds, reverse: options.descending ?? false })) {
+        if (skip > 0) { skip--; continue; }
+        yield decodeLive(key, value);
+        if (--limit <= 0) break;
+      }
+    } finally {
+      snapshot.release();
+    }
+  }
+
+  /** How many live documents sort before `start` (the `offset` of an _all_docs query). */
+  async countLiveBefore(start: string | undefined, descending: boolean): Promise<number> {
+    if (start === undefined) return 0;
+    const { gte, lt } = prefixRange(Prefix.Live);
+    const startKey = liveKey(start);
+    if (!descending) return this.store.count({ gte, lt: startKey });
+    return this.store.count({ gt: startKey, lt });
+  }
+
+  /** Changes after `since`, one per document (its latest), in sequence order. */
+  async *changes(since: number, options: { descending?: boolean; limit?: number } = {}): AsyncIterable<ChangeRow> {
+    const { lt } = prefixRange(Prefix.Seq);
+    const bounds = options.descending ? { gte: seqKey(0), lt, reverse: true } : { gt: seqKey(Math.max(0, since)), lt };
+    let limit = options.limit ?? Infinity;
+    if (limit <= 0) return;
+    const snapshot = await this.store.snapshot();
+    try {
+      for await (const { key, value } of snapshot.range(bounds)) {
+        yield { seq: seqFromKey(key), ...decodeChange(value) };
+        if (--limit <= 0) break;
+      }
+    } finally {
+      snapshot.release();
+    }
+  }
+
+  // ---------------------------------------------------------------- replication support
+
+  /** `_revs_diff`: which of the given revisions this database lacks, with possible ancestors. */
+  async revsDiff(request: Record<string, string[]>): Promise<Record<string, { missing: string[]; possible_ancestors?: string[] }>> {
+    const out: Record<string, { missing: string[]; possible_ancestors?: string[] }> = {};
+    for (const [id, revs] of Object.entries(request)) {
+      const info = await this.docInfo(id);
+      const missing = [...new Set(revs)].filter((rev) => !info || !revtree.hasRev(info.tree, rev));
+      if (missing.length === 0) continue;
+      const entry: { missing: string[]; possible_ancestors?: string[] } = { missing };
+      if (info) {
+        const maxPos = Math.max(...missing.map((r) => revtree.parseRev(r)?.pos ?? 0));
+        const ancestors = revtree.leaves(info.tree).filter((l) => l.pos < maxPos).map((l) => l.rev);
+        if (ancestors.length > 0) entry.possible_ancestors = ancestors;
+      }
+      out[id] = entry;
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------- maintenance
+
+  async setRevsLimit(limit: number): Promise<void> {
+    await this.exclusive(async () => {
+      const meta = { ...this.meta, revsLimit: limit };
+      await this.store.write([{ type: 'put', key: metaKey('info'), value: encodeJson(meta) }], { durable: true });
+      this.meta = meta;
+    });
+  }
+
+  getSecurity(): JsonObject {
+    return this.security;
+  }
+
+  async setSecurity(security: JsonObject): Promise<void> {
+    await this.exclusive(async () => {
+      await this.store.write([{ type: 'put', key: metaKey('security'), value: encodeJson(security) }], { durable: true });
+      this.security = security;
+    });
+  }
+
+  /** Removes the given leaf revisions entirely, as if they had never been written. */
+  purge(request: Record<string, string[]>): Promise<{ purge_seq: number; purged: Record<string, string[]> }> {
+    return this.exclusive(async () => {
+      const purged: Record<string, string[]> = {};
+      const ops: WriteOp[] = [];
+      const meta = { ...this.meta };
+      let touched = false;
+      for (const [id, revs] of Object.entries(request)) {
+        const info = await this.docInfo(id);
+        if (!info) continue;
+        const { tree, removed } = revtree.removeLeaves(info.tree, revs);
+        if (removed.length === 0) continue;
+        touched = true;
+        purged[id] = removed;
+        const oldWin = revtree.winner(info.tree)!;
+        for (const rev of removed) ops.push({ type: 'del', key: revKey(id, rev) });
+        ops.push({ type: 'del', key: seqKey(info.seq) });
+        countWinner(meta, oldWin, -1);
+        const oldInfoBytes = encodeDocInfo(info);
+        meta.dataSize -= oldInfoBytes.length + leafBytes(info);
+        if (tree.length === 0) {
+          ops.push({ type: 'del', key: infoKey(id) }, { type: 'del', key: liveKey(id) });
+          for (const rev of revtree.allRevs(info.tree)) ops.push({ type: 'del', key: revKey(id, rev) });
+          continue;
+        }
+        meta.updateSeq += 1;
+        const sizes: Record<string, number> = {};
+        for (const leaf of revtree.leaves(tree)) sizes[leaf.rev] = info.sizes[leaf.rev] ?? 0;
+        const next: DocInfo = { id, seq: meta.updateSeq, tree, sizes };
+        writeInfo(ops, meta, next);
+      }
+      if (touched) {
+        meta.purgeSeq += 1;
+        ops.push({ type: 'put', key: purgeKey(meta.purgeSeq), value: encodeJson(purged) });
+        ops.push({ type: 'put', key: metaKey('info'), value: encodeJson(meta) });
+        await this.store.write(ops, { durable: true });
+        this.meta = meta;
+        this.notify();
+      }
+      return { purge_seq: this.meta.purgeSeq, purged };
+    });
+  }
+
+  /** Purges recorded after `since`, for views catching up. */
+  async *purgesSince(since: number): AsyncIterable<{ seq: number; purged: Record<string, string[]> }> {
+    for await (const { key, value } of this.store.range({ gt: purgeKey(since), lt: prefixRange(Prefix.Purge).lt })) {
+      yield { seq: seqFromKey(key), purged: decodeJson<Record<string, string[]>>(value) };
+    }
+  }
+
+  /** No writer queued and nobody waiting on changes: safe to close for the LRU. */
+  get isIdle(): boolean {
+    return !this.updating && this.queue.length === 0 && this.listeners.size <= 1 && !this.compactRunning;
+  }
+
+  get isCompacting(): boolean {
+    return this.compactRunning;
+  }
+
+  /**
+   * Drops bodies of revisions that are no longer leaves, then rewrites the store to give the
+   * space back. Writes interleave with the first phase; the file rewrite holds them briefly.
+   */
+  compact(progress?: (done: number, total: number) => void): Promise<void> {
+    if (this.compactRunning) return Promise.resolve();
+    this.compactRunning = true;
+    const run = async () => {
+      const total = this.meta.docCount + this.meta.docDelCount;
+      let done = 0;
+      let after: Uint8Array | undefined;
+      for (;;) {
+        const chunk = await this.exclusive(async () => {
+          const { gte, lt } = prefixRange(Prefix.Info);
+          const ops: WriteOp[] = [];
+          let last: Uint8Array | undefined;
+          let n = 0;
+          for await (const { key, value } of this.store.range({ ...(after ? { gt: after } : { gte }), lt, limit: 500 })) {
+            last = key;
+            n++;
+            const info = decodeDocInfo(value);
+            const leafRevs = new Set(revtree.leaves(info.tree).map((l) => l.rev));
+            const stale = revtree.allRevs(info.tree).filter((rev) => !leafRevs.has(rev) && nodeAvailable(info.tree, rev));
+            if (stale.length === 0) continue;
+            for (const rev of stale) ops.push({ type: 'del', key: revKey(info.id, rev) });
+            const next: DocInfo = { ...info, tree: revtree.markUnavailable(info.tree, new Set(stale)) };
+            ops.push({ type: 'put', key: infoKey(info.id), value: encodeDocInfo(next) });
+          }
+          if (ops.length > 0) await this.store.write(ops, { durable: false });
+          return { last, n };
+        });
+        done += chunk.n;
+        progress?.(done, total);
+        if (!chunk.last || chunk.n < 500) break;
+        after = chunk.last;
+      }
+      await this.exclusive(() => this.store.compact());
+    };
+    return run().finally(() => { this.compactRunning = false; });
+  }
+
+  /** Makes every acknowledged write durable (`_ensure_full_commit`). */
+  async ensureFullCommit(): Promise<void> {
+    await this.store.sync();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.exclusive(async () => {});
+    this.closed = true;
+    this.notify();
+    await this.store.close();
+  }
+}
+
+/**
+ * One updater batch: the edits of several requests staged in memory (document infos cached so
+ * several edits to one document chain correctly), turned into one atomic write.
+ */
+class Batch {
+  meta: Meta;
+  private readonly infos = new Map<string, DocInfo | null>();
+  private readonly ops: WriteOp[] = [];
+
+  constructor(private readonly db: Database) {
+    this.meta = { ...db.currentMeta };
+  }
+
+  private async load(id: string): Promise<DocInfo | null> {
+    if (this.infos.has(id)) return this.infos.get(id)!;
+    const info = (await this.db.docInfo(id)) ?? null;
+    this.infos.set(id, info);
+    return info;
+  }
+
+  async applyRequest(request: EditRequest): Promise<EditResult[]> {
+    const { options } = request;
+    // all_or_nothing: stage on a copy, keep it only if every document succeeds.
+    const saved = options.allOrNothing
+      ? { meta: { ...this.meta }, ops: this.ops.length, infos: new Map(this.infos) }
+      : undefined;
+    const results: EditResult[] = [];
+    for (const doc of request.docs) {
+      try {
+        results.push(await this.applyEdit(doc, options));
+      } catch (err) {
+        if (!(err instanceof CouchError)) throw err;
+        results.push({ id: doc.id ?? '', ok: false, error: err.error, reason: err.reason, status: err.status });
+      }
+    }
+    if (saved && results.some((r) => !r.ok)) {
+      this.meta = saved.meta;
+      this.ops.length = saved.ops;
+      this.infos.clear();
+      for (const [k, v] of saved.infos) this.infos.set(k, v);
+    }
+    return results;
+  }
+
+  private async applyEdit(doc: IncomingDoc, options: EditOptions): Promise<EditResult> {
+    const id = doc.id!;
+    const info = await this.load(id);
+    const tree: RevTree = info?.tree ?? [];
+    let path: revtree.RevPath;
+    let newRev: string;
+
+    if (options.newEdits) {
+      let parent: string | null = null;
+      let pos = 1;
+      const win = revtree.winner(tree);
+      if (doc.rev !== undefined) {
+        const parsed = revtree.parseRev(doc.rev)!;
+        if (!info) throw conflict();
+        if (!options.allOrNothing && !revtree.isLeaf(tree, doc.rev)) throw conflict();
+        parent = doc.rev;
+        pos = parsed.pos + 1;
+      } else if (win) {
+        if (!win.deleted && !options.allOrNothing) throw conflict();
+        if (win.deleted) {
+          parent = win.rev;
+          pos = win.pos + 1;
+        }
+      }
+      const hash = newRevHash(doc.deleted, parent, doc.body, attachmentDigests(doc));
+      path = { pos, hashes: parent ? [hash, revtree.parseRev(parent)!.hash] : [hash] };
+      newRev = revtree.formatRev(pos, hash);
+    } else {
+      if (doc.rev === undefined) throw badRequest('new_edits=false requires _rev');
+      const parsed = revtree.parseRev(doc.rev)!;
+      path = doc.revisions && doc.revisions.pos === parsed.pos && doc.revisions.hashes[0] === parsed.hash
+        ? doc.revisions
+        : { pos: parsed.pos, hashes: [parsed.hash] };
+      newRev = doc.rev;
+    }
+
+    const merged = revtree.merge(tree, path, doc.deleted);
+    if (!merged.added) {
+      if (options.newEdits) throw conflict();
+      return { id, ok: true, rev: newRev, changed: false };
+    }
+    const stemmed = revtree.stem(merged.tree, this.meta.revsLimit);
+    const record = encodeRevision({ body: JSON.stringify(doc.body), attachments: attachmentsJson(doc) });
+    this.ops.push({ type: 'put', key: revKey(id, newRev), value: record });
+    if (stemmed !== merged.tree) {
+      const kept = new Set(revtree.allRevs(stemmed));
+      for (const rev of revtree.allRevs(merged.tree)) {
+        if (!kept.has(rev)) this.ops.push({ type: 'del', key: revKey(id, rev) });
+      }
+    }
+
+    if (info) {
+      this.ops.push({ type: 'del', key: seqKey(info.seq) });
+      countWinner(this.meta, revtree.winner(info.tree)!, -1);
+      this.meta.dataSize -= encodeDocInfo(info).length + leafBytes(info);
+    }
+    this.meta.updateSeq += 1;
+    const sizes: Record<string, number> = {};
+    for (const leaf of revtree.leaves(stemmed)) {
+      sizes[leaf.rev] = leaf.rev === newRev ? record.length : info?.sizes?.[leaf.rev] ?? 0;
+    }
+    const next: DocInfo = { id, seq: this.meta.updateSeq, tree: stemmed, sizes };
+    writeInfo(this.ops, this.meta, next);
+    this.infos.set(id, next);
+    return { id, ok: true, rev: newRev, changed: true };
+  }
+
+  finish(): WriteOp[] {
+    this.ops.push({ type: 'put', key: metaKey('info'), value: encodeJson(this.meta) });
+    return this.ops;
+  }
+}
+
+/** Stages the records of a document's new state: info, by-seq entry and live index. */
+function writeInfo(ops: WriteOp[], meta: Meta, info: DocInfo): void {
+  const leaves = revtree.leaves(info.tree);
+  const win = leaves[0]!;
+  const infoBytes = encodeDocInfo(info);
+  ops.push({ type: 'put', key: infoKey(info.id), value: infoBytes });
+  const change: ChangeRecord = { id: info.id, rev: win.rev, deleted: win.deleted, others: leaves.slice(1).map((l) => l.rev) };
+  ops.push({ type: 'put', key: seqKey(info.seq), value: encodeChange(change) });
+  if (win.deleted) ops.push({ type: 'del', key: liveKey(info.id) });
+  else ops.push({ type: 'put', key: liveKey(info.id), value: encodeLive(info.id, win.rev) });
+  countWinner(meta, win, +1);
+  meta.dataSize += infoBytes.length + leafBytes(info);
+}
+
+function countWinner(meta: Meta, win: Leaf, delta: number): void {
+  if (win.deleted) meta.docDelCount += delta;
+  else meta.docCount += delta;
+}
+
+function leafBytes(info: DocInfo): number {
+  let total = 0;
+  for (const size of Object.values(info.sizes)) total += size;
+  return total;
+}
+
+function attachmentDigests(doc: IncomingDoc): string[] {
+  if (!doc.attachments) return [];
+  return Object.values(doc.attachments).map((a) => String((a as { digest?: unknown }).digest ?? ''));
+}
+
+function attachmentsJson(doc: IncomingDoc): string | undefined {
+  if (!doc.attachments || Object.keys(doc.attachments).length === 0) return undefined;
+  return JSON.stringify(doc.attachments);
+}
+
+function nodeDeleted(tree: RevTree, rev: string): boolean {
+  const info = revtree.revsInfo(tree, rev);
+  return info?.[0]?.status === 'deleted';
+}
+
+function nodeAvailable(tree: RevTree, rev: string): boolean {
+  const info = revtree.revsInfo(tree, rev);
+  return info !== undefined && info[0]!.status !== 'missing';
+}
+
+/** The newest leaf descending from `rev` (CouchDB's `latest=true`), or undefined. */
+function latestLeafOf(tree: RevTree, rev: string): string | undefined {
+  if (!revtree.hasRev(tree, rev)) return undefined;
+  for (const leaf of revtree.leaves(tree)) {
+    const path = revtree.pathTo(tree, leaf.rev)!;
+    const parsed = revtree.parseRev(rev)!;
+    const idx = path.pos - parsed.pos;
+    if (idx >= 0 && path.hashes[idx] === parsed.hash) return leaf.rev;
+  }
+  return undefined;
+}
+
+const textEncoder = new TextEncoder();
+
+function encodeLive(id: string, rev: string): Uint8Array {
+  return idKey(id).cut ? encodeText(`${rev}\u0000${id}`) : textEncoder.encode(rev);
+}
+
+function decodeLive(key: Uint8Array, value: Uint8Array): { id: string; rev: string } {
+  const text = decodeText(value);
+  const nul = text.indexOf('\u0000');
+  if (nul >= 0) return { rev: text.slice(0, nul), id: text.slice(nul + 1) };
+  return { id: decodeText(key.subarray(1)), rev: text };
+}
+
+function liveRange(options: { start?: string; end?: string; inclusiveEnd?: boolean; descending?: boolean }): { empty: boolean; bounds: { gte?: Uint8Array; gt?: Uint8Array; lte?: Uint8Array; lt?: Uint8Array } } {
+  const all = prefixRange(Prefix.Live);
+  const inclusiveEnd = options.inclusiveEnd ?? true;
+  const startKey = options.start !== undefined ? liveKey(options.start) : undefined;
+  const endKey = options.end !== undefined ? liveKey(options.end) : undefined;
+  let low: { gte?: Uint8Array; gt?: Uint8Array } = { gte: all.gte };
+  let high: { lte?: Uint8Array; lt?: Uint8Array } = { lt: all.lt };
+  if (!options.descending) {
+    if (startKey) low = { gte: startKey };
+    if (endKey) high = inclusiveEnd ? { lte: endKey } : { lt: endKey };
+  } else {
+    if (startKey) high = { lte: startKey };
+    if (endKey) low = inclusiveEnd ? { gte: endKey } : { gt: endKey };
+  }
+  const lo = low.gte ?? low.gt!;
+  const hi = high.lte ?? high.lt!;
+  const c = Buffer.compare(lo, hi);
+  const empty = c > 0 || (c === 0 && (low.gt !== undefined || high.lt !== undefined));
+  return { empty, bounds: { ...low, ...high } };
+}
+

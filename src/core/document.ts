@@ -1,0 +1,95 @@
+/**
+ * Documents as they cross the API: splitting a client's JSON into its special `_` fields and
+ * user body, and assembling stored parts back into CouchDB's JSON, in CouchDB's field order.
+ */
+import { badRequest, docValidation } from '../errors.js';
+import { parseRev, type RevPath } from './revtree.js';
+
+export type JsonObject = Record<string, unknown>;
+
+/** A document as a client sent it, taken apart. */
+export interface IncomingDoc {
+  id: string | undefined;
+  /** `_rev` as sent (the parent revision for an edit). */
+  rev: string | undefined;
+  deleted: boolean;
+  /** User fields only. */
+  body: JsonObject;
+  /** `_revisions` as sent: the revision's ancestry, used with new_edits=false. */
+  revisions: RevPath | undefined;
+  /** `_attachments` as sent (handled by the attachment engine). */
+  attachments: JsonObject | undefined;
+}
+
+/** Special fields a client may send; the rest of `_`-prefixed fields are rejected. */
+const IGNORED_SPECIALS = new Set(['_revs_info', '_conflicts', '_deleted_conflicts', '_local_seq']);
+
+export function parseIncomingDoc(value: unknown): IncomingDoc {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw badRequest('Document must be a JSON object');
+  }
+  const input = value as JsonObject;
+  const doc: IncomingDoc = { id: undefined, rev: undefined, deleted: false, body: {}, revisions: undefined, attachments: undefined };
+  for (const key of Object.keys(input)) {
+    const v = input[key];
+    if (!key.startsWith('_')) {
+      doc.body[key] = v;
+      continue;
+    }
+    switch (key) {
+      case '_id':
+        if (typeof v !== 'string') throw badRequest('Document id must be a string');
+        doc.id = v;
+        break;
+      case '_rev':
+        if (typeof v !== 'string' || !parseRev(v)) throw badRequest('Invalid rev format');
+        doc.rev = v;
+        break;
+      case '_deleted':
+        doc.deleted = v === true;
+        break;
+      case '_revisions':
+        doc.revisions = parseRevisions(v);
+        break;
+      case '_attachments':
+        if (v !== null && (typeof v !== 'object' || Array.isArray(v))) throw badRequest('_attachments must be an object');
+        doc.attachments = (v ?? undefined) as JsonObject | undefined;
+        break;
+      default:
+        if (!IGNORED_SPECIALS.has(key)) throw docValidation(`Bad special document member: ${key}`);
+    }
+  }
+  return doc;
+}
+
+function parseRevisions(v: unknown): RevPath {
+  const r = v as { start?: unknown; ids?: unknown } | null;
+  if (!r || typeof r !== 'object' || typeof r.start !== 'number' || !Number.isInteger(r.start) || r.start < 1 ||
+      !Array.isArray(r.ids) || r.ids.length === 0 || r.ids.some((id) => typeof id !== 'string' || id === '')) {
+    throw badRequest('_revisions must be {start: integer, ids: [string]}');
+  }
+  if (r.ids.length > r.start) throw badRequest('_revisions has more ids than its start allows');
+  return { pos: r.start, hashes: r.ids as string[] };
+}
+
+/**
+ * Assembles a document's JSON text from stored parts without re-parsing the body:
+ * `_id, _rev, [_deleted], body fields, extras (revisions, meta), [_attachments]` — CouchDB's order.
+ */
+export function renderDoc(
+  id: string,
+  rev: string | undefined,
+  deleted: boolean,
+  bodyJson: string,
+  extras: readonly (readonly [string, unknown])[] = [],
+  attachmentsJson?: string,
+): string {
+  let out = `{"_id":${JSON.stringify(id)}`;
+  if (rev !== undefined) out += `,"_rev":${JSON.stringify(rev)}`;
+  if (deleted) out += ',"_deleted":true';
+  const inner = bodyJson.length > 2 ? bodyJson.slice(1, -1).trim() : '';
+  if (inner !== '') out += `,${inner}`;
+  for (const [name, value] of extras) out += `,${JSON.stringify(name)}:${JSON.stringify(value)}`;
+  if (attachmentsJson !== undefined) out += `,"_attachments":${attachmentsJson}`;
+  return `${out}}`;
+}

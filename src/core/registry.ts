@@ -1,0 +1,140 @@
+/**
+ * The server's databases: creating, opening (behind an LRU bounded by `max_dbs_open`), deleting
+ * and listing them, and telling `_db_updates` listeners about each event.
+ */
+import { CouchError, notFound } from '../errors.js';
+import type { StorageBackend } from '../storage/types.js';
+import { Database } from './database.js';
+import { validateDbName } from './names.js';
+
+/** A database must be unused this long before the LRU may close it. */
+const EVICT_QUIET_MS = 5000;
+
+export type DbEventType = 'created' | 'deleted' | 'updated';
+
+export interface RegistrySettings {
+  maxDbsOpen: number;
+  revsLimit: number;
+}
+
+export class DatabaseRegistry {
+  /** Open databases in least-recently-used order (Map keeps insertion order). */
+  private readonly open = new Map<string, Promise<Database>>();
+  private readonly lastUsed = new Map<string, number>();
+  private readonly listeners = new Set<(name: string, type: DbEventType) => void>();
+
+  constructor(private readonly backend: StorageBackend, private readonly settings: () => RegistrySettings) {}
+
+  onEvent(listener: (name: string, type: DbEventType) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(name: string, type: DbEventType): void {
+    for (const listener of [...this.listeners]) listener(name, type);
+  }
+
+  async exists(name: string): Promise<boolean> {
+    return this.open.has(name) || this.backend.exists(name);
+  }
+
+  async create(name: string): Promise<Database> {
+    validateDbName(name);
+    if (await this.exists(name)) {
+      throw new CouchError(412, 'file_exists', 'The database could not be created, the file already exists.');
+    }
+    const db = await this.load(name, true);
+    this.emit(name, 'created');
+    return db;
+  }
+
+  /** Opens an existing database; 404 when there is none. */
+  async get(name: string): Promise<Database> {
+    validateDbName(name);
+    return this.load(name, false);
+  }
+
+  /** Opens a database, creating it when missing (system databases such as _users). */
+  async ensure(name: string): Promise<Database> {
+    if (await this.exists(name)) return this.get(name);
+    try {
+      return await this.create(name);
+    } catch (err) {
+      if (err instanceof CouchError && err.status === 412) return this.get(name);
+      throw err;
+    }
+  }
+
+  private load(name: string, create: boolean): Promise<Database> {
+    this.lastUsed.set(name, Date.now());
+    const cached = this.open.get(name);
+    if (cached) {
+      // Refresh its place in the LRU.
+      this.open.delete(name);
+      this.open.set(name, cached);
+      return cached;
+    }
+    const opening = (async () => {
+      const store = await this.backend.open(name, { create });
+      if (!store) throw notFound('no_db_file');
+      const db = await Database.open(name, store, { revsLimit: this.settings().revsLimit });
+      db.onUpdate(() => this.emit(name, 'updated'));
+      return db;
+    })();
+    this.open.set(name, opening);
+    opening.catch(() => this.open.delete(name));
+    void opening.then(() => this.evict());
+    return opening;
+  }
+
+  /**
+   * Closes the least recently used databases beyond `max_dbs_open`. Only idle ones that no request
+   * touched for a while are closed, so a request never finds its database closed under it; when
+   * every database is busy the limit is exceeded for a moment rather than failing requests.
+   */
+  private evict(): void {
+    const max = this.settings().maxDbsOpen;
+    if (this.open.size <= max) return;
+    const quietSince = Date.now() - EVICT_QUIET_MS;
+    for (const [name, pending] of this.open) {
+      if (this.open.size <= max) break;
+      if ((this.lastUsed.get(name) ?? 0) > quietSince) continue;
+      void pending.then((db) => {
+        if (db.isIdle && this.open.get(name) === pending) {
+          this.open.delete(name);
+          this.lastUsed.delete(name);
+          void db.close();
+        }
+      }, () => undefined);
+    }
+  }
+
+  async delete(name: string): Promise<void> {
+    validateDbName(name);
+    const pending = this.open.get(name);
+    this.open.delete(name);
+    if (pending) {
+      try {
+        await (await pending).close();
+      } catch {
+        // A database that failed to open has nothing to close.
+      }
+    }
+    if (!(await this.backend.destroy(name))) throw notFound('missing');
+    this.emit(name, 'deleted');
+  }
+
+  list(): Promise<string[]> {
+    return this.backend.list();
+  }
+
+  get openCount(): number {
+    return this.open.size;
+  }
+
+  async closeAll(): Promise<void> {
+    const all = [...this.open.values()];
+    this.open.clear();
+    await Promise.all(all.map(async (p) => (await p.catch(() => undefined))?.close()));
+  }
+}

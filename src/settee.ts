@@ -1,0 +1,127 @@
+/**
+ * The composition root: loads configuration, opens storage and the engines, and serves them over
+ * HTTP. `POST /_restart` calls `restart()`, which reloads configuration and reopens every
+ * database without dropping the listening socket.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Config } from './config/config.js';
+import { Logger } from './log/logger.js';
+import { LmdbBackend } from './storage/lmdb.js';
+import { DatabaseRegistry } from './core/registry.js';
+import { UuidGenerator } from './core/uuids.js';
+import { TaskRegistry } from './core/tasks.js';
+import { HttpServer } from './http/server.js';
+import type { Services } from './api/services.js';
+import { MAIN_CONFIG_SECTION } from './couchdb-names.js';
+import { routes } from './api/routes.js';
+
+export interface SetteeOptions {
+  port?: number;
+  bind?: string;
+  dataDir?: string;
+  /** The writable local.ini; defaults to `<data dir>/local.ini`. */
+  configFile?: string;
+  /** Copy log lines to stderr. */
+  logToStderr?: boolean;
+}
+
+/** The installed package's root: the nearest folder above this file holding etc/default.ini. */
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'etc', 'default.ini'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('etc/default.ini not found above the server code');
+    dir = parent;
+  }
+  return dir;
+}
+
+export const DEFAULT_INI = join(packageRoot(), 'etc', 'default.ini');
+
+export class Settee {
+  private services!: Services;
+  private http!: HttpServer;
+  private address: { port: number; host: string } | undefined;
+
+  private constructor(private readonly options: SetteeOptions) {}
+
+  static async start(options: SetteeOptions = {}): Promise<Settee> {
+    const settee = new Settee(options);
+    await settee.boot();
+    const port = options.port ?? settee.services.config.getInt('httpd', 'port', 5984);
+    const host = options.bind ?? settee.services.config.getString('httpd', 'bind_address', '127.0.0.1');
+    const address = await settee.http.listen(port, host);
+    settee.address = { port: address.port, host };
+    settee.services.log.info(`Apache CouchDB-compatible Settee has started on ${settee.url}`);
+    return settee;
+  }
+
+  get url(): string {
+    const host = this.address?.host === '0.0.0.0' || this.address?.host === '::' ? '127.0.0.1' : this.address?.host;
+    return `http://${host?.includes(':') ? `[${host}]` : host}:${this.address?.port}/`;
+  }
+
+  private async boot(): Promise<void> {
+    const dataDir = resolve(this.options.dataDir ?? './data');
+    const overrides: Record<string, Record<string, string>> = {};
+    if (this.options.dataDir !== undefined) {
+      overrides[MAIN_CONFIG_SECTION] = { database_dir: dataDir, view_index_dir: dataDir };
+      overrides['log'] = { file: join(dataDir, 'settee.log') };
+    }
+    if (this.options.port !== undefined) overrides['httpd'] = { ...overrides['httpd'], port: String(this.options.port) };
+    if (this.options.bind !== undefined) overrides['httpd'] = { ...overrides['httpd'], bind_address: this.options.bind };
+    const config = await Config.load({
+      defaultFile: DEFAULT_INI,
+      localFile: resolve(this.options.configFile ?? join(dataDir, 'local.ini')),
+      overrides,
+    });
+    this.services = await this.buildServices(config);
+    this.http = new HttpServer(routes, () => this.services);
+    this.http.onRequest((method, status, _ms, req) => {
+      this.services.log.info(`${req.raw.socket.remoteAddress ?? '-'} - - ${method} ${req.raw.url} ${status}`);
+    });
+  }
+
+  private async buildServices(config: Config): Promise<Services> {
+    const logFile = config.get('log', 'file');
+    const log = new Logger(logFile ? resolve(logFile) : undefined, { config, stderr: this.options.logToStderr });
+    let serverUuid = config.get(MAIN_CONFIG_SECTION, 'uuid');
+    if (!serverUuid) {
+      serverUuid = randomBytes(16).toString('hex');
+      await config.set(MAIN_CONFIG_SECTION, 'uuid', serverUuid, true);
+    }
+    const backend = new LmdbBackend(resolve(config.getString(MAIN_CONFIG_SECTION, 'database_dir', './data')));
+    const dbs = new DatabaseRegistry(backend, () => ({
+      maxDbsOpen: config.getInt(MAIN_CONFIG_SECTION, 'max_dbs_open', 100),
+      revsLimit: 1000,
+    }));
+    const uuids = new UuidGenerator(() => ({
+      algorithm: config.getString('uuids', 'algorithm', 'sequential'),
+      utcIdSuffix: config.getString('uuids', 'utc_id_suffix', ''),
+    }));
+    return {
+      config, log, dbs, uuids, serverUuid,
+      tasks: new TaskRegistry(),
+      restart: () => void this.restart(),
+    };
+  }
+
+  /** Reloads configuration and reopens storage, keeping the listening socket. */
+  async restart(): Promise<void> {
+    const old = this.services;
+    await old.dbs.closeAll();
+    await old.config.reload();
+    this.services = await this.buildServices(old.config);
+    old.log.info('Restarted');
+    await old.log.close();
+  }
+
+  async stop(): Promise<void> {
+    await this.http.close();
+    await this.services.dbs.closeAll();
+    await this.services.log.close();
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The storage contract every engine above speaks: an ordered, transactional key-value store.
+ *
+ * Keys and values are bytes; keys sort by unsigned byte order. A backend must keep keys of up to
+ * MAX_KEY_BYTES; callers that may exceed it (long document ids) shorten keys themselves.
+ * Every method is asynchronous so that a networked backend can implement the same contract.
+ */
+export type Bytes = Uint8Array;
+
+/** The largest key every backend must accept (LMDB's limit as built by the `lmdb` package). */
+export const MAX_KEY_BYTES = 1978;
+
+export interface RangeOptions {
+  /** Inclusive lower bound. */
+  gte?: Bytes;
+  /** Exclusive lower bound. */
+  gt?: Bytes;
+  /** Inclusive upper bound. */
+  lte?: Bytes;
+  /** Exclusive upper bound. */
+  lt?: Bytes;
+  /** Iterate from the upper bound down. */
+  reverse?: boolean;
+  /** Stop after this many entries. */
+  limit?: number;
+}
+
+export interface Entry {
+  key: Bytes;
+  value: Bytes;
+}
+
+/** A consistent, read-only view of the store at one point in time. */
+export interface ReadView {
+  get(key: Bytes): Promise<Bytes | undefined>;
+  getMany(keys: readonly Bytes[]): Promise<(Bytes | undefined)[]>;
+  range(options: RangeOptions): AsyncIterable<Entry>;
+  /** Number of keys in the range (bounds as in `range`; `reverse` and `limit` ignored). */
+  count(options: RangeOptions): Promise<number>;
+}
+
+export interface Snapshot extends ReadView {
+  /** Releases the snapshot; reads after this are an error. */
+  release(): void;
+}
+
+export type WriteOp =
+  | { type: 'put'; key: Bytes; value: Bytes }
+  | { type: 'del'; key: Bytes };
+
+export interface WriteOptions {
+  /** Resolve only once the write is on stable storage (fsync). Otherwise resolve once visible. */
+  durable: boolean;
+}
+
+export interface KeyValueStore extends ReadView {
+  /** Applies all operations atomically: after a crash either all are there or none is. */
+  write(ops: readonly WriteOp[], options: WriteOptions): Promise<void>;
+  /** A consistent view for several reads. */
+  snapshot(): Promise<Snapshot>;
+  /** Waits until every write made so far is on stable storage. */
+  sync(): Promise<void>;
+  /** Bytes this store occupies on disk (or in its backend). */
+  diskSize(): Promise<number>;
+  /**
+   * Rewrites the store to reclaim free space. Reads keep working meanwhile; the caller holds
+   * back writes until it resolves.
+   */
+  compact(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A family of named stores: one per database. */
+export interface StorageBackend {
+  open(name: string, options: { create: boolean }): Promise<KeyValueStore | undefined>;
+  exists(name: string): Promise<boolean>;
+  /** Closes and removes the named store with all its data. */
+  destroy(name: string): Promise<boolean>;
+  list(): Promise<string[]>;
+  close(): Promise<void>;
+}

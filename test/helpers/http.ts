@@ -1,0 +1,56 @@
+/** A small raw HTTP client for tests: every request is real HTTP, nothing is mocked. */
+import { request as httpRequest } from 'node:http';
+
+export interface Response {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  /** Parsed JSON body (undefined when the body is not JSON). */
+  body: any;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Sent as is (no JSON encoding). */
+  raw?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+/** Sends a request to `base` + `path`; JSON bodies get Content-Type application/json. */
+export function req(base: string, method: string, path: string, options: RequestOptions = {}): Promise<Response> {
+  const url = new URL(path.replace(/^\//, ''), base);
+  const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
+  let payload: string | Buffer | undefined = options.raw;
+  if (options.body !== undefined) {
+    payload = JSON.stringify(options.body);
+    headers['Content-Type'] ??= 'application/json';
+  }
+  return new Promise((resolve, reject) => {
+    const r = httpRequest(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown;
+        try { body = text ? JSON.parse(text) : undefined; } catch { body = undefined; }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
+      });
+      res.on('error', reject);
+    });
+    r.on('error', reject);
+    r.end(payload);
+  });
+}
+
+/** Binds `req` to one server. */
+export function client(base: string) {
+  return {
+    get: (path: string, o?: RequestOptions) => req(base, 'GET', path, o),
+    head: (path: string, o?: RequestOptions) => req(base, 'HEAD', path, o),
+    put: (path: string, body?: unknown, o?: RequestOptions) => req(base, 'PUT', path, { ...o, body }),
+    post: (path: string, body?: unknown, o?: RequestOptions) => req(base, 'POST', path, { ...o, body }),
+    del: (path: string, o?: RequestOptions) => req(base, 'DELETE', path, o),
+    copy: (path: string, o?: RequestOptions) => req(base, 'COPY', path, o),
+    request: (method: string, path: string, o?: RequestOptions) => req(base, method, path, o),
+  };
+}
