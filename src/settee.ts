@@ -15,7 +15,7 @@ import { UuidGenerator } from './core/uuids.js';
 import { TaskRegistry } from './core/tasks.js';
 import { HttpServer } from './http/server.js';
 import type { Services } from './api/services.js';
-import { MAIN_CONFIG_SECTION } from './couchdb-names.js';
+import { HTTPD_AUTH_SECTION, MAIN_CONFIG_SECTION } from './couchdb-names.js';
 import { routes } from './api/routes.js';
 
 export interface SetteeOptions {
@@ -102,6 +102,9 @@ export class Settee {
       algorithm: config.getString('uuids', 'algorithm', 'sequential'),
       utcIdSuffix: config.getString('uuids', 'utc_id_suffix', ''),
     }));
+    // CouchDB 1.6 creates its system databases at start-up; clients expect them to exist.
+    await dbs.ensure(config.getString(HTTPD_AUTH_SECTION, 'authentication_db', '_users'));
+    await dbs.ensure(config.getString('replicator', 'db', '_replicator'));
     return {
       config, log, dbs, uuids, serverUuid,
       tasks: new TaskRegistry(),

@@ -3,10 +3,14 @@ import { badRequest, queryParseError, tooLarge, badContentType } from '../errors
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Decodes one URL path segment; malformed percent-encoding is a 400, not a crash. */
+/**
+ * Decodes one URL path segment as CouchDB does (mochiweb's unquote): `%XX` escapes, and `+`
+ * stands for a space, so a literal plus must be sent as `%2B`. Malformed percent-encoding is a
+ * 400, not a crash.
+ */
 export function decodeSegment(segment: string): string {
   try {
-    return decodeURIComponent(segment);
+    return decodeURIComponent(segment.replace(/\+/g, ' '));
   } catch {
     throw badRequest(`Invalid URL encoding in path segment: ${segment}`);
   }
@@ -23,15 +27,15 @@ export class Request {
   readonly rawSegments: string[];
   readonly rawPath: string;
   readonly query: URLSearchParams;
-  /** Aborted when the client goes away, so long-running feeds can stop waiting. */
-  readonly signal: AbortSignal;
+  /** Created on first use: most requests never need one, and each costs an allocation burst. */
+  private abort: AbortController | undefined;
+  private gone = false;
   /** Set when the query string had malformed percent-encoding. */
   readonly badQuery: boolean = false;
   private bodyCache: Buffer | undefined;
 
-  constructor(raw: IncomingMessage, signal: AbortSignal) {
+  constructor(raw: IncomingMessage) {
     this.raw = raw;
-    this.signal = signal;
     this.method = (raw.method ?? 'GET').toUpperCase();
     const url = raw.url ?? '/';
     const q = url.indexOf('?');
@@ -50,6 +54,21 @@ export class Request {
       // A trailing slash (`/db/`) names the same resource as without it.
       this.rawSegments.pop();
     }
+  }
+
+  /** Aborted when the client goes away, so long-running feeds can stop waiting. */
+  get signal(): AbortSignal {
+    if (!this.abort) {
+      this.abort = new AbortController();
+      if (this.gone) this.abort.abort();
+    }
+    return this.abort.signal;
+  }
+
+  /** Called by the transport when the connection of this request closes. */
+  clientGone(): void {
+    this.gone = true;
+    this.abort?.abort();
   }
 
   header(name: string): string | undefined {

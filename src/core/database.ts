@@ -7,7 +7,7 @@
  * transaction and one fsync (group commit), and every read-modify-write of a revision tree is
  * serialised without locks.
  */
-import { CouchError, conflict, notFound, badRequest } from '../errors.js';
+import { CouchError, conflict, notFound, badRequest, toCouchError } from '../errors.js';
 import type { KeyValueStore, WriteOp } from '../storage/types.js';
 import * as revtree from './revtree.js';
 import type { RevTree, Leaf } from './revtree.js';
@@ -314,6 +314,11 @@ export class Database {
     }
   }
 
+  /**
+   * Stages and commits one batch. The next batch may start as soon as this one is committed
+   * (visible); its fsync runs meanwhile, and only then are durable writers answered. So the
+   * disk flush of one batch overlaps the work of the next instead of serialising them.
+   */
   private async applyBatch(batch: EditRequest[]): Promise<void> {
     const before = this.meta.updateSeq;
     const staged = new Batch(this);
@@ -322,14 +327,21 @@ export class Database {
       for (const request of batch) {
         outcomes.push(await staged.applyRequest(request));
       }
-      const durable = batch.some((r) => r.options.durable);
-      await this.store.write(staged.finish(), { durable });
+      await this.store.write(staged.finish(), { durable: false });
       this.meta = staged.meta;
     } catch (err) {
       for (const request of batch) request.reject(err);
       return;
     }
-    batch.forEach((request, i) => request.resolve(outcomes[i]!));
+    const answer = (request: EditRequest, i: number) => request.resolve(outcomes[i]!);
+    const durable = batch.filter((r) => r.options.durable);
+    batch.forEach((request, i) => { if (!request.options.durable) answer(request, i); });
+    if (durable.length > 0) {
+      this.store.sync().then(
+        () => batch.forEach((request, i) => { if (request.options.durable) answer(request, i); }),
+        (err: unknown) => durable.forEach((request) => request.reject(err)),
+      );
+    }
     if (this.meta.updateSeq !== before) this.notify();
   }
 
@@ -608,8 +620,9 @@ class Batch {
       try {
         results.push(await this.applyEdit(doc, options));
       } catch (err) {
-        if (!(err instanceof CouchError)) throw err;
-        results.push({ id: doc.id ?? '', ok: false, error: err.error, reason: err.reason, status: err.status });
+        // Whatever one document does wrong is that document's error, never its batch-mates'.
+        const e = toCouchError(err);
+        results.push({ id: doc.id ?? '', ok: false, error: e.error, reason: e.reason, status: e.status });
       }
     }
     if (saved && results.some((r) => !r.ok)) {
@@ -663,7 +676,7 @@ class Batch {
       return { id, ok: true, rev: newRev, changed: false };
     }
     const stemmed = revtree.stem(merged.tree, this.meta.revsLimit);
-    const record = encodeRevision({ body: JSON.stringify(doc.body), attachments: attachmentsJson(doc) });
+    const record = encodeRevision({ body: doc.bodyJson, attachments: attachmentsJson(doc) });
     this.ops.push({ type: 'put', key: revKey(id, newRev), value: record });
     if (stemmed !== merged.tree) {
       const kept = new Set(revtree.allRevs(stemmed));

@@ -15,6 +15,8 @@ export interface IncomingDoc {
   deleted: boolean;
   /** User fields only. */
   body: JsonObject;
+  /** `body` serialised, computed once when the document is parsed. */
+  bodyJson: string;
   /** `_revisions` as sent: the revision's ancestry, used with new_edits=false. */
   revisions: RevPath | undefined;
   /** `_attachments` as sent (handled by the attachment engine). */
@@ -29,7 +31,7 @@ export function parseIncomingDoc(value: unknown): IncomingDoc {
     throw badRequest('Document must be a JSON object');
   }
   const input = value as JsonObject;
-  const doc: IncomingDoc = { id: undefined, rev: undefined, deleted: false, body: {}, revisions: undefined, attachments: undefined };
+  const doc: IncomingDoc = { id: undefined, rev: undefined, deleted: false, body: {}, bodyJson: '{}', revisions: undefined, attachments: undefined };
   for (const key of Object.keys(input)) {
     const v = input[key];
     if (!key.startsWith('_')) {
@@ -59,7 +61,18 @@ export function parseIncomingDoc(value: unknown): IncomingDoc {
         if (!IGNORED_SPECIALS.has(key)) throw docValidation(`Bad special document member: ${key}`);
     }
   }
+  try {
+    doc.bodyJson = JSON.stringify(doc.body);
+  } catch (err) {
+    if (err instanceof RangeError) throw badRequest('Document is nested too deeply');
+    throw err;
+  }
   return doc;
+}
+
+/** A document with no user fields: deletions and internal writes. */
+export function emptyDoc(id: string, rev: string | undefined, deleted: boolean): IncomingDoc {
+  return { id, rev, deleted, body: {}, bodyJson: '{}', revisions: undefined, attachments: undefined };
 }
 
 function parseRevisions(v: unknown): RevPath {

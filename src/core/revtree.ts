@@ -563,7 +563,17 @@ function removeImpl(tree: RevTree, revs: readonly string[], prune: boolean): { t
  * A 1000-revision compacted history is thus [[1,"<21336 chars>",[0,999,2,1]]].
  */
 
-const HEX32 = /^[0-9a-f]{32}$/;
+/**
+ * The chain's hashes packed as base64 when every one is 32 lowercase hex digits, else undefined.
+ * (Node's hex codec does the checking: it stops at the first non-hex pair and writes lowercase.)
+ */
+function packHashes(hashes: readonly string[]): string | undefined {
+  for (const h of hashes) if (h.length !== 32) return undefined;
+  const hex = hashes.join('');
+  const bytes = Buffer.from(hex, 'hex');
+  if (bytes.length * 2 !== hex.length || bytes.toString('hex') !== hex) return undefined;
+  return bytes.toString('base64');
+}
 
 function flagsOf(node: RevNode): number {
   return (node.deleted ? 1 : 0) | (node.available ? 2 : 0);
@@ -576,11 +586,8 @@ function encodeChain(start: RevNode, out: unknown[]): RevNode {
     node = node.children[0]!;
     chain.push(node);
   }
-  if (chain.every((n) => HEX32.test(n.hash))) {
-    out.push(Buffer.from(chain.map((n) => n.hash).join(''), 'hex').toString('base64'));
-  } else {
-    out.push(chain.map((n) => n.hash));
-  }
+  const hashes = chain.map((n) => n.hash);
+  out.push(packHashes(hashes) ?? hashes);
   const runs: number[] = [];
   for (const n of chain) {
     const f = flagsOf(n);

@@ -24,7 +24,9 @@ export class HttpServer {
 
   constructor(routes: readonly Route[], private readonly services: () => Services) {
     this.router = new Router(routes);
-    this.server = createServer({ keepAliveTimeout: 60_000, requestTimeout: 0 }, (req, res) => void this.handle(req, res));
+    this.server = createServer({ keepAliveTimeout: 60_000, requestTimeout: 0 }, (req, res) => {
+      this.handle(req, res).catch((err: unknown) => this.lastResort(res, err));
+    });
     this.server.on('clientError', (_err, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     });
@@ -53,9 +55,8 @@ export class HttpServer {
 
   private async handle(raw: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
-    const abort = new AbortController();
-    res.on('close', () => abort.abort());
-    const req = new Request(raw, abort.signal);
+    const req = new Request(raw);
+    res.once('close', () => req.clientGone());
     let status = 500;
     try {
       if (req.badQuery) throw badRequest('Invalid URL encoding in query string');
@@ -72,8 +73,25 @@ export class HttpServer {
       // Bodies nobody read (errors before reading) must be drained for keep-alive to work.
       if (!raw.complete) raw.resume();
       const elapsed = performance.now() - started;
-      for (const observer of this.observers) observer(req.method, status, elapsed, req);
+      for (const observer of this.observers) {
+        try {
+          observer(req.method, status, elapsed, req);
+        } catch (err) {
+          // An observer (access log, stats) must never take the server down with it.
+          this.services().log.error(`request observer failed: ${(err as Error)?.stack ?? String(err)}`);
+        }
+      }
     }
+  }
+
+  /** Anything that escaped handle(): log it and drop the connection rather than the process. */
+  private lastResort(res: ServerResponse, err: unknown): void {
+    try {
+      this.services().log.error(`unhandled request failure: ${(err as Error)?.stack ?? String(err)}`);
+    } catch {
+      // Nothing left to report to.
+    }
+    if (!res.destroyed) res.destroy();
   }
 
   private async write(req: Request, res: ServerResponse, reply: Reply): Promise<void> {
@@ -142,10 +160,14 @@ function standardHeaders(): HeaderMap {
   return { Server: SERVER_HEADER, 'Cache-Control': 'must-revalidate' };
 }
 
-/** CouchDB answers JSON only to clients that name application/json; others get text/plain. */
+/**
+ * CouchDB answers JSON only to clients that name application/json in Accept (wildcards do not
+ * count); others get text/plain.
+ */
 export function jsonContentType(req: Request): string {
-  const accept = req.header('accept');
-  return accept && accept.includes('application/json') ? 'application/json' : 'text/plain; charset=utf-8';
+  const accept = req.header('accept') ?? '';
+  const named = accept.split(',').some((part) => part.split(';')[0]!.trim().toLowerCase() === 'application/json');
+  return named ? 'application/json' : 'text/plain; charset=utf-8';
 }
 
 /**

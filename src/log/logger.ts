@@ -101,10 +101,41 @@ export class Logger {
 
   log(level: LogLevel, message: string): void {
     if (this.closed || !this.enabled(level)) return;
-    const line = `[${new Date().toUTCString()}] [${level}] [${this.pid}] ${message}\n`;
+    const line = `[${this.timestamp()}] [${level}] [${this.pid}] ${message}\n`;
     if (this.stderr) process.stderr.write(line);
+    // Lines are gathered and written together: one write per event-loop turn, not per line,
+    // keeps request logging off the hot path.
+    this.pending += line;
+    if (this.pending.length >= 65536) this.writePending();
+    else if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.writePending());
+    }
+  }
+
+  private pending = '';
+  private flushScheduled = false;
+  private stampSecond = -1;
+  private stamp = '';
+
+  /** The date in CouchDB's format, formatted once per second. */
+  private timestamp(): string {
+    const now = Date.now();
+    const second = Math.floor(now / 1000);
+    if (second !== this.stampSecond) {
+      this.stampSecond = second;
+      this.stamp = new Date(now).toUTCString();
+    }
+    return this.stamp;
+  }
+
+  private writePending(): void {
+    this.flushScheduled = false;
+    if (this.pending === '') return;
+    const text = this.pending;
+    this.pending = '';
     const stream = this.openStream();
-    if (stream) stream.write(line);
+    if (stream) stream.write(text);
   }
 
   private openStream(): WriteStream | undefined {
@@ -132,6 +163,7 @@ export class Logger {
 
   /** Resolves once every line logged so far has reached the file. */
   async flush(): Promise<void> {
+    this.writePending();
     const stream = this.stream;
     if (!stream || stream.destroyed) return;
     await new Promise<void>((resolve) => {
@@ -168,6 +200,7 @@ export class Logger {
   /** Stops following the config and closes the file once pending lines are written. */
   async close(): Promise<void> {
     if (this.closed) return;
+    this.writePending();
     this.closed = true;
     this.unsubscribe?.();
     const stream = this.stream;

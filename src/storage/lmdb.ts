@@ -23,7 +23,7 @@ export class LmdbBackend implements StorageBackend {
       if (!options.create) return undefined;
       await mkdir(path, { recursive: true });
     }
-    return new LmdbStore(path);
+    return LmdbStore.open(path);
   }
 
   async exists(name: string): Promise<boolean> {
@@ -85,15 +85,51 @@ function compare(a: Bytes, b: Bytes): number {
 }
 
 type LmdbTxn = ReturnType<RootDatabase['useReadTransaction']>;
+type Env = RootDatabase<Buffer, Buffer>;
 
+/**
+ * One generation of a store's data file. Compaction writes the next generation beside it and
+ * swaps; the old environment closes when its last reader is done.
+ */
+class Generation {
+  readers = 0;
+  retired = false;
+  constructor(readonly env: Env, readonly file: string) {}
+
+  acquire(): void {
+    this.readers++;
+  }
+
+  release(): void {
+    this.readers--;
+    if (this.retired && this.readers === 0) void this.dispose();
+  }
+
+  retire(): void {
+    this.retired = true;
+    if (this.readers === 0) void this.dispose();
+  }
+
+  private async dispose(): Promise<void> {
+    await this.env.close();
+    await rm(this.file, { force: true });
+    await rm(`${this.file}-lock`, { force: true });
+  }
+}
+
+function toBuffer(bytes: Bytes): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Reads from one environment, optionally inside one read transaction (a snapshot). */
 class LmdbReader implements ReadView {
-  constructor(protected db: RootDatabase<Buffer, Buffer>, protected readonly txn?: LmdbTxn) {}
+  constructor(protected readonly source: () => Env, protected readonly txn?: LmdbTxn) {}
 
   /** lmdb's typings omit getBinary's options argument, which carries the snapshot. */
-  protected getSync(key: Bytes): Bytes | undefined {
-    const db = this.db as unknown as { getBinary(key: Buffer, options?: { transaction: LmdbTxn }): Buffer | undefined };
-    const k = Buffer.from(key.buffer, key.byteOffset, key.byteLength);
-    return (this.txn ? db.getBinary(k, { transaction: this.txn }) : db.getBinary(k)) ?? undefined;
+  private getSync(key: Bytes): Bytes | undefined {
+    const env = this.source() as unknown as { getBinary(key: Buffer, options?: { transaction: LmdbTxn }): Buffer | undefined };
+    const k = toBuffer(key);
+    return (this.txn ? env.getBinary(k, { transaction: this.txn }) : env.getBinary(k)) ?? undefined;
   }
 
   async get(key: Bytes): Promise<Bytes | undefined> {
@@ -121,12 +157,12 @@ class LmdbReader implements ReadView {
     const lower = gte ?? gt;
     let remaining = limit ?? Infinity;
     if (remaining <= 0) return;
-    const iterable = this.db.getRange({
-      start: start ? Buffer.from(start) : undefined,
-      end: end ? Buffer.from(end) : undefined,
+    const iterable = this.source().getRange({
+      start: start ? toBuffer(start) : undefined,
+      end: end ? toBuffer(end) : undefined,
       reverse: reverse ?? false,
       ...(this.txn ? { transaction: this.txn } : {}),
-    } as Parameters<RootDatabase['getRange']>[0]);
+    } as Parameters<Env['getRange']>[0]);
     for (const { key, value } of iterable) {
       const k = key as Buffer;
       if (reverse) {
@@ -145,78 +181,110 @@ class LmdbReader implements ReadView {
     const { gte, gt, lte, lt } = options;
     const start = gte ?? (gt ? successor(gt) : undefined);
     const end = lt ?? (lte ? successor(lte) : undefined);
-    return this.db.getKeysCount({
-      start: start ? Buffer.from(start) : undefined,
-      end: end ? Buffer.from(end) : undefined,
+    return this.source().getKeysCount({
+      start: start ? toBuffer(start) : undefined,
+      end: end ? toBuffer(end) : undefined,
       ...(this.txn ? { transaction: this.txn } : {}),
-    } as Parameters<RootDatabase['getKeysCount']>[0]);
+    } as Parameters<Env['getKeysCount']>[0]);
   }
 }
 
 class LmdbSnapshot extends LmdbReader implements Snapshot {
+  private released = false;
+  constructor(private readonly generation: Generation) {
+    generation.acquire();
+    const env = generation.env;
+    super(() => env, env.useReadTransaction());
+  }
+
   release(): void {
+    if (this.released) return;
+    this.released = true;
     this.txn?.done();
+    this.generation.release();
   }
 }
 
+const GENERATION_FILE = /^data-(\d+)\.mdb$/;
+
 export class LmdbStore extends LmdbReader implements KeyValueStore {
-  constructor(private readonly path: string) {
-    super(openEnv(path));
+  private current: Generation;
+
+  private constructor(private readonly dir: string, generation: Generation) {
+    super(() => this.current.env);
+    this.current = generation;
+  }
+
+  /** Opens the newest generation in `dir`, removing older ones a crash may have left behind. */
+  static async open(dir: string): Promise<LmdbStore> {
+    const files = await readdir(dir);
+    const gens = files.map((f) => GENERATION_FILE.exec(f)).filter((m) => m !== null).map((m) => Number(m[1]));
+    const newest = gens.length > 0 ? Math.max(...gens) : 1;
+    for (const f of files) {
+      const m = GENERATION_FILE.exec(f.replace(/-lock$/, ''));
+      if ((m && Number(m[1]) !== newest) || f.endsWith('.compacting')) await rm(join(dir, f), { force: true });
+    }
+    const file = join(dir, `data-${newest}.mdb`);
+    return new LmdbStore(dir, new Generation(openEnv(file), file));
   }
 
   async write(ops: readonly WriteOp[], options: WriteOptions): Promise<void> {
     if (ops.length === 0) return;
-    const db = this.db;
-    await db.batch(() => {
+    const env = this.current.env;
+    await env.batch(() => {
       for (const op of ops) {
-        const key = Buffer.from(op.key.buffer, op.key.byteOffset, op.key.byteLength);
-        if (op.type === 'put') void db.put(key, Buffer.from(op.value.buffer, op.value.byteOffset, op.value.byteLength));
-        else void db.remove(key);
+        if (op.type === 'put') void env.put(toBuffer(op.key), toBuffer(op.value));
+        else void env.remove(toBuffer(op.key));
       }
     });
-    if (options.durable) await db.flushed;
+    if (options.durable) await env.flushed;
   }
 
   async snapshot(): Promise<Snapshot> {
-    return new LmdbSnapshot(this.db, this.db.useReadTransaction());
+    return new LmdbSnapshot(this.current);
   }
 
   async sync(): Promise<void> {
-    await this.db.flushed;
+    await this.current.env.flushed;
   }
 
   async diskSize(): Promise<number> {
     try {
-      return (await stat(join(this.path, 'data.mdb'))).size;
+      return (await stat(this.current.file)).size;
     } catch {
       return 0;
     }
   }
 
   async compact(): Promise<void> {
-    // LMDB reuses freed pages but never shrinks its file: copy live pages to a fresh file and swap.
-    const fresh = join(this.path, 'data.mdb.compact');
-    await rm(fresh, { force: true });
-    await (this.db as unknown as { backup(path: string, compact: boolean): Promise<void> }).backup(fresh, true);
-    await this.db.close();
-    await rename(fresh, join(this.path, 'data.mdb'));
-    await rm(join(this.path, 'data.mdb-lock'), { force: true });
-    this.db = openEnv(this.path);
+    // LMDB reuses freed pages but never shrinks its file: copy the live pages into the next
+    // generation, then swap. Readers of the old generation finish undisturbed.
+    const old = this.current;
+    await old.env.flushed;
+    const gen = Number(GENERATION_FILE.exec(old.file.slice(this.dir.length + 1))![1]) + 1;
+    const file = join(this.dir, `data-${gen}.mdb`);
+    const temp = `${file}.compacting`;
+    await rm(temp, { force: true });
+    await (old.env as unknown as { backup(path: string, compact: boolean): Promise<void> }).backup(temp, true);
+    await rename(temp, file);
+    this.current = new Generation(openEnv(file), file);
+    old.retire();
   }
 
   async close(): Promise<void> {
-    await this.db.close();
+    await this.current.env.close();
   }
 }
 
-function openEnv(path: string): RootDatabase<Buffer, Buffer> {
+function openEnv(file: string): Env {
   return open<Buffer, Buffer>({
-    path: join(path, 'data.mdb'),
+    path: file,
     keyEncoding: 'binary',
     encoding: 'binary',
     compression: false,
     cache: false,
-    // Durability is waited for explicitly (`flushed`) so non-durable writes can skip the wait.
+    // Commits resolve once visible; durability is awaited separately (`flushed`), so the fsync
+    // of one batch overlaps the preparation of the next.
     overlappingSync: true,
   });
 }

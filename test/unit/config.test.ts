@@ -4,15 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Readable } from 'node:stream';
-import type { IncomingMessage } from 'node:http';
 import { Config, parseIni, updateIni } from '../../src/config/config.js';
-import { configRoutes } from '../../src/api/config.js';
-import { Request } from '../../src/api/request.js';
-import type { Handler } from '../../src/api/route.js';
-import type { Services } from '../../src/api/services.js';
-import type { JsonReply } from '../../src/api/reply.js';
 import { CouchError } from '../../src/errors.js';
 
 const DEFAULTS = `; test defaults
@@ -300,75 +292,5 @@ test('the shipped etc/default.ini reads as CouchDB 1.6 defaults', async () => {
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
-  }
-});
-
-// ---- /_config handlers ----------------------------------------------------------------
-
-function fakeRequest(method: string, url: string, body?: string, headers: Record<string, string> = {}): Request {
-  const stream = Readable.from(body === undefined ? [] : [Buffer.from(body)]);
-  const lower: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) lower[k.toLowerCase()] = v;
-  const raw = Object.assign(stream, { method, url, headers: lower }) as unknown as IncomingMessage;
-  return new Request(raw, new AbortController().signal);
-}
-
-async function call(config: Config, method: string, rest: string[], body?: string, headers?: Record<string, string>, query = '') {
-  const handler = configRoutes[0]!.methods[method] as Handler;
-  const services = { config } as unknown as Services;
-  const req = fakeRequest(method, `/_config/${rest.join('/')}${query}`, body, headers);
-  return handler(req, { db: '', docId: '', attachment: '', rest }, services) as Promise<JsonReply>;
-}
-
-async function callError(...args: Parameters<typeof call>): Promise<CouchError> {
-  try {
-    await call(...args);
-  } catch (err) {
-    assert.ok(err instanceof CouchError);
-    return err;
-  }
-  assert.fail('expected an error');
-}
-
-test('/_config routes answer like CouchDB 1.6', async () => {
-  const t = await setup();
-  try {
-    assert.equal(configRoutes[0]!.shape, 'global');
-    assert.equal(configRoutes[0]!.name, '_config');
-    const c = t.config;
-    assert.deepEqual((await call(c, 'GET', [])).body, c.all());
-    assert.deepEqual((await call(c, 'GET', ['uuids'])).body, { algorithm: 'sequential' });
-    assert.deepEqual((await call(c, 'GET', ['nosuch'])).body, {});
-    assert.equal((await call(c, 'GET', ['httpd', 'port'])).body, '5984');
-
-    const missing = await callError(c, 'GET', ['httpd', 'nosuch']);
-    assert.deepEqual([missing.status, missing.error, missing.reason], [404, 'not_found', 'unknown_config_value']);
-
-    const put = await call(c, 'PUT', ['httpd', 'port'], '"  6000 "');
-    assert.deepEqual([put.status, put.body], [200, '5984']);
-    assert.equal(c.get('httpd', 'port'), '6000');
-    assert.equal((await t.reload()).get('httpd', 'port'), '6000');
-
-    const fresh = await call(c, 'PUT', ['new', 'key'], '"v"', { 'X-Couch-Persist': 'false' });
-    assert.equal(fresh.body, '');
-    assert.equal(c.get('new', 'key'), 'v');
-    assert.equal((await t.reload()).get('new', 'key'), undefined);
-
-    const notString = await callError(c, 'PUT', ['httpd', 'port'], '6001');
-    assert.deepEqual([notString.status, notString.error], [400, 'bad_request']);
-    const badJson = await callError(c, 'PUT', ['httpd', 'port'], '"x');
-    assert.equal(badJson.status, 400);
-    const badRaw = await call(c, 'PUT', ['httpd', 'port'], '"1"', {}, '?raw=maybe');
-    assert.equal(badRaw.status, 400);
-
-    const del = await call(c, 'DELETE', ['httpd', 'port']);
-    assert.deepEqual([del.status, del.body], [200, '6000']);
-    const delMissing = await callError(c, 'DELETE', ['httpd', 'port']);
-    assert.deepEqual([delMissing.status, delMissing.reason], [404, 'unknown_config_value']);
-
-    const tooDeep = await callError(c, 'PUT', ['a'], '"x"');
-    assert.equal(tooDeep.status, 405);
-  } finally {
-    await t.cleanup();
   }
 });

@@ -5,14 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Config } from '../../src/config/config.js';
 import { Logger, parseLogLevel } from '../../src/log/logger.js';
-import { logRoutes } from '../../src/api/log.js';
-import { Request } from '../../src/api/request.js';
-import type { Handler } from '../../src/api/route.js';
-import type { Services } from '../../src/api/services.js';
-import type { RawReply } from '../../src/api/reply.js';
-import { CouchError } from '../../src/errors.js';
-import { Readable } from 'node:stream';
-import type { IncomingMessage } from 'node:http';
 
 const LINE = /^\[(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT\] \[(debug|info|warning|error)\] \[<[\d.]+>\] (.*)$/;
 
@@ -148,38 +140,5 @@ test('missing or unwritable log file never throws', async () => {
     });
     assert.match(stderr, /cannot write log file/);
     assert.equal(stderr.match(/cannot write log file/g)!.length, 1, 'complains once');
-  });
-});
-
-// ---- /_log handler ---------------------------------------------------------------------
-
-function fakeRequest(url: string): Request {
-  const raw = Object.assign(Readable.from([]), { method: 'GET', url, headers: {} }) as unknown as IncomingMessage;
-  return new Request(raw, new AbortController().signal);
-}
-
-test('GET /_log answers text/plain and enforces log_max_chunk_size', async () => {
-  await withDir(async (dir) => {
-    const config = Config.fromValues({ httpd: { log_max_chunk_size: '2000' } });
-    const log = new Logger(join(dir, 'settee.log'), { config });
-    for (let i = 0; i < 10; i++) log.info(`entry ${i}`);
-    const services = { config, log } as unknown as Services;
-    const handler = logRoutes[0]!.methods['GET'] as Handler;
-    const params = { db: '', docId: '', attachment: '', rest: [] };
-
-    const reply = (await handler(fakeRequest('/_log?bytes=30'), params, services)) as RawReply;
-    assert.equal(reply.kind, 'raw');
-    assert.equal(reply.contentType, 'text/plain; charset=utf-8');
-    assert.equal(reply.body, await log.tail(30, 0));
-    assert.equal((reply.body as string).length, 30);
-
-    const dflt = (await handler(fakeRequest('/_log'), params, services)) as RawReply;
-    assert.equal(dflt.body, await log.tail(1000, 0));
-
-    await assert.rejects(handler(fakeRequest('/_log?bytes=2001'), params, services),
-      (e: unknown) => e instanceof CouchError && e.status === 400 && e.reason === "'bytes' cannot exceed 2000");
-    await assert.rejects(handler(fakeRequest('/_log?bytes=abc'), params, services),
-      (e: unknown) => e instanceof CouchError && e.status === 400);
-    await log.close();
   });
 });
