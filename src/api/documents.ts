@@ -1,6 +1,6 @@
 /** Document endpoints: GET/HEAD/PUT/DELETE/COPY of `/{db}/{docid}`, design and local documents. */
 import { badRequest, conflict, notFound } from '../errors.js';
-import { parseIncomingDoc, type IncomingDoc } from '../core/document.js';
+import { emptyDoc, parseIncomingDoc, type IncomingDoc } from '../core/document.js';
 import { validateDocId, isLocalId } from '../core/names.js';
 import type { Database, OpenOptions, OpenedDoc } from '../core/database.js';
 import { parseRev } from '../core/revtree.js';
@@ -111,12 +111,12 @@ async function deleteDocument(req: Request, p: RouteParams, svc: Services): Prom
   const db = await openDb(svc, p.db);
   const rev = req.string('rev') ?? ifMatchRev(req);
   if (isLocalId(p.docId)) {
-    await db.putLocal({ id: p.docId, rev, deleted: true, body: {}, revisions: undefined, attachments: undefined }, durableWrite(req, svc));
+    await db.putLocal(emptyDoc(p.docId, rev, true), durableWrite(req, svc));
     return json(200, { ok: true, id: p.docId, rev: '0-0' });
   }
   if (rev === undefined) throw conflict();
   if (!parseRev(rev)) throw badRequest('Invalid rev format');
-  const doc: IncomingDoc = { id: p.docId, rev, deleted: true, body: {}, revisions: undefined, attachments: undefined };
+  const doc: IncomingDoc = emptyDoc(p.docId, rev, true);
   return writeOne(req, p, svc, db, doc, 200);
 }
 
@@ -158,7 +158,7 @@ async function copyDocument(req: Request, p: RouteParams, svc: Services): Promis
     const parsed = parseIncomingDoc(JSON.parse(opened.json));
     source = { body: parsed.body, attachments: parsed.attachments };
   }
-  const doc: IncomingDoc = { id: targetId, rev: targetRev, deleted: false, body: source.body, revisions: undefined, attachments: source.attachments };
+  const doc: IncomingDoc = { ...emptyDoc(targetId, targetRev, false), body: source.body, bodyJson: JSON.stringify(source.body), attachments: source.attachments };
   return writeOne(req, { ...p, docId: targetId }, svc, db, doc, 201);
 }
 
