@@ -245,6 +245,16 @@ export class Database {
     return { id: info.id, rev, deleted, json: renderDoc(info.id, rev, deleted, record.body, extras, record.attachments) };
   }
 
+  /**
+   * Renders a revision whose id and deleted flag the caller already knows (from the live index
+   * or the by-sequence index): one body read, no revision-tree decoding. Undefined if gone.
+   */
+  async renderKnown(id: string, rev: string, deleted: boolean): Promise<OpenedDoc | undefined> {
+    const record = await this.revision(id, rev);
+    if (!record) return undefined;
+    return { id, rev, deleted, json: renderDoc(id, rev, deleted, record.body, [], record.attachments) };
+  }
+
   /** `open_revs`: each requested revision (or every leaf for 'all'), found or missing. */
   async openRevs(id: string, revs: 'all' | string[], options: OpenOptions = {}): Promise<({ ok: OpenedDoc } | { missing: string })[]> {
     const info = await this.docInfo(id);

@@ -82,8 +82,10 @@ export class DatabaseRegistry {
       return db;
     })();
     this.open.set(name, opening);
-    opening.catch(() => this.open.delete(name));
-    void opening.then(() => this.evict());
+    // Both continuations handle rejection: an unhandled one would take the process down.
+    opening.then(() => this.evict(), () => {
+      if (this.open.get(name) === opening) this.open.delete(name);
+    });
     return opening;
   }
 
