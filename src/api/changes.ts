@@ -48,7 +48,8 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
     throw badRequest(`Supported feeds are normal, longpoll, continuous and eventsource, not ${feedParam}`);
   }
   const feed = feedParam as Feed;
-  const lastEventId = req.header('last-event-id') ?? req.string('last-event-id');
+  // The header is a browser's EventSource reconnecting: CouchDB honours it for that feed only.
+  const lastEventId = (feed === 'eventsource' ? req.header('last-event-id') : undefined) ?? req.string('last-event-id');
   const sinceParam = lastEventId ?? req.string('since') ?? '0';
   let since: number;
   if (sinceParam === 'now') since = db.updateSeq;
@@ -61,17 +62,19 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
   }
   const limitParam = req.int('limit');
   if (limitParam !== undefined && limitParam < 0) throw queryParseError('limit must be a non-negative integer');
+  // As couch_changes:get_changes_timeout: httpd/changes_timeout caps both intervals; with a
+  // heartbeat the feed never times out (each idle interval sends a heartbeat instead).
+  const maxTimeout = svc.config.getInt('httpd', 'changes_timeout', 60000);
   const heartbeatParam = req.string('heartbeat');
   let heartbeat = 0;
   if (heartbeatParam !== undefined && heartbeatParam !== 'false') {
-    heartbeat = heartbeatParam === 'true' ? 60000 : req.int('heartbeat', 60000);
+    heartbeat = heartbeatParam === 'true' ? maxTimeout : req.int('heartbeat', maxTimeout);
     if (heartbeat < 0) throw badRequest('heartbeat must be a non-negative integer');
-    heartbeat = Math.max(heartbeat, 100);
+    heartbeat = Math.max(Math.min(heartbeat, maxTimeout), 100);
   }
-  const maxTimeout = svc.config.getInt('httpd', 'changes_timeout', 60000);
   const timeoutParam = req.int('timeout');
-  const timeout = timeoutParam !== undefined ? Math.max(0, timeoutParam)
-    : heartbeat > 0 ? Infinity : maxTimeout;
+  const timeout = heartbeat > 0 ? Infinity
+    : timeoutParam !== undefined ? Math.min(Math.max(0, timeoutParam), maxTimeout) : maxTimeout;
 
   const filterName = req.string('filter');
   let filter: ((row: ChangeRow) => boolean) | undefined;
@@ -86,8 +89,17 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
     filter = (row) => set.has(row.id);
   } else if (filterName === '_design') {
     filter = (row) => row.id.startsWith('_design/');
+  } else if (filterName === '_view') {
+    if (!req.string('view')) throw badRequest('`view` filter parameter is not provided.');
+    // _view runs a map function: it needs the JavaScript sandbox.
+    throw notFound(`filter ${filterName} is not available`);
+  } else if (filterName?.startsWith('_')) {
+    throw badRequest('unknown builtin filter name');
   } else if (filterName !== undefined) {
-    // Filter functions and _view need the JavaScript sandbox.
+    if (filterName.split('/').filter((part) => part !== '').length !== 2) {
+      throw badRequest('filter parameter must be of the form `designname/filtername`');
+    }
+    // Filter functions need the JavaScript sandbox.
     throw notFound(`filter ${filterName} is not available`);
   }
 
@@ -109,16 +121,53 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
 async function changes(req: Request, p: RouteParams, svc: Services, bodyDocIds: unknown): Promise<Reply> {
   const db = await openDb(svc, p.db);
   const q = parseQuery(req, db, svc, bodyDocIds);
-  switch (q.feed) {
-    case 'normal':
-      return stream(200, normalFeed(db, q));
-    case 'longpoll':
-      return stream(200, longpollFeed(db, q, req.signal));
-    case 'continuous':
-      return stream(200, continuousFeed(db, q, req.signal, false));
-    case 'eventsource':
-      return stream(200, continuousFeed(db, q, req.signal, true), {}, 'text/event-stream');
+  if (q.feed === 'normal') return stream(200, normalFeed(db, q));
+  return stream(200, liveFeed(svc, db, q, req.signal), {}, q.feed === 'eventsource' ? 'text/event-stream' : undefined);
+}
+
+/** Longpoll, continuous and eventsource; the deletion listener lives only while the feed runs. */
+async function* liveFeed(svc: Services, db: Database, q: ChangesQuery, client: AbortSignal): AsyncIterable<string> {
+  const life = follow(svc, db, client);
+  const release = db.retain();
+  try {
+    yield* q.feed === 'longpoll' ? longpollFeed(db, q, life) : continuousFeed(db, q, life, q.feed === 'eventsource');
+  } finally {
+    release();
+    life.dispose();
   }
+}
+
+/**
+ * What ends a live feed besides its own timeout and limit: the client going away (`client`), or
+ * the database being deleted (`stop` fires too). CouchDB's feed wakes on the deletion, fails to
+ * reopen the database and ends as on a timeout.
+ */
+interface FeedLife {
+  client: AbortSignal;
+  /** Aborted when the client goes or the database is deleted. */
+  stop: AbortSignal;
+  dispose: () => void;
+}
+
+function follow(svc: Services, db: Database, client: AbortSignal): FeedLife {
+  const deleted = new AbortController();
+  const off = svc.dbs.onEvent((name, type) => {
+    if (name === db.name && type === 'deleted') deleted.abort();
+  });
+  return { client, stop: AbortSignal.any([client, deleted.signal]), dispose: off };
+}
+
+/**
+ * Waits up to `ms` for a sequence past `since`. 'closed' when the Database answered "no" before
+ * the wait was over without being aborted: it was closed under the feed (deleted or evicted), and
+ * waiting on it again would return at once, forever.
+ */
+async function waitForChange(db: Database, since: number, ms: number, stop: AbortSignal): Promise<'changed' | 'idle' | 'closed'> {
+  const started = Date.now();
+  if (await db.waitForUpdate(since, ms, stop)) return 'changed';
+  // Timers may fire a millisecond early; a closed database answers at once.
+  if (!stop.aborted && Date.now() - started + 2 < ms) return 'closed';
+  return 'idle';
 }
 
 /** Rows after `since` that pass the filter, up to `limit`; `end` is the last sequence looked at. */
@@ -176,32 +225,35 @@ async function* normalFeed(db: Database, q: ChangesQuery): AsyncIterable<string>
       buffered = '';
     }
   }
-  yield `${buffered}${first ? '' : '\n'}],\n"last_seq":${out.end}}\n`;
+  yield `${buffered}\n],\n"last_seq":${out.end}}\n`;
 }
 
-async function* longpollFeed(db: Database, q: ChangesQuery, signal: AbortSignal): AsyncIterable<string> {
+async function* longpollFeed(db: Database, q: ChangesQuery, life: FeedLife): AsyncIterable<string> {
   const deadline = Date.now() + q.timeout;
   let since = q.since;
   for (;;) {
     const out = { end: since };
     const rows: string[] = [];
     for await (const row of rowsSince(db, q, since, q.limit, out)) rows.push(await renderRow(db, q, row));
-    if (rows.length > 0 || signal.aborted || Date.now() >= deadline) {
-      yield `{"results":[\n${rows.join(',\n')}${rows.length ? '\n' : ''}],\n"last_seq":${out.end}}\n`;
-      return;
-    }
+    let ended = rows.length > 0 || life.stop.aborted || Date.now() >= deadline;
     since = out.end;
     // Wait for a change, sending heartbeat newlines meanwhile.
-    for (;;) {
+    while (!ended) {
       const wait = Math.min(deadline - Date.now(), q.heartbeat > 0 ? q.heartbeat : Infinity);
-      const changed = await db.waitForUpdate(since, wait, signal);
-      if (changed || signal.aborted || Date.now() >= deadline) break;
-      yield '\n';
+      const result = await waitForChange(db, since, wait, life.stop);
+      if (result === 'changed') break;
+      if (result === 'closed' || life.stop.aborted || Date.now() >= deadline) ended = true;
+      else yield '\n';
+    }
+    if (life.client.aborted) return;
+    if (ended) {
+      yield `{"results":[\n${rows.join(',\n')}\n],\n"last_seq":${since}}\n`;
+      return;
     }
   }
 }
 
-async function* continuousFeed(db: Database, q: ChangesQuery, signal: AbortSignal, eventSource: boolean): AsyncIterable<string> {
+async function* continuousFeed(db: Database, q: ChangesQuery, life: FeedLife, eventSource: boolean): AsyncIterable<string> {
   let since = q.since;
   let remaining = q.limit;
   let deadline = Date.now() + q.timeout;
@@ -217,17 +269,18 @@ async function* continuousFeed(db: Database, q: ChangesQuery, signal: AbortSigna
     remaining -= sent;
     if (sent > 0) deadline = Date.now() + q.timeout;
     if (remaining <= 0 || q.descending) break;
-    let timedOut = false;
+    let ended = false;
     for (;;) {
-      if (signal.aborted) return;
+      if (life.stop.aborted) { ended = true; break; }
       const left = deadline - Date.now();
-      if (left <= 0) { timedOut = true; break; }
-      const changed = await db.waitForUpdate(since, Math.min(left, q.heartbeat > 0 ? q.heartbeat : left), signal);
-      if (changed) break;
-      if (signal.aborted) return;
-      if (q.heartbeat > 0 && Date.now() < deadline) yield eventSource ? 'event: heartbeat\ndata: \n\n' : '\n';
+      if (left <= 0) { ended = true; break; }
+      const result = await waitForChange(db, since, Math.min(left, q.heartbeat > 0 ? q.heartbeat : left), life.stop);
+      if (result === 'changed') break;
+      if (result === 'closed') { ended = true; break; }
+      if (q.heartbeat > 0 && !life.stop.aborted && Date.now() < deadline) yield eventSource ? 'event: heartbeat\ndata: \n\n' : '\n';
     }
-    if (timedOut) break;
+    if (ended) break;
   }
+  if (life.client.aborted) return;
   if (!eventSource) yield `{"last_seq":${since}}\n`;
 }

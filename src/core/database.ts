@@ -104,6 +104,7 @@ export class Database {
   private updating = false;
   private compactRunning = false;
   private listeners = new Set<(seq: number) => void>();
+  private holders = 0;
   private closed = false;
 
   private constructor(name: string, readonly store: KeyValueStore) {
@@ -176,7 +177,7 @@ export class Database {
         signal?.removeEventListener('abort', onAbort);
         resolve(result);
       };
-      const off = this.onUpdate((s) => { if (s > seq) finish(true); });
+      const off = this.onUpdate((s) => { if (s > seq || this.closed) finish(s > seq); });
       const onAbort = () => finish(false);
       // setTimeout treats delays past 2^31-1 ms as 1 ms: clamp "forever" to about 24 days.
       const timer = setTimeout(() => finish(false), Math.min(Math.max(0, timeoutMs), 0x7fffffff));
@@ -535,9 +536,28 @@ export class Database {
     }
   }
 
-  /** No writer queued and nobody waiting on changes: safe to close for the LRU. */
+  /**
+   * Keeps the database open for a long-lived reader (a live changes feed) even while it waits
+   * between changes; call the returned function when done.
+   */
+  retain(): () => void {
+    this.holders++;
+    let released = false;
+    return () => {
+      if (!released) {
+        released = true;
+        this.holders--;
+      }
+    };
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Nothing queued, running or held: safe for the LRU to close. */
   get isIdle(): boolean {
-    return !this.updating && this.queue.length === 0 && this.listeners.size <= 1 && !this.compactRunning;
+    return !this.updating && this.queue.length === 0 && this.holders === 0 && !this.compactRunning;
   }
 
   get isCompacting(): boolean {
