@@ -43,33 +43,31 @@ function parseQuery(req: Request, bodyKeys: unknown[] | undefined): AllDocsQuery
   if (limit !== undefined && limit < 0) throw queryParseError('Invalid value for `limit`: must be a non-negative integer');
   const skip = req.int('skip', 0);
   if (skip < 0) throw queryParseError('Invalid value for `skip`: must be a non-negative integer');
-  const startkey = req.has('startkey') ? req.json('startkey') : req.json('start_key');
-  const endkey = req.has('endkey') ? req.json('endkey') : req.json('end_key');
-  const q: AllDocsQuery = {
-    start: idBound(startkey),
-    end: idBound(endkey),
-    inclusiveEnd: req.bool('inclusive_end', true),
+  let startkey = req.has('startkey') ? req.json('startkey') : req.json('start_key');
+  let endkey = req.has('endkey') ? req.json('endkey') : req.json('end_key');
+  if (keyParam !== undefined) {
+    startkey = keyParam;
+    endkey = keyParam;
+  }
+  const keys = bodyKeys ?? (keysParam as unknown[] | undefined);
+  if (keys !== undefined && keys.length > 0 && (startkey !== undefined || endkey !== undefined)) {
+    throw queryParseError('`keys` is incompatible with `key`, `start_key` and `end_key`');
+  }
+  // As CouchDB: a bound that is not a string (no id equals it) falls back to the *_docid one.
+  const startDocId = req.has('startkey_docid') ? req.string('startkey_docid') : req.string('start_key_doc_id');
+  const endDocId = req.has('endkey_docid') ? req.string('endkey_docid') : req.string('end_key_doc_id');
+  return {
+    start: typeof startkey === 'string' ? startkey : startDocId,
+    end: typeof endkey === 'string' ? endkey : endDocId,
+    inclusiveEnd: keyParam !== undefined ? true : req.bool('inclusive_end', true),
     descending: req.bool('descending'),
     skip,
     limit,
     includeDocs: req.bool('include_docs'),
     conflicts: req.bool('conflicts'),
     updateSeq: req.bool('update_seq'),
-    keys: bodyKeys ?? (keysParam as unknown[] | undefined),
+    keys,
   };
-  if (keyParam !== undefined) {
-    q.start = idBound(keyParam);
-    q.end = q.start;
-    q.inclusiveEnd = true;
-  }
-  return q;
-}
-
-/** Ids sort as strings; a non-string bound has no id equal to it, so it bounds nothing useful. */
-function idBound(value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw queryParseError('Keys of _all_docs must be strings (document ids)');
-  return value;
 }
 
 async function allDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined): Promise<Reply> {
@@ -77,10 +75,27 @@ async function allDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: un
   const q = parseQuery(req, bodyKeys);
   const totalRows = db.docCount;
   const updateSeq = db.updateSeq;
-  const offset = q.keys ? 0 : (await db.countLiveBefore(q.start, q.descending)) + q.skip;
-  const head = `{"total_rows":${totalRows},"offset":${offset},${q.updateSeq ? `"update_seq":${updateSeq},` : ''}"rows":[\r\n`;
+  // CouchDB sends `offset` with the first row; a keys query that yields no row has none.
+  const offset = q.keys ? (q.keys.length > q.skip ? 0 : undefined) : await rangeOffset(db, q);
+  const head = `{"total_rows":${totalRows},${offset === undefined ? '' : `"offset":${offset},`}`
+    + `${q.updateSeq ? `"update_seq":${updateSeq},` : ''}"rows":[\r\n`;
   const rows = q.keys ? keyedRows(db, q) : rangeRows(db, q);
   return stream(200, envelope(head, rows, ']}\n'));
+}
+
+/**
+ * The rows before the first one returned: those before the start key plus the skipped ones, but
+ * never past the end of the range (CouchDB then reports where its scan stopped).
+ */
+async function rangeOffset(db: Database, q: AllDocsQuery): Promise<number> {
+  const before = await db.countLiveBefore(q.start, q.descending);
+  if (q.skip === 0) return before;
+  let throughEnd: number;
+  if (q.end === undefined) throughEnd = db.docCount;
+  else if (!q.descending) throughEnd = await db.countLiveBefore(q.inclusiveEnd ? `${q.end}\u0000` : q.end, false);
+  else if (!q.inclusiveEnd) throughEnd = await db.countLiveBefore(q.end, true);
+  else throughEnd = db.docCount - (await db.countLiveBefore(q.end, false));
+  return Math.min(before + q.skip, Math.max(before, throughEnd));
 }
 
 async function* envelope(head: string, rows: AsyncIterable<string>, tail: string): AsyncIterable<string> {

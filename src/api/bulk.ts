@@ -3,7 +3,7 @@ import { badRequest, CouchError } from '../errors.js';
 import { parseIncomingDoc, type IncomingDoc } from '../core/document.js';
 import { validateDocId, isLocalId } from '../core/names.js';
 import { parseRev } from '../core/revtree.js';
-import type { EditResult } from '../core/database.js';
+import type { Database, EditResult, OpenOptions, OpenedDoc } from '../core/database.js';
 import { json } from './reply.js';
 import type { Route } from './route.js';
 import { durableWrite, maxDocumentSize, openDb, readObject } from './common.js';
@@ -18,7 +18,8 @@ export const bulkRoutes: Route[] = [
         req.requireJsonContentType();
         const body = await readObject(req, svc);
         const docsJson = body['docs'];
-        if (!Array.isArray(docsJson)) throw badRequest('POST body must include `docs` parameter.');
+        if (docsJson === undefined) throw badRequest("Missing JSON list of 'docs'");
+        if (!Array.isArray(docsJson)) throw badRequest('`docs` member must be an array.');
         const newEdits = body['new_edits'] === undefined ? true : body['new_edits'] === true;
         const allOrNothing = body['all_or_nothing'] === true;
         const maxSize = maxDocumentSize(svc);
@@ -68,43 +69,58 @@ export const bulkRoutes: Route[] = [
     methods: {
       POST: async (req, p, svc) => {
         const db = await openDb(svc, p.db);
+        req.requireJsonContentType();
         const body = await readObject(req, svc);
         const requests = body['docs'];
+        if (requests === undefined) throw badRequest("Missing JSON list of 'docs'.");
         if (!Array.isArray(requests)) throw badRequest('`docs` member must be an array.');
         const options = { ...openOptions(req), rev: undefined };
         const parts: string[] = [];
         for (const item of requests) {
-          const r = item as { id?: unknown; rev?: unknown };
-          if (!r || typeof r !== 'object' || typeof r.id !== 'string') {
-            parts.push(`{"id":null,"docs":[{"error":{"id":null,"rev":null,"error":"bad_request","reason":"Document id must be a string"}}]}`);
+          const r = (item !== null && typeof item === 'object' ? item : {}) as { id?: unknown; rev?: unknown };
+          if (r.id === undefined || r.id === null) {
+            parts.push(`{"id":null,"docs":[${bulkGetError(null, null, 'bad_request', 'document id missed')}]}`);
             continue;
           }
           const id = r.id;
-          const rev = typeof r.rev === 'string' ? r.rev : undefined;
-          const docs: string[] = [];
-          try {
-            if (rev !== undefined && !parseRev(rev)) throw badRequest('Invalid rev format');
-            if (rev === undefined) {
-              // No rev: the winning revision, as GET /db/id would give.
-              const doc = await db.openDoc(id, options);
-              docs.push(`{"ok":${doc.json}}`);
-            } else {
-              for (const o of await db.openRevs(id, [rev], options)) {
-                docs.push('ok' in o ? `{"ok":${o.ok.json}}`
-                  : JSON.stringify({ error: { id, rev: o.missing, error: 'not_found', reason: 'missing' } }));
-              }
-            }
-          } catch (err) {
-            if (!(err instanceof CouchError)) throw err;
-            docs.push(JSON.stringify({ error: { id, rev: rev ?? null, error: err.error, reason: err.reason } }));
-          }
-          parts.push(`{"id":${JSON.stringify(id)},"docs":[${docs.join(',')}]}`);
+          parts.push(`{"id":${JSON.stringify(id)},"docs":[${(await bulkGetOne(db, id, r.rev, options)).join(',')}]}`);
         }
         return json(200, `{"results":[${parts.join(',')}]}`);
       },
     },
   },
 ];
+
+/**
+ * One `_bulk_get` item as CouchDB 2 answers it: the asked revision, or every leaf (conflicts and
+ * deletions included) when no `rev` is given; errors name the id and rev they concern.
+ */
+async function bulkGetOne(db: Database, id: unknown, revValue: unknown, options: OpenOptions): Promise<string[]> {
+  try {
+    validateDocId(id);
+  } catch (err) {
+    if (!(err instanceof CouchError)) throw err;
+    return [bulkGetError(id, null, err.error, err.reason)];
+  }
+  if (revValue !== undefined && (typeof revValue !== 'string' || !parseRev(revValue))) {
+    return [bulkGetError(id, revValue, 'bad_request', 'Invalid rev format')];
+  }
+  const rev = revValue as string | undefined;
+  let results: ({ ok: OpenedDoc } | { missing: string })[];
+  try {
+    results = await db.openRevs(id, rev === undefined ? 'all' : [rev], options);
+  } catch (err) {
+    if (!(err instanceof CouchError) || err.status !== 404) throw err;
+    results = [];
+  }
+  // CouchDB 2 prints the absent rev of an unknown document as the string "undefined".
+  if (results.length === 0) return [bulkGetError(id, rev ?? 'undefined', 'not_found', 'missing')];
+  return results.map((o) => ('ok' in o ? `{"ok":${o.ok.json}}` : bulkGetError(id, o.missing, 'not_found', 'missing')));
+}
+
+function bulkGetError(id: unknown, rev: unknown, error: string, reason: string): string {
+  return JSON.stringify({ error: { id, rev, error, reason } });
+}
 
 function resultJson(r: EditResult | undefined): Record<string, unknown> {
   if (!r) return {};

@@ -1,15 +1,15 @@
 /** Document endpoints: GET/HEAD/PUT/DELETE/COPY of `/{db}/{docid}`, design and local documents. */
-import { badRequest, conflict, notFound } from '../errors.js';
+import { badRequest, conflict, CouchError, notFound } from '../errors.js';
 import { emptyDoc, parseIncomingDoc, type IncomingDoc } from '../core/document.js';
 import { validateDocId, isLocalId } from '../core/names.js';
 import type { Database, OpenOptions, OpenedDoc } from '../core/database.js';
-import { parseRev } from '../core/revtree.js';
+import { parseRev, winner } from '../core/revtree.js';
 import { json, raw, type HeaderMap, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import {
-  absoluteUrl, docPath, durableWrite, ifMatchRev, openDb, quote, raiseResult, readObject,
+  absoluteUrl, docPath, durableWrite, ifMatchRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit,
 } from './common.js';
 import { checkDocSize } from './databases.js';
 import { randomBytes } from 'node:crypto';
@@ -42,16 +42,37 @@ async function getDocument(req: Request, p: RouteParams, svc: Services): Promise
   if (isLocalId(p.docId)) {
     const rec = await db.getLocal(p.docId);
     if (!rec) throw notFound('missing');
-    return json(200, db.openLocal(rec, req.bool('revs')), { ETag: quote(`0-${rec.rev}`) });
+    const localEtag = quote(`0-${rec.rev}`);
+    if (etagMatches(req, localEtag)) return raw(304, '', 'application/json', { ETag: localEtag });
+    return json(200, db.openLocal(rec, req.bool('revs')), { ETag: localEtag });
   }
   const options = openOptions(req);
   if (req.has('open_revs')) return openRevs(req, db, p.docId, options);
 
   const doc = await db.openDoc(p.docId, options);
+  // CouchDB sends an ETag, and honours If-None-Match, only when the answer carries no meta
+  // information (couch_httpd_db:send_doc).
+  if (hasMeta(doc, options)) return json(200, doc.json);
   const etag = quote(doc.rev);
-  if (req.header('if-none-match') === etag) return raw(304, '', 'application/json', { ETag: etag });
-  const headers: HeaderMap = options.conflicts || options.deletedConflicts ? {} : { ETag: etag };
-  return json(200, doc.json, headers);
+  if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
+  return json(200, doc.json, { ETag: etag });
+}
+
+/** If-None-Match lists the given ETag (CouchDB splits the header on commas and spaces). */
+function etagMatches(req: Request, etag: string): boolean {
+  const header = req.header('if-none-match');
+  return header !== undefined && header.split(/[, ]+/).includes(etag);
+}
+
+/**
+ * Whether an opened document carries meta information: `_revs_info` and `_local_seq` always do
+ * when asked; `conflicts`/`deleted_conflicts` only when there actually are such revisions.
+ */
+function hasMeta(doc: OpenedDoc, options: OpenOptions): boolean {
+  if (options.revsInfo || options.localSeq) return true;
+  if (!options.conflicts && !options.deletedConflicts) return false;
+  const fields = JSON.parse(doc.json) as Record<string, unknown>;
+  return '_conflicts' in fields || '_deleted_conflicts' in fields;
 }
 
 async function openRevs(req: Request, db: Database, id: string, options: OpenOptions): Promise<Reply> {
@@ -66,7 +87,14 @@ async function openRevs(req: Request, db: Database, id: string, options: OpenOpt
     }
     revs = parsed as string[];
   }
-  const results = await db.openRevs(id, revs, options);
+  let results: Awaited<ReturnType<Database['openRevs']>>;
+  try {
+    results = await db.openRevs(id, revs, options);
+  } catch (err) {
+    // CouchDB answers open_revs=all of a document it does not have with an empty list.
+    if (revs !== 'all' || !(err instanceof CouchError) || err.status !== 404) throw err;
+    results = [];
+  }
   const accept = req.header('accept') ?? '';
   if (accept.includes('multipart/mixed')) {
     const boundary = randomBytes(16).toString('hex');
@@ -83,49 +111,66 @@ async function openRevs(req: Request, db: Database, id: string, options: OpenOpt
   return json(200, `[${parts.join(',')}]`);
 }
 
-/** The revision a write names: body `_rev`, `?rev=` or `If-Match`, which must agree. */
+/**
+ * The revision a write names: body `_rev`, `?rev=` or `If-Match`, which must agree, with
+ * couch_httpd_db's reasons: body against query first, then either against the If-Match ETag.
+ */
 function resolveRev(req: Request, doc: IncomingDoc): void {
   const queryRev = req.string('rev');
-  const headerRev = ifMatchRev(req);
-  for (const rev of [queryRev, headerRev]) {
-    if (rev === undefined) continue;
-    if (!parseRev(rev)) throw badRequest('Invalid rev format');
-    if (doc.rev !== undefined && doc.rev !== rev) {
-      throw badRequest('Document rev from request body and query string have different values');
-    }
-    doc.rev = rev;
+  if (queryRev !== undefined && !parseRev(queryRev)) throw badRequest('Invalid rev format');
+  if (doc.rev !== undefined && queryRev !== undefined && doc.rev !== queryRev) {
+    throw badRequest('Document rev from request body and query string have different values');
   }
+  const explicit = doc.rev ?? queryRev;
+  const etagRev = ifMatchRev(req);
+  if (etagRev !== undefined) {
+    if (!parseRev(etagRev)) throw badRequest('Invalid rev format');
+    if (explicit !== undefined && explicit !== etagRev) throw badRequest('Document rev and etag have different values');
+  }
+  doc.rev = explicit ?? etagRev;
 }
 
 async function putDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const db = await openDb(svc, p.db);
   validateDocId(p.docId);
   checkDocSize(req, svc);
-  const doc = parseIncomingDoc(await readObject(req, svc));
+  // max_document_size bounds the body however it is sent: chunked bodies have no Content-Length.
+  const body = await req.jsonBody(Math.min(requestLimit(svc), maxDocumentSize(svc)));
+  const doc = parseIncomingDoc(body); // a non-object is "Document must be a JSON object", as CouchDB
   doc.id = p.docId;
   resolveRev(req, doc);
-  return writeOne(req, p, svc, db, doc, 201);
+  return writeOne(req, p, svc, db, doc, doc.deleted ? 200 : 201, true);
 }
 
 async function deleteDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const db = await openDb(svc, p.db);
-  const rev = req.string('rev') ?? ifMatchRev(req);
+  const doc: IncomingDoc = emptyDoc(p.docId, undefined, true);
+  resolveRev(req, doc);
   if (isLocalId(p.docId)) {
-    await db.putLocal(emptyDoc(p.docId, rev, true), durableWrite(req, svc));
+    await db.putLocal(doc, durableWrite(req, svc));
     return json(200, { ok: true, id: p.docId, rev: '0-0' });
   }
-  if (rev === undefined) throw conflict();
-  if (!parseRev(rev)) throw badRequest('Invalid rev format');
-  const doc: IncomingDoc = emptyDoc(p.docId, rev, true);
-  return writeOne(req, p, svc, db, doc, 200);
+  // As CouchDB, look the document up first: a missing or already deleted one is a 404 whatever
+  // revision was given (deleting a tombstone must not stack another tombstone on it).
+  const info = await db.docInfo(p.docId);
+  if (!info) throw notFound('missing');
+  if (winner(info.tree)!.deleted) throw notFound('deleted');
+  if (doc.rev === undefined) throw conflict();
+  return writeOne(req, p, svc, db, doc, 200, false);
 }
 
-/** Writes one document and answers as CouchDB does (201/200, 202 for batch=ok, ETag, Location). */
-async function writeOne(req: Request, p: RouteParams, svc: Services, db: Database, doc: IncomingDoc, status: number): Promise<Reply> {
+/**
+ * Writes one document and answers as CouchDB does: 201 (200 for a deletion), 202 for batch=ok,
+ * ETag, and Location for PUT and COPY (not DELETE).
+ */
+async function writeOne(
+  req: Request, p: RouteParams, svc: Services, db: Database, doc: IncomingDoc, status: number, withLocation: boolean,
+): Promise<Reply> {
   const id = doc.id!;
+  const location: HeaderMap = withLocation ? { Location: absoluteUrl(req, docPath(p.db, id)) } : {};
   if (isLocalId(id)) {
     const rev = await db.putLocal(doc, durableWrite(req, svc));
-    return json(201, { ok: true, id, rev }, { ETag: quote(rev) });
+    return json(status, { ok: true, id, rev }, { ETag: quote(rev), ...location });
   }
   const newEdits = req.bool('new_edits', true);
   if (req.string('batch') === 'ok') {
@@ -134,10 +179,7 @@ async function writeOne(req: Request, p: RouteParams, svc: Services, db: Databas
   }
   const [result] = await db.edit([doc], { newEdits, allOrNothing: false, durable: durableWrite(req, svc) });
   if (!result!.ok) raiseResult(result!);
-  return json(status, { ok: true, id, rev: result!.rev }, {
-    ETag: quote(result!.rev),
-    Location: absoluteUrl(req, docPath(p.db, id)),
-  });
+  return json(status, { ok: true, id, rev: result!.rev }, { ETag: quote(result!.rev), ...location });
 }
 
 async function copyDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
@@ -159,11 +201,12 @@ async function copyDocument(req: Request, p: RouteParams, svc: Services): Promis
     source = { body: parsed.body, attachments: parsed.attachments };
   }
   const doc: IncomingDoc = { ...emptyDoc(targetId, targetRev, false), body: source.body, bodyJson: JSON.stringify(source.body), attachments: source.attachments };
-  return writeOne(req, { ...p, docId: targetId }, svc, db, doc, 201);
+  return writeOne(req, { ...p, docId: targetId }, svc, db, doc, 201, true);
 }
 
 /** `Destination: id` or `Destination: id?rev=N-x` (the rev being the destination's current one). */
 function parseDestination(header: string): { id: string; rev: string | undefined } {
+  if (/^https?:\/\//.test(header)) throw badRequest('Destination URL must be relative.');
   const q = header.indexOf('?');
   const rawId = q === -1 ? header : header.slice(0, q);
   let id: string;

@@ -518,6 +518,8 @@ export class Database {
         writeInfo(ops, meta, next);
       }
       if (touched) {
+        // A purge request is itself an update, as in CouchDB 1.6.
+        meta.updateSeq += 1;
         meta.purgeSeq += 1;
         ops.push({ type: 'put', key: purgeKey(meta.purgeSeq), value: encodeJson(purged) });
         ops.push({ type: 'put', key: metaKey('info'), value: encodeJson(meta) });
