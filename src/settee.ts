@@ -81,7 +81,7 @@ export class Settee {
     this.services = await this.buildServices(config);
     this.http = new HttpServer(routes, () => this.services);
     this.http.onRequest((method, status, _ms, req) => {
-      this.services.log.info(`${req.raw.socket.remoteAddress ?? '-'} - - ${method} ${req.raw.url} ${status}`);
+      this.services.log.info(`${req.raw.socket?.remoteAddress ?? '-'} - - ${method} ${req.raw.url} ${status}`);
     });
   }
 

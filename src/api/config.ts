@@ -14,6 +14,8 @@ import { HEADER_PERSIST } from '../couchdb-names.js';
  *
  * `X-Couch-Persist: false` keeps a change in memory only. Values are trimmed unless the section
  * is [admins] or `?raw=true` is given (raw also skips the config's write filter, i.e. hashing).
+ * When `[httpd] config_whitelist` is set (an Erlang list of `{Section, Key}` pairs, `*` for any
+ * key), PUT and DELETE of pairs not on it are 400 modification_not_allowed.
  * Server-admin checks belong to the auth layer in front of these handlers.
  */
 
@@ -23,6 +25,9 @@ const methodNotAllowed = (): CouchError =>
   new CouchError(405, 'method_not_allowed', 'Only GET,PUT,DELETE allowed', { Allow: 'GET,PUT,DELETE' });
 
 const unknownConfigValue = (): CouchError => notFound('unknown_config_value');
+
+/** A config value as a JSON string body (a bare string given to json() would be sent as is). */
+const jsonString = (value: string) => json(200, JSON.stringify(value));
 
 const getConfig: Handler = async (_req, params, services) => {
   const rest = params.rest;
@@ -34,7 +39,7 @@ const getConfig: Handler = async (_req, params, services) => {
     case 2: {
       const value = services.config.get(rest[0]!, rest[1]!);
       if (value === undefined) throw unknownConfigValue();
-      return json(200, value);
+      return jsonString(value);
     }
     default:
       throw methodNotAllowed();
@@ -44,6 +49,7 @@ const getConfig: Handler = async (_req, params, services) => {
 const putConfig: Handler = async (req, params, services) => {
   if (params.rest.length !== 2) throw methodNotAllowed();
   const [section, key] = params.rest as [string, string];
+  checkWhitelist(services.config.get('httpd', 'config_whitelist'), section, key);
   const persist = req.header(HEADER_PERSIST) !== 'false';
   const rawParam = req.string('raw');
   let raw: boolean;
@@ -58,17 +64,109 @@ const putConfig: Handler = async (req, params, services) => {
   const value = raw || section === 'admins' ? body : body.trim();
 
   const previous = await services.config.set(section, key, value, persist, { raw });
-  return json(200, previous ?? '');
+  return jsonString(previous ?? '');
 };
 
 const deleteConfig: Handler = async (req, params, services) => {
   if (params.rest.length !== 2) throw methodNotAllowed();
   const [section, key] = params.rest as [string, string];
+  checkWhitelist(services.config.get('httpd', 'config_whitelist'), section, key);
   const persist = req.header(HEADER_PERSIST) !== 'false';
   const previous = await services.config.delete(section, key, persist);
   if (previous === undefined) throw unknownConfigValue();
-  return json(200, previous);
+  return jsonString(previous);
 };
+
+// ------------------------------------------------------------------------------ whitelist
+
+/**
+ * Refuses a change to a pair that `[httpd] config_whitelist` does not list. As in CouchDB, a value
+ * that is not a valid term, or not a list, whitelists only the whitelist itself (so it can be
+ * fixed); list elements other than 2-tuples are ignored.
+ */
+function checkWhitelist(whitelist: string | undefined, section: string, key: string): void {
+  if (whitelist === undefined) return;
+  const term = parseErlangTerm(whitelist);
+  const entries: ErlTerm[] = term?.t === 'list'
+    ? term.items
+    : [{ t: 'tuple', items: [{ t: 'text', v: 'httpd' }, { t: 'text', v: 'config_whitelist' }] }];
+  const allowed = entries.some((e) => {
+    if (e.t !== 'tuple' || e.items.length !== 2) return false;
+    const [s, k] = e.items.map(termText);
+    return s === section && (k === key || k === '*');
+  });
+  if (!allowed) throw new CouchError(400, 'modification_not_allowed', 'This config variable is read-only');
+}
+
+/** The Erlang terms a whitelist is written in: atoms, strings and binaries (all `text`), integers, tuples, lists. */
+type ErlTerm =
+  | { t: 'text'; v: string }
+  | { t: 'int'; v: number }
+  | { t: 'tuple'; items: ErlTerm[] }
+  | { t: 'list'; items: ErlTerm[] };
+
+function termText(term: ErlTerm | undefined): string | undefined {
+  return term?.t === 'text' ? term.v : undefined;
+}
+
+/** Parses one Erlang term (as couch_util:parse_term does); undefined when it is not valid. */
+export function parseErlangTerm(text: string): ErlTerm | undefined {
+  let i = 0;
+  const ws = () => { while (i < text.length && /\s/.test(text[i]!)) i++; };
+  const quoted = (quote: string): string => {
+    let out = '';
+    i++; // opening quote
+    while (i < text.length && text[i] !== quote) {
+      if (text[i] === '\\' && i + 1 < text.length) i++;
+      out += text[i++];
+    }
+    if (text[i] !== quote) throw new Error('unterminated');
+    i++;
+    return out;
+  };
+  const seq = (close: string): ErlTerm[] => {
+    const items: ErlTerm[] = [];
+    ws();
+    if (text[i] === close) { i++; return items; }
+    for (;;) {
+      items.push(value());
+      ws();
+      if (text[i] === ',') { i++; continue; }
+      if (text[i] === close) { i++; return items; }
+      throw new Error('bad sequence');
+    }
+  };
+  const value = (): ErlTerm => {
+    ws();
+    const ch = text[i];
+    if (ch === '{') { i++; return { t: 'tuple', items: seq('}') }; }
+    if (ch === '[') { i++; return { t: 'list', items: seq(']') }; }
+    if (ch === '"') return { t: 'text', v: quoted('"') };
+    if (ch === "'") return { t: 'text', v: quoted("'") };
+    if (text.startsWith('<<', i)) {
+      i += 2;
+      ws();
+      const v = text[i] === '"' ? quoted('"') : '';
+      ws();
+      if (!text.startsWith('>>', i)) throw new Error('bad binary');
+      i += 2;
+      return { t: 'text', v };
+    }
+    const atom = /^[a-z][A-Za-z0-9_@]*/.exec(text.slice(i));
+    if (atom) { i += atom[0].length; return { t: 'text', v: atom[0] }; }
+    const int = /^-?\d+/.exec(text.slice(i));
+    if (int) { i += int[0].length; return { t: 'int', v: Number(int[0]) }; }
+    throw new Error('bad term');
+  };
+  try {
+    const term = value();
+    ws();
+    if (text[i] === '.') { i++; ws(); }
+    return i === text.length ? term : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export const configRoutes: Route[] = [
   { shape: 'global', name: '_config', methods: { GET: getConfig, PUT: putConfig, DELETE: deleteConfig } },

@@ -2,6 +2,7 @@
 import { badRequest, CouchError, notFound } from '../errors.js';
 import { parseIncomingDoc } from '../core/document.js';
 import { validateDocId } from '../core/names.js';
+import { parseRev } from '../core/revtree.js';
 import type { Database } from '../core/database.js';
 import { json, ok } from './reply.js';
 import type { Route } from './route.js';
@@ -31,8 +32,13 @@ export const databaseRoutes: Route[] = [
       POST: async (req, p, svc) => {
         const db = await openDb(svc, p.db);
         req.requireJsonContentType();
-        const doc = parseIncomingDoc(await readObject(req, svc));
         checkDocSize(req, svc);
+        // max_document_size bounds the body even when no Content-Length announced it (chunked).
+        const body = await req.jsonBody(Math.min(requestLimit(svc), maxDocumentSize(svc)));
+        if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+          throw badRequest('Document must be a JSON object');
+        }
+        const doc = parseIncomingDoc(body as Record<string, unknown>);
         doc.id ??= svc.uuids.next();
         validateDocId(doc.id);
         if (doc.id.startsWith('_local/')) {
@@ -80,8 +86,13 @@ export const databaseRoutes: Route[] = [
   {
     shape: 'dbHandler', name: '_ensure_full_commit',
     methods: {
-      POST: async (_req, p, svc) => {
+      POST: async (req, p, svc) => {
         const db = await openDb(svc, p.db);
+        req.requireJsonContentType();
+        const required = req.int('seq');
+        if (required !== undefined && required > db.updateSeq) {
+          throw badRequest("can't do a full commit ahead of current update_seq");
+        }
         await db.ensureFullCommit();
         return json(201, { ok: true, instance_start_time: db.instanceStartTime });
       },
@@ -150,7 +161,9 @@ export const databaseRoutes: Route[] = [
         const diff = await db.revsDiff(readRevsMap(await readObject(req, svc)));
         const missed: Record<string, string[]> = {};
         for (const [id, entry] of Object.entries(diff)) missed[id] = entry.missing;
-        return json(200, { missed_revs: missed });
+        // CouchDB's code sends `missing_revs`, its documentation `missed_revs`: clients exist
+        // for both, and carrying both costs nothing.
+        return json(200, { missing_revs: missed, missed_revs: missed });
       },
     },
   },
@@ -163,6 +176,7 @@ function readRevsMap(body: Record<string, unknown>): Record<string, string[]> {
     if (!Array.isArray(revs) || revs.some((r) => typeof r !== 'string')) {
       throw badRequest(`Revisions for ${id} must be an array of strings`);
     }
+    if (revs.some((r) => !parseRev(r as string))) throw badRequest('Invalid rev format');
     out[id] = revs as string[];
   }
   return out;

@@ -1,5 +1,5 @@
 /** Server-level endpoints: welcome, _all_dbs, _uuids, _restart, _active_tasks, _membership, _db_updates, favicon. */
-import { badRequest } from '../errors.js';
+import { badRequest, forbidden } from '../errors.js';
 import { ROOT_FIELD, SERVER_VERSION, VENDOR_NAME, WELCOME } from '../couchdb-names.js';
 import { json, raw, stream } from './reply.js';
 import type { Route } from './route.js';
@@ -30,7 +30,8 @@ export const serverRoutes: Route[] = [
         const count = req.int('count', 1);
         const max = svc.config.getInt('uuids', 'max_count', svc.config.getInt('httpd', 'max_uuid_count', 1000));
         if (count < 0) throw badRequest('count must be a non-negative integer');
-        if (count > max) throw badRequest(`count parameter too large (maximum is ${max})`);
+        // CouchDB 1.6 (couch_httpd_misc_handlers:handle_uuids_req) refuses with 403, not 400.
+        if (count > max) throw forbidden('count parameter too large');
         const uuids = svc.uuids.many(count);
         return json(200, { uuids }, {
           ETag: `"${uuids.length > 0 ? uuids[0] : 'none'}"`,

@@ -21,6 +21,7 @@ export class DatabaseRegistry {
   /** Open databases in least-recently-used order (Map keeps insertion order). */
   private readonly open = new Map<string, Promise<Database>>();
   private readonly lastUsed = new Map<string, number>();
+  private readonly creating = new Set<string>();
   private readonly listeners = new Set<(name: string, type: DbEventType) => void>();
 
   constructor(private readonly backend: StorageBackend, private readonly settings: () => RegistrySettings) {}
@@ -40,12 +41,19 @@ export class DatabaseRegistry {
 
   async create(name: string): Promise<Database> {
     validateDbName(name);
-    if (await this.exists(name)) {
+    const exists = await this.exists(name);
+    // The check and the claim are one synchronous step, so of concurrent creators one wins.
+    if (exists || this.creating.has(name)) {
       throw new CouchError(412, 'file_exists', 'The database could not be created, the file already exists.');
     }
-    const db = await this.load(name, true);
-    this.emit(name, 'created');
-    return db;
+    this.creating.add(name);
+    try {
+      const db = await this.load(name, true);
+      this.emit(name, 'created');
+      return db;
+    } finally {
+      this.creating.delete(name);
+    }
   }
 
   /** Opens an existing database; 404 when there is none. */

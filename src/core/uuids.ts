@@ -45,7 +45,15 @@ function randomInt(max: number): number {
   return Math.floor(Math.random() * max);
 }
 
+let lastMicros = 0;
+
+/**
+ * Microseconds since the epoch as 14 hex digits, strictly increasing within the process like
+ * Erlang's now() that CouchDB uses, so utc_random and utc_id ids sort by creation order.
+ */
 function utcHex(): string {
-  const micros = BigInt(Date.now()) * 1000n + BigInt(Math.floor(Number(process.hrtime.bigint() % 1000n)));
-  return micros.toString(16).padStart(14, '0');
+  // Wall-clock milliseconds (no drift) plus a sub-millisecond part from the high-resolution clock.
+  const now = Date.now() * 1000 + Math.floor((performance.now() % 1) * 1000);
+  lastMicros = now > lastMicros ? now : lastMicros + 1;
+  return lastMicros.toString(16).padStart(14, '0');
 }

@@ -38,31 +38,43 @@ export class Router {
     const params: RouteParams = { db: '', docId: '', attachment: '', rest: [] };
     let table: MethodTable | undefined;
 
+    const first = segs.length === 0 ? '' : decodeSegment(segs[0]!);
     if (segs.length === 0 || (segs.length === 1 && segs[0] === '')) {
       table = this.root;
-    } else if (segs[0]!.startsWith('_') && !isSystemDbName(decodeSegment(segs[0]!))) {
-      const name = decodeSegment(segs[0]!);
-      table = this.global.get(name);
+    } else if ((first.startsWith('_') || this.global.has(first)) && !isSystemDbName(first)) {
+      // Global handlers are keyed by the first path segment, `_`-prefixed or not (favicon.ico);
+      // an unknown `_name` falls through to the database handler in CouchDB and is rejected there.
+      table = this.global.get(first);
       params.rest = segs.slice(1).map(decodeSegment);
-      if (!table) throw new CouchError(400, 'illegal_database_name', illegalDbNameReason(name));
+      if (!table) throw new CouchError(400, 'illegal_database_name', illegalDbNameReason(first));
     } else {
       params.db = decodeSegment(segs[0]!);
       if (segs.length === 1) {
         table = this.database;
       } else {
         const second = decodeSegment(segs[1]!);
-        if (second === '_design' || second === '_local') {
-          if (segs.length < 3 || segs[2] === '') throw notFound();
-          params.docId = `${second}/${decodeSegment(segs[2]!)}`;
-          if (segs.length === 3) {
+        // `/db/_design/x` and `/db/_design%2Fx` (design_paths.js) name the same document.
+        const encodedPrefix = /^(_design|_local)\/./.exec(second)?.[1];
+        if (second === '_design' || second === '_local' || encodedPrefix) {
+          const prefix = encodedPrefix ?? second;
+          let next: number; // index of the first segment after the document id
+          if (encodedPrefix) {
+            params.docId = second;
+            next = 2;
+          } else {
+            if (segs.length < 3 || segs[2] === '') throw notFound();
+            params.docId = `${second}/${decodeSegment(segs[2]!)}`;
+            next = 3;
+          }
+          if (segs.length === next) {
             table = this.document;
-          } else if (second === '_design' && segs[3]!.startsWith('_')) {
-            table = this.designHandlers.get(decodeSegment(segs[3]!));
-            params.rest = segs.slice(4).map(decodeSegment);
+          } else if (prefix === '_design' && segs[next]!.startsWith('_')) {
+            table = this.designHandlers.get(decodeSegment(segs[next]!));
+            params.rest = segs.slice(next + 1).map(decodeSegment);
             if (!table) throw notFound();
-          } else if (second === '_design') {
+          } else if (prefix === '_design') {
             table = this.attachment;
-            params.attachment = segs.slice(3).map(decodeSegment).join('/');
+            params.attachment = segs.slice(next).map(decodeSegment).join('/');
           } else {
             throw notFound();
           }

@@ -406,13 +406,14 @@ test('_revs_diff lists missing revisions with possible ancestors; complete docum
   assert.deepEqual((await c.post('/rd_basic/_revs_diff', {})).body, {});
 });
 
-test('_missing_revs answers {missing_revs: {id: [revs]}}', async () => {
+test('_missing_revs answers {missing_revs: {id: [revs]}} (and the documented missed_revs)', async () => {
   await createDb('mr_basic');
   const v1 = await save('mr_basic', [{ _id: 'a' }]);
   const newer = `2-${'f'.repeat(32)}`;
   const r = await c.post('/mr_basic/_missing_revs', { a: [v1['a'], newer], b: [`1-${'b'.repeat(32)}`] });
   assert.equal(r.status, 200);
-  assert.deepEqual(r.body, { missing_revs: { a: [newer], b: [`1-${'b'.repeat(32)}`] } });
+  const expected = { a: [newer], b: [`1-${'b'.repeat(32)}`] };
+  assert.deepEqual(r.body, { missing_revs: expected, missed_revs: expected });
 });
 
 test('_revs_diff, _missing_revs and _purge reject bodies that are not {id: [valid revs]}', async () => {

@@ -1,0 +1,105 @@
+import type { ServerName } from './servers.js';
+import type { Figures } from './workloads.js';
+
+/** What one server's run produced. */
+export interface ServerResult {
+  name: ServerName;
+  /** ok: every workload ran; partial: some failed; failed: the server did not start; skipped: not selected. */
+  status: 'ok' | 'partial' | 'failed' | 'skipped';
+  mode?: string;
+  version?: string;
+  error?: string;
+  figures: Figures;
+  /** Workload name → error message, for workloads that failed. */
+  errors: Record<string, string>;
+  /** Workload name → wall time and CPU seconds of the server and of this benchmark process. */
+  timings: Record<string, { wallS: number; serverCpuS: number; benchCpuS: number }>;
+}
+
+interface Target {
+  /** `>=`: Settee / pouchdb-server should be at least `ratio`; `<=`: at most. */
+  op: '>=' | '<=';
+  ratio: number;
+}
+
+interface RowSpec {
+  key: string;
+  unit: string;
+  label: string;
+  target?: Target;
+}
+
+export const ROWS: readonly RowSpec[] = [
+  { key: 'put_single', unit: 'docs/s', label: 'single-doc PUT, 16 clients', target: { op: '>=', ratio: 7 } },
+  { key: 'bulk_docs', unit: 'docs/s', label: '_bulk_docs, batches of 1000', target: { op: '>=', ratio: 7 } },
+  { key: 'get_random', unit: 'req/s', label: 'random GET, 32 clients', target: { op: '>=', ratio: 12 } },
+  { key: 'all_docs_scan', unit: 'rows/s', label: '_all_docs full scan', target: { op: '>=', ratio: 4 } },
+  { key: 'all_docs_scan_docs', unit: 'rows/s', label: '_all_docs full scan, include_docs', target: { op: '>=', ratio: 4 } },
+  { key: 'all_docs_page_skip1', unit: 'pages/s', label: '_all_docs pages of 100, startkey+skip=1' },
+  { key: 'all_docs_page_keyed', unit: 'pages/s', label: '_all_docs pages of 100, keyed (limit=101)' },
+  { key: 'rmw', unit: 'updates/s', label: 'read-modify-write, 16 clients', target: { op: '>=', ratio: 4 } },
+  { key: 'changes_scan', unit: 'rows/s', label: '_changes?since=0 full read', target: { op: '>=', ratio: 6 } },
+  { key: 'feed_latency_p50', unit: 'ms', label: 'PUT -> continuous feed, median' },
+  { key: 'feed_latency_p99', unit: 'ms', label: 'PUT -> continuous feed, p99' },
+  { key: 'peak_rss', unit: 'MB', label: 'server peak RSS', target: { op: '<=', ratio: 0.5 } },
+];
+
+export interface ComparisonRow {
+  key: string;
+  label: string;
+  unit: string;
+  settee: number | null;
+  pouchdbServer: number | null;
+  /** Settee / pouchdb-server. */
+  ratio: number | null;
+  target: string | null;
+}
+
+export function compare(settee: ServerResult, pouch: ServerResult): ComparisonRow[] {
+  return ROWS.map((row) => {
+    const s = settee.figures[row.key];
+    const p = pouch.figures[row.key];
+    const ratio = s && p && p.value > 0 ? s.value / p.value : null;
+    return {
+      key: row.key,
+      label: row.label,
+      unit: row.unit,
+      settee: s ? s.value : null,
+      pouchdbServer: p ? p.value : null,
+      ratio,
+      target: row.target ? `${row.target.op === '>=' ? '≥' : '≤'}${row.target.ratio}×` : null,
+    };
+  });
+}
+
+export function formatNumber(value: number | null): string {
+  if (value === null || !Number.isFinite(value)) return '-';
+  const abs = Math.abs(value);
+  if (abs >= 100) return Math.round(value).toLocaleString('en-US');
+  if (abs >= 10) return value.toFixed(1);
+  return value.toFixed(2);
+}
+
+function cell(result: ServerResult, value: number | null): string {
+  if (value !== null) return formatNumber(value);
+  return result.status === 'skipped' ? 'skipped' : 'n/a';
+}
+
+/** The comparison as an aligned text table. */
+export function formatTable(rows: readonly ComparisonRow[], settee: ServerResult, pouch: ServerResult): string {
+  const header = ['workload', 'unit', 'Settee', 'pouchdb-server', 'Settee/pouchdb', 'target'];
+  const body = rows.map((r) => [
+    r.label,
+    r.unit,
+    cell(settee, r.settee),
+    cell(pouch, r.pouchdbServer),
+    r.ratio === null ? '-' : `${r.ratio.toFixed(2)}×`,
+    r.target ?? '',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((line) => line[i]!.length)));
+  const numeric = [false, false, true, true, true, false];
+  const format = (line: string[]): string =>
+    line.map((text, i) => (numeric[i] ? text.padStart(widths[i]!) : text.padEnd(widths[i]!))).join('  ').trimEnd();
+  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
+  return [format(header), rule, ...body.map(format)].join('\n');
+}
