@@ -98,35 +98,42 @@ async function rangeOffset(db: Database, q: AllDocsQuery): Promise<number> {
   return Math.min(before + q.skip, Math.max(before, throughEnd));
 }
 
-async function* envelope(head: string, rows: AsyncIterable<string>, tail: string): AsyncIterable<string> {
-  yield head;
+/** Wraps chunks of rows (each already joined) in the result envelope, separating rows as CouchDB does. */
+async function* envelope(head: string, chunks: AsyncIterable<string>, tail: string): AsyncIterable<string> {
   let first = true;
-  let buffered = '';
-  for await (const row of rows) {
-    buffered += first ? row : `,\r\n${row}`;
+  let out = head;
+  for await (const chunk of chunks) {
+    if (chunk === '') continue;
+    out += first ? chunk : `,\r\n${chunk}`;
     first = false;
-    // Coalesce small rows into larger writes: far fewer syscalls, still bounded memory.
-    if (buffered.length >= 16384) {
-      yield buffered;
-      buffered = '';
+    // Coalesce into writes of a useful size: fewer syscalls, still bounded memory.
+    if (out.length >= 16384) {
+      yield out;
+      out = '';
     }
   }
-  yield `${buffered}${first ? '' : '\r\n'}${tail}`;
+  yield `${out}${first ? '' : '\r\n'}${tail}`;
 }
 
 async function* rangeRows(db: Database, q: AllDocsQuery): AsyncIterable<string> {
   const range = db.allDocs({ start: q.start, end: q.end, inclusiveEnd: q.inclusiveEnd, descending: q.descending, skip: q.skip, limit: q.limit });
-  for await (const { id, rev } of range) {
-    const idJson = JSON.stringify(id);
-    let row = `{"id":${idJson},"key":${idJson},"value":{"rev":"${rev}"}`;
-    if (q.includeDocs) {
-      const doc = await db.openDoc(id, { rev, conflicts: q.conflicts }).catch(() => undefined);
-      row += `,"doc":${doc ? doc.json : 'null'}`;
+  for await (const rows of range) {
+    const docs = !q.includeDocs ? undefined
+      : q.conflicts ? await Promise.all(rows.map(({ id, rev }) => db.openDoc(id, { rev, conflicts: true }).catch(() => undefined)))
+      : await db.renderKnownMany(rows.map(({ id, rev }) => ({ id, rev, deleted: false })));
+    const parts = new Array<string>(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const { id, rev } = rows[i]!;
+      const idJson = JSON.stringify(id);
+      let row = `{"id":${idJson},"key":${idJson},"value":{"rev":"${rev}"}`;
+      if (docs) row += `,"doc":${docs[i]?.json ?? 'null'}`;
+      parts[i] = `${row}}`;
     }
-    yield `${row}}`;
+    yield parts.join(',\r\n');
   }
 }
 
+/** Rows for a keys query, joined, in one chunk per key. */
 async function* keyedRows(db: Database, q: AllDocsQuery): AsyncIterable<string> {
   let keys = q.descending ? [...q.keys!].reverse() : q.keys!;
   keys = keys.slice(q.skip, q.limit === undefined ? undefined : q.skip + q.limit);

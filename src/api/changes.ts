@@ -170,8 +170,11 @@ async function waitForChange(db: Database, since: number, ms: number, stop: Abor
   return 'idle';
 }
 
-/** Rows after `since` that pass the filter, up to `limit`; `end` is the last sequence looked at. */
-async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: number, out: { end: number }): AsyncIterable<ChangeRow> {
+/**
+ * Rows after `since` that pass the filter, up to `limit`, in chunks; `out.end` is the last
+ * sequence looked at.
+ */
+async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: number, out: { end: number }): AsyncIterable<ChangeRow[]> {
   out.end = q.descending ? since : Math.max(since, db.updateSeq);
   if (limit <= 0) return;
   let count = 0;
@@ -181,44 +184,62 @@ async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: n
     for (const id of q.docIds) {
       const info = await db.docInfo(id);
       if (!info || info.seq <= since) continue;
-      for await (const row of db.changes(info.seq - 1, { limit: 1 })) if (row.id === id) found.push(row);
+      for await (const rows of db.changes(info.seq - 1, { limit: 1 })) {
+        for (const row of rows) if (row.id === id) found.push(row);
+      }
     }
     found.sort((a, b) => a.seq - b.seq);
-    for (const row of found.slice(0, limit)) {
-      yield row;
-      out.end = row.seq;
+    const chosen = found.slice(0, limit);
+    if (chosen.length > 0) {
+      yield chosen;
+      out.end = chosen[chosen.length - 1]!.seq;
     }
     if (found.length <= limit) out.end = Math.max(since, db.updateSeq);
     return;
   }
-  for await (const row of db.changes(since, { descending: q.descending })) {
-    out.end = row.seq;
-    if (q.filter && !q.filter(row)) continue;
-    yield row;
-    if (++count >= limit) return;
+  for await (const rows of db.changes(since, { descending: q.descending })) {
+    const passed: ChangeRow[] = [];
+    for (const row of rows) {
+      out.end = row.seq;
+      if (q.filter && !q.filter(row)) continue;
+      passed.push(row);
+      if (++count >= limit) break;
+    }
+    if (passed.length > 0) yield passed;
+    if (count >= limit) return;
   }
   if (!q.descending) out.end = Math.max(out.end, since);
 }
 
-async function renderRow(db: Database, q: ChangesQuery, row: ChangeRow): Promise<string> {
-  const revs = q.allLeaves ? [row.rev, ...row.others] : [row.rev];
-  let text = `{"seq":${row.seq},"id":${JSON.stringify(row.id)},"changes":[${revs.map((r) => `{"rev":"${r}"}`).join(',')}]`;
-  if (row.deleted) text += ',"deleted":true';
+/** Each row as its JSON line (without separators), documents embedded when asked. */
+async function renderRows(db: Database, q: ChangesQuery, rows: ChangeRow[]): Promise<string[]> {
+  let docs: (string | undefined)[] | undefined;
   if (q.includeDocs) {
-    const info = await db.docInfo(row.id);
-    const doc = info ? await db.renderRevision(info, row.rev, { conflicts: q.conflicts }) : undefined;
-    text += `,"doc":${doc ? doc.json : 'null'}`;
+    if (q.conflicts) {
+      docs = await Promise.all(rows.map(async (row) => {
+        const info = await db.docInfo(row.id);
+        return info ? (await db.renderRevision(info, row.rev, { conflicts: true }))?.json : undefined;
+      }));
+    } else {
+      docs = (await db.renderKnownMany(rows)).map((d) => d?.json);
+    }
   }
-  return `${text}}`;
+  return rows.map((row, i) => {
+    const revs = q.allLeaves && row.others.length > 0 ? [row.rev, ...row.others] : [row.rev];
+    let text = `{"seq":${row.seq},"id":${JSON.stringify(row.id)},"changes":[${revs.map((r) => `{"rev":"${r}"}`).join(',')}]`;
+    if (row.deleted) text += ',"deleted":true';
+    if (docs) text += `,"doc":${docs[i] ?? 'null'}`;
+    return `${text}}`;
+  });
 }
 
 async function* normalFeed(db: Database, q: ChangesQuery): AsyncIterable<string> {
   const out = { end: q.since };
-  yield '{"results":[\n';
+  let buffered = '{"results":[\n';
   let first = true;
-  let buffered = '';
-  for await (const row of rowsSince(db, q, q.since, q.limit, out)) {
-    buffered += (first ? '' : ',\n') + (await renderRow(db, q, row));
+  for await (const rows of rowsSince(db, q, q.since, q.limit, out)) {
+    const lines = await renderRows(db, q, rows);
+    buffered += (first ? '' : ',\n') + lines.join(',\n');
     first = false;
     if (buffered.length >= 16384) {
       yield buffered;
@@ -234,7 +255,7 @@ async function* longpollFeed(db: Database, q: ChangesQuery, life: FeedLife): Asy
   for (;;) {
     const out = { end: since };
     const rows: string[] = [];
-    for await (const row of rowsSince(db, q, since, q.limit, out)) rows.push(await renderRow(db, q, row));
+    for await (const chunk of rowsSince(db, q, since, q.limit, out)) rows.push(...(await renderRows(db, q, chunk)));
     let ended = rows.length > 0 || life.stop.aborted || Date.now() >= deadline;
     since = out.end;
     // Wait for a change, sending heartbeat newlines meanwhile.
@@ -260,10 +281,10 @@ async function* continuousFeed(db: Database, q: ChangesQuery, life: FeedLife, ev
   for (;;) {
     const out = { end: since };
     let sent = 0;
-    for await (const row of rowsSince(db, q, since, remaining, out)) {
-      const line = await renderRow(db, q, row);
-      yield eventSource ? `data: ${line}\nid: ${row.seq}\n\n` : `${line}\n`;
-      sent++;
+    for await (const chunk of rowsSince(db, q, since, remaining, out)) {
+      const lines = await renderRows(db, q, chunk);
+      yield lines.map((line, i) => (eventSource ? `data: ${line}\nid: ${chunk[i]!.seq}\n\n` : `${line}\n`)).join('');
+      sent += chunk.length;
     }
     since = out.end;
     remaining -= sent;

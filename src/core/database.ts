@@ -14,7 +14,7 @@ import type { RevTree, Leaf } from './revtree.js';
 import { newRevHash } from './revid.js';
 import { renderDoc, type IncomingDoc, type JsonObject } from './document.js';
 import {
-  Prefix, idKey, infoKey, liveKey, localKey, metaKey, prefixRange, purgeKey, revKey, seqFromKey, seqKey,
+  Prefix, idKey, infoKey, liveKey, localKey, metaKey, prefixRange, type IdKey, purgeKey, revKey, seqFromKey, seqKey,
 } from './keys.js';
 import {
   type ChangeRecord, type DocInfo, type LocalRecord, decodeChange, decodeDocInfo, decodeJson, decodeRevision,
@@ -22,6 +22,9 @@ import {
 } from './records.js';
 
 export const DISK_FORMAT_VERSION = 6;
+
+/** Records per chunk when scanning an index. */
+const CHUNK = 256;
 
 interface Meta {
   updateSeq: number;
@@ -187,8 +190,8 @@ export class Database {
 
   // ---------------------------------------------------------------- reading documents
 
-  async docInfo(id: string): Promise<DocInfo | undefined> {
-    const bytes = await this.store.get(infoKey(id));
+  async docInfo(id: string, key?: IdKey): Promise<DocInfo | undefined> {
+    const bytes = await this.store.get(infoKey(key ?? id));
     if (!bytes) return undefined;
     const info = decodeDocInfo(bytes);
     return info.id === id ? info : undefined;
@@ -215,20 +218,25 @@ export class Database {
     } else if (options.latest) {
       rev = latestLeafOf(info.tree, rev) ?? rev;
     }
-    const found = await this.renderRevision(info, rev, options);
+    const found = await this.renderRevision(info, rev, options, rev === win.rev ? win.deleted : undefined);
     if (!found) throw notFound('missing');
     return found;
   }
 
-  /** Renders a specific revision, or undefined when it is unknown or its body is gone. */
-  async renderRevision(info: DocInfo, rev: string, options: OpenOptions = {}): Promise<OpenedDoc | undefined> {
-    const path = revtree.pathTo(info.tree, rev);
-    if (!path) return undefined;
+  /**
+   * Renders a specific revision, or undefined when it is unknown or its body is gone.
+   * `knownDeleted` (when the caller has the leaf at hand) spares a walk of the tree.
+   */
+  async renderRevision(info: DocInfo, rev: string, options: OpenOptions = {}, knownDeleted?: boolean): Promise<OpenedDoc | undefined> {
+    if (knownDeleted === undefined && !revtree.hasRev(info.tree, rev)) return undefined;
     const record = await this.revision(info.id, rev);
     if (!record) return undefined;
-    const deleted = nodeDeleted(info.tree, rev);
+    const deleted = knownDeleted ?? nodeDeleted(info.tree, rev);
     const extras: [string, unknown][] = [];
-    if (options.revs) extras.push(['_revisions', { start: path.pos, ids: path.hashes }]);
+    if (options.revs) {
+      const path = revtree.pathTo(info.tree, rev)!;
+      extras.push(['_revisions', { start: path.pos, ids: path.hashes }]);
+    }
     if (options.revsInfo) extras.push(['_revs_info', revtree.revsInfo(info.tree, rev)]);
     if (options.conflicts || options.deletedConflicts) {
       const leaves = revtree.leaves(info.tree);
@@ -400,8 +408,11 @@ export class Database {
 
   // ---------------------------------------------------------------- listings
 
-  /** Live documents by id (byte order of the UTF-8 id, as CouchDB's raw collation). */
-  async *allDocs(options: { start?: string; end?: string; inclusiveEnd?: boolean; descending?: boolean; skip?: number; limit?: number }): AsyncIterable<{ id: string; rev: string }> {
+  /**
+   * Live documents by id (byte order of the UTF-8 id, as CouchDB's raw collation), in chunks,
+   * read from one snapshot.
+   */
+  async *allDocs(options: { start?: string; end?: string; inclusiveEnd?: boolean; descending?: boolean; skip?: number; limit?: number }): AsyncIterable<{ id: string; rev: string }[]> {
     const range = liveRange(options);
     if (range.empty) return;
     let skip = options.skip ?? 0;
@@ -409,10 +420,19 @@ export class Database {
     if (limit <= 0) return;
     const snapshot = await this.store.snapshot();
     try {
-      for await (const { key, value } of snapshot.range({ ...range.bounds, reverse: options.descending ?? false })) {
-        if (skip > 0) { skip--; continue; }
-        yield decodeLive(key, value);
-        if (--limit <= 0) break;
+      for await (const entries of snapshot.rangeChunks({ ...range.bounds, reverse: options.descending ?? false }, CHUNK)) {
+        let from = 0;
+        if (skip > 0) {
+          from = Math.min(skip, entries.length);
+          skip -= from;
+        }
+        const take = Math.min(entries.length - from, limit);
+        if (take <= 0) continue;
+        const rows = new Array<{ id: string; rev: string }>(take);
+        for (let i = 0; i < take; i++) rows[i] = decodeLive(entries[from + i]!.key, entries[from + i]!.value);
+        yield rows;
+        limit -= take;
+        if (limit <= 0) break;
       }
     } finally {
       snapshot.release();
@@ -428,21 +448,44 @@ export class Database {
     return this.store.count({ gt: startKey, lt });
   }
 
-  /** Changes after `since`, one per document (its latest), in sequence order. */
-  async *changes(since: number, options: { descending?: boolean; limit?: number } = {}): AsyncIterable<ChangeRow> {
+  /** Changes after `since`, one per document (its latest), in sequence order, in chunks. */
+  async *changes(since: number, options: { descending?: boolean; limit?: number } = {}): AsyncIterable<ChangeRow[]> {
     const { lt } = prefixRange(Prefix.Seq);
     const bounds = options.descending ? { gte: seqKey(0), lt, reverse: true } : { gt: seqKey(Math.max(0, since)), lt };
     let limit = options.limit ?? Infinity;
     if (limit <= 0) return;
     const snapshot = await this.store.snapshot();
     try {
-      for await (const { key, value } of snapshot.range(bounds)) {
-        yield { seq: seqFromKey(key), ...decodeChange(value) };
-        if (--limit <= 0) break;
+      for await (const entries of snapshot.rangeChunks(bounds, Math.min(CHUNK, limit))) {
+        const take = Math.min(entries.length, limit);
+        const rows = new Array<ChangeRow>(take);
+        for (let i = 0; i < take; i++) {
+          const { key, value } = entries[i]!;
+          const change = decodeChange(value) as ChangeRow;
+          change.seq = seqFromKey(key);
+          rows[i] = change;
+        }
+        yield rows;
+        limit -= take;
+        if (limit <= 0) break;
       }
     } finally {
       snapshot.release();
     }
+  }
+
+  /**
+   * Renders many revisions known from an index at once (see `renderKnown`); one storage round
+   * trip for the whole list.
+   */
+  async renderKnownMany(items: readonly { id: string; rev: string; deleted: boolean }[]): Promise<(OpenedDoc | undefined)[]> {
+    const records = await this.store.getMany(items.map((item) => revKey(item.id, item.rev)));
+    return items.map(({ id, rev, deleted }, i) => {
+      const bytes = records[i];
+      if (!bytes) return undefined;
+      const record = decodeRevision(bytes);
+      return { id, rev, deleted, json: renderDoc(id, rev, deleted, record.body, [], record.attachments) };
+    });
   }
 
   // ---------------------------------------------------------------- replication support
@@ -634,9 +677,10 @@ class Batch {
     this.meta = { ...db.currentMeta };
   }
 
-  private async load(id: string): Promise<DocInfo | null> {
-    if (this.infos.has(id)) return this.infos.get(id)!;
-    const info = (await this.db.docInfo(id)) ?? null;
+  private async load(id: string, key: IdKey): Promise<DocInfo | null> {
+    const cached = this.infos.get(id);
+    if (cached !== undefined) return cached;
+    const info = (await this.db.docInfo(id, key)) ?? null;
     this.infos.set(id, info);
     return info;
   }
@@ -668,7 +712,8 @@ class Batch {
 
   private async applyEdit(doc: IncomingDoc, options: EditOptions): Promise<EditResult> {
     const id = doc.id!;
-    const info = await this.load(id);
+    const key = idKey(id);
+    const info = await this.load(id, key);
     const tree: RevTree = info?.tree ?? [];
     let path: revtree.RevPath;
     let newRev: string;
@@ -709,11 +754,11 @@ class Batch {
     }
     const stemmed = revtree.stem(merged.tree, this.meta.revsLimit);
     const record = encodeRevision({ body: doc.bodyJson, attachments: attachmentsJson(doc) });
-    this.ops.push({ type: 'put', key: revKey(id, newRev), value: record });
+    this.ops.push({ type: 'put', key: revKey(key, newRev), value: record });
     if (stemmed !== merged.tree) {
       const kept = new Set(revtree.allRevs(stemmed));
       for (const rev of revtree.allRevs(merged.tree)) {
-        if (!kept.has(rev)) this.ops.push({ type: 'del', key: revKey(id, rev) });
+        if (!kept.has(rev)) this.ops.push({ type: 'del', key: revKey(key, rev) });
       }
     }
 
@@ -728,7 +773,7 @@ class Batch {
       sizes[leaf.rev] = leaf.rev === newRev ? record.length : info?.sizes?.[leaf.rev] ?? 0;
     }
     const next: DocInfo = { id, seq: this.meta.updateSeq, tree: stemmed, sizes };
-    writeInfo(this.ops, this.meta, next);
+    writeInfo(this.ops, this.meta, next, key);
     this.infos.set(id, next);
     return { id, ok: true, rev: newRev, changed: true };
   }
@@ -740,15 +785,15 @@ class Batch {
 }
 
 /** Stages the records of a document's new state: info, by-seq entry and live index. */
-function writeInfo(ops: WriteOp[], meta: Meta, info: DocInfo): void {
+function writeInfo(ops: WriteOp[], meta: Meta, info: DocInfo, key: IdKey = idKey(info.id)): void {
   const leaves = revtree.leaves(info.tree);
   const win = leaves[0]!;
   const infoBytes = encodeDocInfo(info);
-  ops.push({ type: 'put', key: infoKey(info.id), value: infoBytes });
+  ops.push({ type: 'put', key: infoKey(key), value: infoBytes });
   const change: ChangeRecord = { id: info.id, rev: win.rev, deleted: win.deleted, others: leaves.slice(1).map((l) => l.rev) };
   ops.push({ type: 'put', key: seqKey(info.seq), value: encodeChange(change) });
-  if (win.deleted) ops.push({ type: 'del', key: liveKey(info.id) });
-  else ops.push({ type: 'put', key: liveKey(info.id), value: encodeLive(info.id, win.rev) });
+  if (win.deleted) ops.push({ type: 'del', key: liveKey(key) });
+  else ops.push({ type: 'put', key: liveKey(key), value: encodeLive(key, win.rev, info.id) });
   countWinner(meta, win, +1);
   meta.dataSize += infoBytes.length + leafBytes(info);
 }
@@ -796,10 +841,8 @@ function latestLeafOf(tree: RevTree, rev: string): string | undefined {
   return undefined;
 }
 
-const textEncoder = new TextEncoder();
-
-function encodeLive(id: string, rev: string): Uint8Array {
-  return idKey(id).cut ? encodeText(`${rev}\u0000${id}`) : textEncoder.encode(rev);
+function encodeLive(key: IdKey, rev: string, id: string): Uint8Array {
+  return encodeText(key.cut ? `${rev}\u0000${id}` : rev);
 }
 
 function decodeLive(key: Uint8Array, value: Uint8Array): { id: string; rev: string } {

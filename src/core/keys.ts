@@ -26,65 +26,77 @@ export const enum Prefix {
   Purge = 0x70, // p
 }
 
-const encoder = new TextEncoder();
 /** Longest id kept whole in a key; leaves room for prefixes and a revision id. */
 const IDKEY_MAX = 1800;
 const IDKEY_CUT = 1760;
 
-export function idKey(id: string): { bytes: Uint8Array; cut: boolean } {
-  const bytes = encoder.encode(id);
+/** A document id's key bytes, computed once and reused for every key of that document. */
+export interface IdKey {
+  bytes: Buffer;
+  /** True when the id was too long and its key is a cut prefix plus a hash. */
+  cut: boolean;
+}
+
+export function idKey(id: string): IdKey {
+  const bytes = Buffer.from(id, 'utf8');
   if (bytes.length <= IDKEY_MAX) return { bytes, cut: false };
   const hash = createHash('sha256').update(bytes).digest();
-  const out = new Uint8Array(IDKEY_CUT + 1 + hash.length);
-  out.set(bytes.subarray(0, IDKEY_CUT));
+  const out = Buffer.allocUnsafe(IDKEY_CUT + 1 + hash.length);
+  bytes.copy(out, 0, 0, IDKEY_CUT);
   out[IDKEY_CUT] = 0xff; // never occurs in UTF-8: sorts after every id with the same prefix
-  out.set(hash, IDKEY_CUT + 1);
+  hash.copy(out, IDKEY_CUT + 1);
   return { bytes: out, cut: true };
 }
 
-export function prefixed(prefix: Prefix, body: Uint8Array): Uint8Array {
-  const out = new Uint8Array(body.length + 1);
+export function prefixed(prefix: Prefix, body: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(body.length + 1);
   out[0] = prefix;
   out.set(body, 1);
   return out;
 }
 
-export const infoKey = (id: string): Uint8Array => prefixed(Prefix.Info, idKey(id).bytes);
-export const liveKey = (id: string): Uint8Array => prefixed(Prefix.Live, idKey(id).bytes);
-export const localKey = (id: string): Uint8Array => prefixed(Prefix.Local, idKey(id).bytes);
-export const metaKey = (name: string): Uint8Array => prefixed(Prefix.Meta, encoder.encode(name));
+type Id = string | IdKey;
+const keyOf = (id: Id): IdKey => (typeof id === 'string' ? idKey(id) : id);
 
-export function seqKey(seq: number): Uint8Array {
+export const infoKey = (id: Id): Buffer => prefixed(Prefix.Info, keyOf(id).bytes);
+export const liveKey = (id: Id): Buffer => prefixed(Prefix.Live, keyOf(id).bytes);
+export const localKey = (id: Id): Buffer => prefixed(Prefix.Local, keyOf(id).bytes);
+export const metaKey = (name: string): Buffer => prefixed(Prefix.Meta, Buffer.from(name, 'utf8'));
+
+export function seqKey(seq: number): Buffer {
   return numberKey(Prefix.Seq, seq);
 }
-export function purgeKey(seq: number): Uint8Array {
+export function purgeKey(seq: number): Buffer {
   return numberKey(Prefix.Purge, seq);
 }
 
-function numberKey(prefix: Prefix, n: number): Uint8Array {
-  const out = new Uint8Array(9);
+function numberKey(prefix: Prefix, n: number): Buffer {
+  const out = Buffer.allocUnsafe(9);
   out[0] = prefix;
-  new DataView(out.buffer).setBigUint64(1, BigInt(n));
+  // Two 32-bit halves: sequences stay far below 2^53, and this avoids a BigInt per key.
+  out.writeUInt32BE(Math.floor(n / 0x100000000), 1);
+  out.writeUInt32BE(n >>> 0, 5);
   return out;
 }
 
 export function seqFromKey(key: Uint8Array): number {
-  return Number(new DataView(key.buffer, key.byteOffset, key.byteLength).getBigUint64(1));
+  const buf = Buffer.isBuffer(key) ? key : Buffer.from(key.buffer, key.byteOffset, key.byteLength);
+  return buf.readUInt32BE(1) * 0x100000000 + buf.readUInt32BE(5);
 }
 
-export function revKey(id: string, rev: string): Uint8Array {
-  const idBytes = idKey(id).bytes;
-  const revBytes = encoder.encode(rev);
-  const out = new Uint8Array(5 + idBytes.length + revBytes.length);
+export function revKey(id: Id, rev: string): Buffer {
+  const idBytes = keyOf(id).bytes;
+  const revLength = Buffer.byteLength(rev, 'utf8');
+  const out = Buffer.allocUnsafe(5 + idBytes.length + revLength);
   out[0] = Prefix.Rev;
-  new DataView(out.buffer).setUint32(1, idBytes.length);
-  out.set(idBytes, 5);
-  out.set(revBytes, 5 + idBytes.length);
+  out.writeUInt32BE(idBytes.length, 1);
+  idBytes.copy(out, 5);
+  out.write(rev, 5 + idBytes.length, 'utf8');
   return out;
 }
 
 /** The key range holding every key with the given prefix byte (and optional key prefix). */
-export function prefixRange(prefix: Prefix, start?: Uint8Array): { gte: Uint8Array; lt: Uint8Array } {
-  const gte = start ? prefixed(prefix, start) : Uint8Array.of(prefix);
-  return { gte, lt: Uint8Array.of(prefix + 1) };
+export function prefixRange(prefix: Prefix, start?: Uint8Array): { gte: Buffer; lt: Buffer } {
+  const gte = start ? prefixed(prefix, start) : Buffer.of(prefix);
+  return { gte, lt: Buffer.of(prefix + 1) };
 }

@@ -4,13 +4,13 @@
 import * as revtree from './revtree.js';
 import type { RevTree } from './revtree.js';
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+const asBuffer = (bytes: Uint8Array): Buffer =>
+  Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
-export const encodeJson = (value: unknown): Uint8Array => encoder.encode(JSON.stringify(value));
-export const decodeJson = <T>(bytes: Uint8Array): T => JSON.parse(decoder.decode(bytes)) as T;
-export const encodeText = (text: string): Uint8Array => encoder.encode(text);
-export const decodeText = (bytes: Uint8Array): string => decoder.decode(bytes);
+export const encodeJson = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'utf8');
+export const decodeJson = <T>(bytes: Uint8Array): T => JSON.parse(asBuffer(bytes).toString('utf8')) as T;
+export const encodeText = (text: string): Buffer => Buffer.from(text, 'utf8');
+export const decodeText = (bytes: Uint8Array): string => asBuffer(bytes).toString('utf8');
 
 /** Everything known about one document apart from its revision bodies. */
 export interface DocInfo {
@@ -59,31 +59,27 @@ export interface RevisionRecord {
   attachments: string | undefined;
 }
 
-export function encodeRevision(rec: RevisionRecord): Uint8Array {
+export function encodeRevision(rec: RevisionRecord): Buffer {
+  const bodyLength = Buffer.byteLength(rec.body, 'utf8');
   if (rec.attachments === undefined) {
-    const body = encoder.encode(rec.body);
-    const out = new Uint8Array(body.length + 1);
+    const out = Buffer.allocUnsafe(bodyLength + 1);
     out[0] = 0;
-    out.set(body, 1);
+    out.write(rec.body, 1, 'utf8');
     return out;
   }
-  const body = encoder.encode(rec.body);
-  const atts = encoder.encode(rec.attachments);
-  const out = new Uint8Array(5 + body.length + atts.length);
+  const out = Buffer.allocUnsafe(5 + bodyLength + Buffer.byteLength(rec.attachments, 'utf8'));
   out[0] = 1;
-  new DataView(out.buffer).setUint32(1, body.length);
-  out.set(body, 5);
-  out.set(atts, 5 + body.length);
+  out.writeUInt32BE(bodyLength, 1);
+  out.write(rec.body, 5, 'utf8');
+  out.write(rec.attachments, 5 + bodyLength, 'utf8');
   return out;
 }
 
 export function decodeRevision(bytes: Uint8Array): RevisionRecord {
-  if (bytes[0] === 0) return { body: decoder.decode(bytes.subarray(1)), attachments: undefined };
-  const len = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(1);
-  return {
-    body: decoder.decode(bytes.subarray(5, 5 + len)),
-    attachments: decoder.decode(bytes.subarray(5 + len)),
-  };
+  const buf = asBuffer(bytes);
+  if (buf[0] === 0) return { body: buf.toString('utf8', 1), attachments: undefined };
+  const len = buf.readUInt32BE(1);
+  return { body: buf.toString('utf8', 5, 5 + len), attachments: buf.toString('utf8', 5 + len) };
 }
 
 /** A `_local` document: its own counter revision `0-N` and body. */

@@ -118,7 +118,7 @@ class Generation {
 }
 
 function toBuffer(bytes: Bytes): Buffer {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** Reads from one environment, optionally inside one read transaction (a snapshot). */
@@ -142,6 +142,18 @@ class LmdbReader implements ReadView {
 
   async *range(options: RangeOptions): AsyncIterable<Entry> {
     yield* this.rangeSync(options);
+  }
+
+  async *rangeChunks(options: RangeOptions, chunkSize: number): AsyncIterable<Entry[]> {
+    let chunk: Entry[] = [];
+    for (const entry of this.rangeSync(options)) {
+      chunk.push(entry);
+      if (chunk.length >= chunkSize) {
+        yield chunk;
+        chunk = [];
+      }
+    }
+    if (chunk.length > 0) yield chunk;
   }
 
   *rangeSync(options: RangeOptions): Iterable<Entry> {

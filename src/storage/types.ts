@@ -35,6 +35,11 @@ export interface ReadView {
   get(key: Bytes): Promise<Bytes | undefined>;
   getMany(keys: readonly Bytes[]): Promise<(Bytes | undefined)[]>;
   range(options: RangeOptions): AsyncIterable<Entry>;
+  /**
+   * The same entries in chunks of up to `chunkSize`: scans of many small records pay one
+   * asynchronous step per chunk instead of one per entry.
+   */
+  rangeChunks(options: RangeOptions, chunkSize: number): AsyncIterable<Entry[]>;
   /** Number of keys in the range (bounds as in `range`; `reverse` and `limit` ignored). */
   count(options: RangeOptions): Promise<number>;
 }
