@@ -298,5 +298,7 @@ function openEnv(file: string): Env {
     // Commits resolve once visible; durability is awaited separately (`flushed`), so the fsync
     // of one batch overlaps the preparation of the next.
     overlappingSync: true,
+    // Map the file in chunks and let go of cold ones: mapped pages count as the server's RSS.
+    remapChunks: true,
   });
 }
