@@ -71,7 +71,7 @@ function parseQuery(req: Request, bodyKeys: unknown[] | undefined): AllDocsQuery
 }
 
 async function allDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined): Promise<Reply> {
-  const db = await openDb(svc, p.db);
+  const db = await openDb(svc, p.db, req);
   const q = parseQuery(req, bodyKeys);
   const totalRows = db.docCount;
   const updateSeq = db.updateSeq;

@@ -14,7 +14,7 @@ export const bulkRoutes: Route[] = [
     shape: 'dbHandler', name: '_bulk_docs',
     methods: {
       POST: async (req, p, svc) => {
-        const db = await openDb(svc, p.db);
+        const db = await openDb(svc, p.db, req);
         req.requireJsonContentType();
         const body = await readObject(req, svc);
         const docsJson = body['docs'];
@@ -68,7 +68,7 @@ export const bulkRoutes: Route[] = [
     shape: 'dbHandler', name: '_bulk_get',
     methods: {
       POST: async (req, p, svc) => {
-        const db = await openDb(svc, p.db);
+        const db = await openDb(svc, p.db, req);
         req.requireJsonContentType();
         const body = await readObject(req, svc);
         const requests = body['docs'];

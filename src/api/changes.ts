@@ -119,7 +119,7 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
 }
 
 async function changes(req: Request, p: RouteParams, svc: Services, bodyDocIds: unknown): Promise<Reply> {
-  const db = await openDb(svc, p.db);
+  const db = await openDb(svc, p.db, req);
   const q = parseQuery(req, db, svc, bodyDocIds);
   if (q.feed === 'normal') return stream(200, normalFeed(db, q));
   return stream(200, liveFeed(svc, db, q, req.signal), {}, q.feed === 'eventsource' ? 'text/event-stream' : undefined);

@@ -33,8 +33,14 @@ export function durableWrite(req: Request, services: Services): boolean {
   return !services.config.getBool(MAIN_CONFIG_SECTION, 'delayed_commits', false);
 }
 
-export function openDb(services: Services, name: string): Promise<Database> {
-  return services.dbs.get(name);
+/**
+ * Opens a database for the duration of a request: it stays open (the LRU cannot close it)
+ * until the response, streamed or not, is finished.
+ */
+export async function openDb(services: Services, name: string, req: Request): Promise<Database> {
+  const db = await services.dbs.get(name);
+  req.onFinish(db.retain());
+  return db;
 }
 
 /** Absolute URL of a path on this server, as CouchDB puts in Location headers. */

@@ -17,7 +17,7 @@ export const databaseRoutes: Route[] = [
   {
     shape: 'database',
     methods: {
-      GET: async (_req, p, svc) => json(200, await (await openDb(svc, p.db)).info()),
+      GET: async (req, p, svc) => json(200, await (await openDb(svc, p.db, req)).info()),
       PUT: async (req, p, svc) => {
         await svc.dbs.create(p.db);
         return json(201, { ok: true }, { Location: absoluteUrl(req, `/${encodeURIComponent(p.db)}`) });
@@ -30,7 +30,7 @@ export const databaseRoutes: Route[] = [
         return ok();
       },
       POST: async (req, p, svc) => {
-        const db = await openDb(svc, p.db);
+        const db = await openDb(svc, p.db, req);
         req.requireJsonContentType();
         checkDocSize(req, svc);
         // max_document_size bounds the body even when no Content-Length announced it (chunked).
@@ -62,7 +62,7 @@ export const databaseRoutes: Route[] = [
     shape: 'dbHandler', name: '_compact',
     methods: {
       POST: async (req, p, svc) => {
-        const db = await openDb(svc, p.db);
+        const db = await openDb(svc, p.db, req);
         req.requireJsonContentType();
         if (p.rest.length > 0) {
           // View compaction: index files are rebuilt incrementally; nothing to do until views exist.
@@ -77,7 +77,7 @@ export const databaseRoutes: Route[] = [
     shape: 'dbHandler', name: '_view_cleanup',
     methods: {
       POST: async (req, p, svc) => {
-        await openDb(svc, p.db);
+        await openDb(svc, p.db, req);
         req.requireJsonContentType();
         return json(202, { ok: true });
       },
@@ -87,7 +87,7 @@ export const databaseRoutes: Route[] = [
     shape: 'dbHandler', name: '_ensure_full_commit',
     methods: {
       POST: async (req, p, svc) => {
-        const db = await openDb(svc, p.db);
+        const db = await openDb(svc, p.db, req);
         req.requireJsonContentType();
         const required = req.int('seq');
         if (required !== undefined && required > db.updateSeq) {
@@ -101,9 +101,9 @@ export const databaseRoutes: Route[] = [
   {
     shape: 'dbHandler', name: '_revs_limit',
     methods: {
-      GET: async (_req, p, svc) => json(200, (await openDb(svc, p.db)).revsLimit),
+      GET: async (req, p, svc) => json(200, (await openDb(svc, p.db, req)).revsLimit),
       PUT: async (req, p, svc) => {
-        const db = await openDb(svc, p.db);
+        const db = await openDb(svc, p.db, req);
         const limit = await req.jsonBody(requestLimit(svc));
         if (typeof limit !== 'number' || !Number.isInteger(limit) || limit <= 0) {
           throw badRequest('Rev limit has to be an integer');
@@ -116,9 +116,9 @@ export const databaseRoutes: Route[] = [
   {
     shape: 'dbHandler', name: '_security',
     methods: {
-      GET: async (_req, p, svc) => json(200, (await openDb(svc, p.db)).getSecurity()),
+      GET: async (req, p, svc) => json(200, (await openDb(svc, p.db, req)).getSecurity()),
       PUT: async (req, p, svc) => {
-        const db = await openDb(svc, p.db);
+        const db = await openDb(svc, p.db, req);
         const security = await readObject(req, svc);
         for (const field of ['admins', 'members', 'readers']) {
           const v = security[field];
@@ -138,7 +138,7 @@ export const databaseRoutes: Route[] = [
     shape: 'dbHandler', name: '_purge',
     methods: {
       POST: async (req, p, svc) => {
-        const db = await openDb(svc, p.db);
+        const db = await openDb(svc, p.db, req);
         req.requireJsonContentType();
         return json(200, await db.purge(readRevsMap(await readObject(req, svc))));
       },
@@ -148,7 +148,7 @@ export const databaseRoutes: Route[] = [
     shape: 'dbHandler', name: '_revs_diff',
     methods: {
       POST: async (req, p, svc) => {
-        const db = await openDb(svc, p.db);
+        const db = await openDb(svc, p.db, req);
         return json(200, await db.revsDiff(readRevsMap(await readObject(req, svc))));
       },
     },
@@ -157,7 +157,7 @@ export const databaseRoutes: Route[] = [
     shape: 'dbHandler', name: '_missing_revs',
     methods: {
       POST: async (req, p, svc) => {
-        const db = await openDb(svc, p.db);
+        const db = await openDb(svc, p.db, req);
         const diff = await db.revsDiff(readRevsMap(await readObject(req, svc)));
         const missed: Record<string, string[]> = {};
         for (const [id, entry] of Object.entries(diff)) missed[id] = entry.missing;

@@ -38,7 +38,7 @@ export function openOptions(req: Request): OpenOptions {
 }
 
 async function getDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
-  const db = await openDb(svc, p.db);
+  const db = await openDb(svc, p.db, req);
   if (isLocalId(p.docId)) {
     const rec = await db.getLocal(p.docId);
     if (!rec) throw notFound('missing');
@@ -131,7 +131,7 @@ function resolveRev(req: Request, doc: IncomingDoc): void {
 }
 
 async function putDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
-  const db = await openDb(svc, p.db);
+  const db = await openDb(svc, p.db, req);
   validateDocId(p.docId);
   checkDocSize(req, svc);
   // max_document_size bounds the body however it is sent: chunked bodies have no Content-Length.
@@ -143,7 +143,7 @@ async function putDocument(req: Request, p: RouteParams, svc: Services): Promise
 }
 
 async function deleteDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
-  const db = await openDb(svc, p.db);
+  const db = await openDb(svc, p.db, req);
   const doc: IncomingDoc = emptyDoc(p.docId, undefined, true);
   resolveRev(req, doc);
   if (isLocalId(p.docId)) {
@@ -183,7 +183,7 @@ async function writeOne(
 }
 
 async function copyDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
-  const db = await openDb(svc, p.db);
+  const db = await openDb(svc, p.db, req);
   const destination = req.header('destination');
   if (!destination) throw badRequest('Destination header is mandatory for COPY.');
   const { id: targetId, rev: targetRev } = parseDestination(destination);

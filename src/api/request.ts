@@ -65,6 +65,20 @@ export class Request {
     return this.abort.signal;
   }
 
+  private finishers: (() => void)[] | undefined;
+
+  /** Runs `fn` once the response to this request is complete (or abandoned). */
+  onFinish(fn: () => void): void {
+    (this.finishers ??= []).push(fn);
+  }
+
+  /** Called by the transport once the response is complete. */
+  finished(): void {
+    const fns = this.finishers;
+    this.finishers = undefined;
+    fns?.forEach((fn) => fn());
+  }
+
   /** Called by the transport when the connection of this request closes. */
   clientGone(): void {
     this.gone = true;

@@ -7,8 +7,10 @@ import type { StorageBackend } from '../storage/types.js';
 import { Database } from './database.js';
 import { validateDbName } from './names.js';
 
-/** A database must be unused this long before the LRU may close it. */
-const EVICT_QUIET_MS = 5000;
+/** A database just opened is left alone this long, so its first request can hold it. */
+const EVICT_QUIET_MS = 1000;
+/** How often databases beyond `max_dbs_open` are looked for once a burst is over. */
+const SWEEP_MS = 2000;
 
 export type DbEventType = 'created' | 'deleted' | 'updated';
 
@@ -24,7 +26,12 @@ export class DatabaseRegistry {
   private readonly creating = new Set<string>();
   private readonly listeners = new Set<(name: string, type: DbEventType) => void>();
 
-  constructor(private readonly backend: StorageBackend, private readonly settings: () => RegistrySettings) {}
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly backend: StorageBackend, private readonly settings: () => RegistrySettings) {
+    this.sweeper = setInterval(() => this.evict(), SWEEP_MS);
+    this.sweeper.unref();
+  }
 
   onEvent(listener: (name: string, type: DbEventType) => void): () => void {
     this.listeners.add(listener);
@@ -98,9 +105,10 @@ export class DatabaseRegistry {
   }
 
   /**
-   * Closes the least recently used databases beyond `max_dbs_open`. Only idle ones that no request
-   * touched for a while are closed, so a request never finds its database closed under it; when
-   * every database is busy the limit is exceeded for a moment rather than failing requests.
+   * Closes the least recently used databases beyond `max_dbs_open`. Only idle ones are closed
+   * (no request, feed or write holds them: see Database.retain), so a request never finds its
+   * database closed under it; when every database is busy the limit is exceeded for a moment
+   * rather than failing requests, and a periodic sweep catches up after the burst.
    */
   private evict(): void {
     const max = this.settings().maxDbsOpen;
@@ -143,6 +151,7 @@ export class DatabaseRegistry {
   }
 
   async closeAll(): Promise<void> {
+    clearInterval(this.sweeper);
     const all = [...this.open.values()];
     this.open.clear();
     await Promise.all(all.map(async (p) => (await p.catch(() => undefined))?.close()));

@@ -70,6 +70,7 @@ export class HttpServer {
       if (error.status >= 500) this.services().log.error(`${req.method} ${raw.url} failed: ${(err as Error)?.stack ?? String(err)}`);
       this.writeError(req, res, error);
     } finally {
+      req.finished();
       // Bodies nobody read (errors before reading) must be drained for keep-alive to work.
       if (!raw.complete) raw.resume();
       const elapsed = performance.now() - started;
