@@ -25,6 +25,8 @@ export const DISK_FORMAT_VERSION = 6;
 
 /** Records per chunk when scanning an index. */
 const CHUNK = 256;
+/** Documents per committed part of a large non-atomic batch. */
+const PART_SIZE = 250;
 
 interface Meta {
   updateSeq: number;
@@ -342,13 +344,25 @@ export class Database {
     const before = this.meta.updateSeq;
     const staged = new Batch(this);
     const outcomes: EditResult[][] = [];
+    // Large non-atomic batches commit in parts: while the store commits one part, the next is
+    // staged, so document work and storage work overlap instead of taking turns.
+    const commits: Promise<void>[] = [];
+    const commitPart = async () => {
+      commits.push(this.store.write(staged.take(), { durable: false }));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    };
     try {
       for (const request of batch) {
-        outcomes.push(await staged.applyRequest(request));
+        outcomes.push(await staged.applyRequest(request, commitPart));
       }
-      await this.store.write(staged.finish(), { durable: false });
+      commits.push(this.store.write(staged.take(), { durable: false }));
+      await Promise.all(commits);
       this.meta = staged.meta;
     } catch (err) {
+      await Promise.allSettled(commits);
+      // Some parts may have committed: take the metadata back from what the store holds.
+      const stored = await this.store.get(metaKey('info')).catch(() => undefined);
+      if (stored) this.meta = decodeJson<Meta>(stored);
       for (const request of batch) request.reject(err);
       return;
     }
@@ -672,6 +686,7 @@ class Batch {
   meta: Meta;
   private readonly infos = new Map<string, DocInfo | null>();
   private readonly ops: WriteOp[] = [];
+  private stagedDocs = 0;
 
   constructor(private readonly db: Database) {
     this.meta = { ...db.currentMeta };
@@ -698,7 +713,11 @@ class Batch {
     });
   }
 
-  async applyRequest(request: EditRequest): Promise<EditResult[]> {
+  /**
+   * Stages a request's edits. Unless the request is all-or-nothing, `commitPart` is called
+   * between documents every PART_SIZE of them, to hand what is staged so far to the store.
+   */
+  async applyRequest(request: EditRequest, commitPart: () => Promise<void>): Promise<EditResult[]> {
     const { options } = request;
     await this.prefetch(request.docs);
     // all_or_nothing: stage on a copy, keep it only if every document succeeds.
@@ -707,6 +726,7 @@ class Batch {
       : undefined;
     const results: EditResult[] = [];
     for (const doc of request.docs) {
+      if (!options.allOrNothing && this.staged >= PART_SIZE) await commitPart();
       try {
         results.push(this.applyEdit(doc, options));
       } catch (err) {
@@ -790,12 +810,21 @@ class Batch {
     const next: DocInfo = { id, seq: this.meta.updateSeq, tree: stemmed, sizes };
     writeInfo(this.ops, this.meta, next, key);
     this.infos.set(id, next);
+    this.stagedDocs++;
     return { id, ok: true, rev: newRev, changed: true };
   }
 
-  finish(): WriteOp[] {
-    this.ops.push({ type: 'put', key: metaKey('info'), value: encodeJson(this.meta) });
-    return this.ops;
+  /** Documents staged since the last `take`. */
+  get staged(): number {
+    return this.stagedDocs;
+  }
+
+  /** Hands over the staged operations, with the metadata as it stands after them. */
+  take(): WriteOp[] {
+    const ops = this.ops.splice(0, this.ops.length);
+    ops.push({ type: 'put', key: metaKey('info'), value: encodeJson(this.meta) });
+    this.stagedDocs = 0;
+    return ops;
   }
 }
 
