@@ -625,7 +625,8 @@ export class Database {
 
   /**
    * Drops bodies of revisions that are no longer leaves, then rewrites the store to give the
-   * space back. Writes interleave with the first phase; the file rewrite holds them briefly.
+   * space back. Writes go on throughout: the first phase works in short turns between write
+   * batches, and the store's rewrite journals and replays what is written meanwhile.
    */
   compact(progress?: (done: number, total: number) => void): Promise<void> {
     if (this.compactRunning) return Promise.resolve();
@@ -659,7 +660,7 @@ export class Database {
         if (!chunk.last || chunk.n < 500) break;
         after = chunk.last;
       }
-      await this.exclusive(() => this.store.compact());
+      await this.store.compact();
     };
     return run().finally(() => { this.compactRunning = false; });
   }

@@ -221,6 +221,10 @@ const GENERATION_FILE = /^data-(\d+)\.mdb$/;
 
 export class LmdbStore extends LmdbReader implements KeyValueStore {
   private current: Generation;
+  /** Writes made while a compaction copies the file, to replay into the copy. */
+  private journal: (readonly WriteOp[])[] | undefined;
+  /** Set while a compaction makes its final replay and swaps generations. */
+  private swapping: Promise<void> | undefined;
 
   private constructor(private readonly dir: string, generation: Generation) {
     super(() => this.current.env);
@@ -242,14 +246,14 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
 
   async write(ops: readonly WriteOp[], options: WriteOptions): Promise<void> {
     if (ops.length === 0) return;
-    const env = this.current.env;
-    await env.batch(() => {
-      for (const op of ops) {
-        if (op.type === 'put') void env.put(toBuffer(op.key), toBuffer(op.value));
-        else void env.remove(toBuffer(op.key));
-      }
-    });
-    if (options.durable) await env.flushed;
+    if (this.swapping) {
+      // The final replay of a compaction is under way: wait for the new generation.
+      await this.swapping;
+      return this.write(ops, options);
+    }
+    this.journal?.push(ops);
+    await applyOps(this.current.env, ops);
+    if (options.durable) await this.current.env.flushed;
   }
 
   async snapshot(): Promise<Snapshot> {
@@ -268,24 +272,61 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
     }
   }
 
+  /**
+   * LMDB reuses freed pages but never shrinks its file: copy the live pages into the next
+   * generation and swap. Writes go on meanwhile: they are journaled during the copy and
+   * replayed into the new generation, and held only for the last, short replay and the swap.
+   * Readers of the old generation finish undisturbed.
+   */
   async compact(): Promise<void> {
-    // LMDB reuses freed pages but never shrinks its file: copy the live pages into the next
-    // generation, then swap. Readers of the old generation finish undisturbed.
     const old = this.current;
-    await old.env.flushed;
     const gen = Number(GENERATION_FILE.exec(old.file.slice(this.dir.length + 1))![1]) + 1;
     const file = join(this.dir, `data-${gen}.mdb`);
     const temp = `${file}.compacting`;
     await rm(temp, { force: true });
-    await (old.env as unknown as { backup(path: string, compact: boolean): Promise<void> }).backup(temp, true);
-    await rename(temp, file);
-    this.current = new Generation(openEnv(file), file);
-    old.retire();
+    // Writes before the copy's snapshot are in the copy; those after it are in the journal.
+    // Starting the journal first may replay a few already copied: puts and deletes are
+    // idempotent, so replaying them again is harmless.
+    this.journal = [];
+    try {
+      await old.env.flushed;
+      await (old.env as unknown as { backup(path: string, compact: boolean): Promise<void> }).backup(temp, true);
+      await rename(temp, file);
+      const fresh = openEnv(file);
+      // Catch up while writers go on, until little is left; then hold writers for the rest.
+      while (this.journal.length > 64) {
+        const pending = this.journal.splice(0, this.journal.length);
+        for (const ops of pending) await applyOps(fresh, ops);
+      }
+      let release!: () => void;
+      this.swapping = new Promise((resolve) => { release = resolve; });
+      try {
+        for (const ops of this.journal.splice(0, this.journal.length)) await applyOps(fresh, ops);
+        await fresh.flushed;
+        this.current = new Generation(fresh, file);
+      } finally {
+        this.swapping = undefined;
+        release();
+      }
+      old.retire();
+    } finally {
+      this.journal = undefined;
+      await rm(temp, { force: true });
+    }
   }
 
   async close(): Promise<void> {
     await this.current.env.close();
   }
+}
+
+async function applyOps(env: Env, ops: readonly WriteOp[]): Promise<void> {
+  await env.batch(() => {
+    for (const op of ops) {
+      if (op.type === 'put') void env.put(toBuffer(op.key), toBuffer(op.value));
+      else void env.remove(toBuffer(op.key));
+    }
+  });
 }
 
 function openEnv(file: string): Env {

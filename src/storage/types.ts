@@ -67,10 +67,7 @@ export interface KeyValueStore extends ReadView {
   sync(): Promise<void>;
   /** Bytes this store occupies on disk (or in its backend). */
   diskSize(): Promise<number>;
-  /**
-   * Rewrites the store to reclaim free space. Reads keep working meanwhile; the caller holds
-   * back writes until it resolves.
-   */
+  /** Rewrites the store to reclaim free space. Reads and writes keep working meanwhile. */
   compact(): Promise<void>;
   close(): Promise<void>;
 }
