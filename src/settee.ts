@@ -55,6 +55,8 @@ export class Settee {
     const host = options.bind ?? settee.services.config.getString('httpd', 'bind_address', '127.0.0.1');
     const address = await settee.http.listen(port, host);
     settee.address = { port: address.port, host };
+    // Clients read the port back from /_config (port 0 means "pick one"): report the real one.
+    await settee.services.config.set('httpd', 'port', String(address.port), false);
     settee.services.log.info(`Apache CouchDB-compatible Settee has started on ${settee.url}`);
     return settee;
   }

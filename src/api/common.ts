@@ -44,8 +44,9 @@ export async function openDb(services: Services, name: string, req: Request): Pr
 }
 
 /** Absolute URL of a path on this server, as CouchDB puts in Location headers. */
-export function absoluteUrl(req: Request, path: string): string {
-  const host = req.header('host') ?? 'localhost';
+export function absoluteUrl(req: Request, path: string, services?: Services): string {
+  const forwardedHeader = services?.config.get('httpd', 'x_forwarded_host') ?? 'X-Forwarded-Host';
+  const host = req.header(forwardedHeader) ?? req.header('host') ?? 'localhost';
   return `http://${host}${path}`;
 }
 

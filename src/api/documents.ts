@@ -167,7 +167,7 @@ async function writeOne(
   req: Request, p: RouteParams, svc: Services, db: Database, doc: IncomingDoc, status: number, withLocation: boolean,
 ): Promise<Reply> {
   const id = doc.id!;
-  const location: HeaderMap = withLocation ? { Location: absoluteUrl(req, docPath(p.db, id)) } : {};
+  const location: HeaderMap = withLocation ? { Location: absoluteUrl(req, docPath(p.db, id), svc) } : {};
   if (isLocalId(id)) {
     const rev = await db.putLocal(doc, durableWrite(req, svc));
     return json(status, { ok: true, id, rev }, { ETag: quote(rev), ...location });

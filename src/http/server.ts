@@ -95,13 +95,27 @@ export class HttpServer {
     if (!res.destroyed) res.destroy();
   }
 
+  /**
+   * The JSONP callback a request names (`?callback=`), when `[httpd] allow_jsonp` is on.
+   * CouchDB allows only letters, digits, `.`, `_`, `[` and `]` in it.
+   */
+  private jsonpCallback(req: Request): string | undefined {
+    const callback = req.string('callback');
+    if (callback === undefined || callback === '') return undefined;
+    if (!this.services().config.getBool('httpd', 'allow_jsonp', false)) return undefined;
+    if (!/^[A-Za-z0-9._[\]]+$/.test(callback)) throw badRequest('invalid_callback');
+    return callback;
+  }
+
   private async write(req: Request, res: ServerResponse, reply: Reply): Promise<void> {
     const head = req.method === 'HEAD';
+    const jsonp = reply.kind === 'raw' || (reply.kind === 'stream' && reply.contentType) ? undefined : this.jsonpCallback(req);
     if (reply.kind === 'json') {
-      const text = (typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)) + '\n';
+      const json = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
+      const text = jsonp ? `/* CouchDB */${jsonp}(${json});\n` : `${json}\n`;
       res.writeHead(reply.status, {
         ...standardHeaders(),
-        'Content-Type': jsonContentType(req),
+        'Content-Type': jsonp ? 'application/javascript' : jsonContentType(req),
         'Content-Length': Buffer.byteLength(text),
         ...reply.headers,
       });
@@ -121,7 +135,7 @@ export class HttpServer {
     }
     res.writeHead(reply.status, {
       ...standardHeaders(),
-      'Content-Type': reply.contentType ?? jsonContentType(req),
+      'Content-Type': jsonp ? 'application/javascript' : reply.contentType ?? jsonContentType(req),
       ...reply.headers,
     });
     if (head) {
@@ -130,10 +144,11 @@ export class HttpServer {
     }
     res.flushHeaders();
     try {
+      if (jsonp) res.write(`/* CouchDB */${jsonp}(`);
       for await (const chunk of reply.body) {
         if (!(await writeChunk(res, chunk))) break;
       }
-      res.end();
+      res.end(jsonp ? ');\n' : undefined);
     } catch (err) {
       // Headers are gone: the only honest signal left is an unterminated chunked body.
       this.services().log.error(`stream ${req.method} ${req.rawPath} failed: ${(err as Error)?.stack ?? String(err)}`);

@@ -1,0 +1,58 @@
+/** JSONP (`allow_jsonp`), the real port in /_config, and Location behind a reverse proxy. */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+  assert.equal((await c.put('/jp')).status, 201);
+  assert.equal((await c.put('/jp/0', { a: 0 })).status, 201);
+});
+after(async () => server.stop());
+
+test('?callback= is ignored while allow_jsonp is off', async () => {
+  const r = await c.get('/jp/0?callback=jsonp_no_chunk');
+  assert.equal(r.status, 200);
+  assert.equal(r.headers['content-type'], 'application/json');
+  assert.equal(r.body.a, 0);
+});
+
+test('with allow_jsonp, JSON answers are wrapped in the callback, chunked or not', async () => {
+  await c.put('/_config/httpd/allow_jsonp', 'true');
+  try {
+    const doc = await c.get('/jp/0?callback=jsonp_no_chunk');
+    assert.equal(doc.headers['content-type'], 'application/javascript');
+    const m = /^\/\* CouchDB \*\/jsonp_no_chunk\((.*)\);\n$/s.exec(doc.text);
+    assert.ok(m, doc.text);
+    assert.equal(JSON.parse(m[1]!)._id, '0');
+
+    const rows = await c.get('/jp/_all_docs?callback=cb.rows');
+    const m2 = /^\/\* CouchDB \*\/cb\.rows\((.*)\);\n$/s.exec(rows.text);
+    assert.ok(m2, rows.text);
+    assert.equal(JSON.parse(m2[1]!).total_rows, 1);
+
+    const bad = await c.get('/jp/0?callback=alert(1)');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error, 'bad_request');
+  } finally {
+    await c.put('/_config/httpd/allow_jsonp', 'false');
+  }
+});
+
+test('/_config/httpd/port reports the port actually listened on', async () => {
+  const r = await c.get('/_config/httpd/port');
+  assert.equal(r.body, String(server.port));
+});
+
+test('Location follows X-Forwarded-Host behind a reverse proxy', async () => {
+  const r = await c.put('/jp/proxied', { x: 1 }, { headers: { 'X-Forwarded-Host': 'couch.example.org' } });
+  assert.equal(r.status, 201);
+  assert.equal(r.headers.location, 'http://couch.example.org/jp/proxied');
+  const direct = await c.put('/jp/direct', { x: 1 });
+  assert.equal(direct.headers.location, `http://127.0.0.1:${server.port}/jp/direct`);
+});
