@@ -4,9 +4,10 @@
  * revision id, as CouchDB's do. Like CouchDB's, the hash follows the body's key order as the
  * client sent it.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export function newRevHash(deleted: boolean, parentRev: string | null, bodyJson: string, attachmentDigests: readonly string[] = []): string {
   const digests = attachmentDigests.length === 0 ? '' : [...attachmentDigests].sort().join(',');
-  return createHash('md5').update(`${deleted ? 1 : 0}\n${parentRev ?? ''}\n${bodyJson}\n${digests}`).digest('hex');
+  // One-shot hashing: no Hash object per revision.
+  return hash('md5', `${deleted ? 1 : 0}\n${parentRev ?? ''}\n${bodyJson}\n${digests}`, 'hex');
 }

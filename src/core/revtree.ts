@@ -567,12 +567,12 @@ function removeImpl(tree: RevTree, revs: readonly string[], prune: boolean): { t
  * The chain's hashes packed as base64 when every one is 32 lowercase hex digits, else undefined.
  * (Node's hex codec does the checking: it stops at the first non-hex pair and writes lowercase.)
  */
+const MD5_HEX = /^[0-9a-f]{32}$/;
+
 function packHashes(hashes: readonly string[]): string | undefined {
-  for (const h of hashes) if (h.length !== 32) return undefined;
-  const hex = hashes.join('');
-  const bytes = Buffer.from(hex, 'hex');
-  if (bytes.length * 2 !== hex.length || bytes.toString('hex') !== hex) return undefined;
-  return bytes.toString('base64');
+  // Only lowercase 32-digit hex packs: anything else would not come back identical.
+  for (const h of hashes) if (!MD5_HEX.test(h)) return undefined;
+  return Buffer.from(hashes.length === 1 ? hashes[0]! : hashes.join(''), 'hex').toString('base64');
 }
 
 function flagsOf(node: RevNode): number {
