@@ -99,6 +99,10 @@ export class Settee {
     const dbs = new DatabaseRegistry(backend, () => ({
       maxDbsOpen: config.getInt(MAIN_CONFIG_SECTION, 'max_dbs_open', 100),
       revsLimit: 1000,
+      attachments: {
+        compressibleTypes: config.getString('attachments', 'compressible_types', ''),
+        compressionLevel: config.getInt('attachments', 'compression_level', 8),
+      },
     }));
     const uuids = new UuidGenerator(() => ({
       algorithm: config.getString('uuids', 'algorithm', 'sequential'),

@@ -6,7 +6,7 @@ import { parseRev } from '../core/revtree.js';
 import type { Database, EditResult, OpenOptions, OpenedDoc } from '../core/database.js';
 import { json } from './reply.js';
 import type { Route } from './route.js';
-import { durableWrite, maxDocumentSize, openDb, readObject } from './common.js';
+import { durableWrite, maxDocumentSize, openDb, readObject, editDocs } from './common.js';
 import { openOptions } from './documents.js';
 
 export const bulkRoutes: Route[] = [
@@ -51,7 +51,7 @@ export const bulkRoutes: Route[] = [
             results[i] = { id: doc.id!, ok: false, error: err.error, reason: err.reason, status: err.status };
           }
         }
-        const edited = await db.edit(regular, { newEdits, allOrNothing, durable });
+        const edited = await editDocs(db, regular, { newEdits, allOrNothing, durable });
         edited.forEach((r, j) => { results[regularIndex[j]!] = r; });
 
         if (allOrNothing && results.some((r) => r && !r.ok && r.error !== 'conflict')) {

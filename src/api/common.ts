@@ -1,7 +1,8 @@
 /** Small pieces every handler group uses: limits, commit policy, body shapes, URLs. */
 import { badRequest, CouchError } from '../errors.js';
 import { HEADER_FULL_COMMIT, MAIN_CONFIG_SECTION } from '../couchdb-names.js';
-import type { Database } from '../core/database.js';
+import type { Database, EditOptions, EditResult } from '../core/database.js';
+import type { IncomingDoc } from '../core/document.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 
@@ -69,4 +70,23 @@ export const quote = (rev: string): string => `"${rev}"`;
 export function ifMatchRev(req: Request): string | undefined {
   const value = req.header('if-match');
   return value === undefined ? undefined : value.replace(/^"|"$/g, '');
+}
+
+/**
+ * Edits documents that may carry attachments: their content (inline `data`, or `follows` parts
+ * that `follow` streams) is stored first, and the uploads are released once the edit is done.
+ */
+export async function editDocs(
+  db: Database,
+  docs: IncomingDoc[],
+  options: EditOptions,
+  follow?: (name: string) => AsyncIterable<Buffer>,
+): Promise<EditResult[]> {
+  const uploads: { release(): void }[] = [];
+  try {
+    for (const doc of docs) uploads.push(...(await db.prepareAttachments(doc, follow)));
+    return await db.edit(docs, options);
+  } finally {
+    for (const upload of uploads) upload.release();
+  }
 }

@@ -7,8 +7,7 @@ import type { Database } from '../core/database.js';
 import { json, ok } from './reply.js';
 import type { Route } from './route.js';
 import {
-  absoluteUrl, docPath, durableWrite, maxDocumentSize, openDb, quote, raiseResult, readObject, requestLimit,
-} from './common.js';
+  absoluteUrl, docPath, durableWrite, maxDocumentSize, openDb, quote, raiseResult, readObject, requestLimit, editDocs } from './common.js';
 import type { Services } from './services.js';
 import type { Request } from './request.js';
 import { tooLarge } from '../errors.js';
@@ -46,10 +45,10 @@ export const databaseRoutes: Route[] = [
           return json(201, { ok: true, id: doc.id, rev }, { Location: absoluteUrl(req, docPath(p.db, doc.id), svc) });
         }
         if (req.string('batch') === 'ok') {
-          void db.edit([doc], { newEdits: true, allOrNothing: false, durable: false }).catch(() => undefined);
+          void editDocs(db, [doc], { newEdits: true, allOrNothing: false, durable: false }).catch(() => undefined);
           return json(202, { ok: true, id: doc.id });
         }
-        const [result] = await db.edit([doc], { newEdits: true, allOrNothing: false, durable: durableWrite(req, svc) });
+        const [result] = await editDocs(db, [doc], { newEdits: true, allOrNothing: false, durable: durableWrite(req, svc) });
         if (!result!.ok) raiseResult(result!);
         return json(201, { ok: true, id: doc.id, rev: result!.rev }, {
           ETag: quote(result!.rev),

@@ -1,6 +1,6 @@
 /** Document endpoints: GET/HEAD/PUT/DELETE/COPY of `/{db}/{docid}`, design and local documents. */
 import { badRequest, conflict, CouchError, notFound } from '../errors.js';
-import { emptyDoc, parseIncomingDoc, type IncomingDoc } from '../core/document.js';
+import { emptyDoc, parseIncomingDoc, type AttachmentInput, type IncomingDoc } from '../core/document.js';
 import { validateDocId, isLocalId } from '../core/names.js';
 import type { Database, OpenOptions, OpenedDoc } from '../core/database.js';
 import { parseRev, winner } from '../core/revtree.js';
@@ -9,8 +9,7 @@ import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import {
-  absoluteUrl, docPath, durableWrite, ifMatchRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit,
-} from './common.js';
+  absoluteUrl, docPath, durableWrite, ifMatchRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit, editDocs } from './common.js';
 import { checkDocSize } from './databases.js';
 import { randomBytes } from 'node:crypto';
 
@@ -26,7 +25,14 @@ export function openOptions(req: Request): OpenOptions {
   const meta = req.bool('meta');
   const rev = req.string('rev');
   if (rev !== undefined && !parseRev(rev)) throw badRequest('Invalid rev format');
+  const attsSince = req.json('atts_since');
+  if (attsSince !== undefined && (!Array.isArray(attsSince) || attsSince.some((r) => typeof r !== 'string'))) {
+    throw badRequest('atts_since must be a JSON array of revisions');
+  }
   return {
+    attachments: req.bool('attachments'),
+    attsSince: attsSince as string[] | undefined,
+    attEncodingInfo: req.bool('att_encoding_info'),
     rev,
     revs: req.bool('revs'),
     revsInfo: req.bool('revs_info') || meta,
@@ -174,10 +180,10 @@ async function writeOne(
   }
   const newEdits = req.bool('new_edits', true);
   if (req.string('batch') === 'ok') {
-    void db.edit([doc], { newEdits, allOrNothing: false, durable: false }).catch(() => undefined);
+    void editDocs(db, [doc], { newEdits, allOrNothing: false, durable: false }).catch(() => undefined);
     return json(202, { ok: true, id });
   }
-  const [result] = await db.edit([doc], { newEdits, allOrNothing: false, durable: durableWrite(req, svc) });
+  const [result] = await editDocs(db, [doc], { newEdits, allOrNothing: false, durable: durableWrite(req, svc) });
   if (!result!.ok) raiseResult(result!);
   return json(status, { ok: true, id, rev: result!.rev }, { ETag: quote(result!.rev), ...location });
 }
@@ -189,19 +195,26 @@ async function copyDocument(req: Request, p: RouteParams, svc: Services): Promis
   const { id: targetId, rev: targetRev } = parseDestination(destination);
   validateDocId(targetId);
 
-  let source: { body: Record<string, unknown>; attachments: Record<string, unknown> | undefined };
+  let source: { body: Record<string, unknown>; atts: Map<string, AttachmentInput> | undefined };
   if (isLocalId(p.docId)) {
     const rec = await db.getLocal(p.docId);
     if (!rec) throw notFound('missing');
-    source = { body: JSON.parse(rec.body) as Record<string, unknown>, attachments: undefined };
+    source = { body: JSON.parse(rec.body) as Record<string, unknown>, atts: undefined };
   } else {
     const opened: OpenedDoc = await db.openDoc(p.docId, { rev: req.string('rev') ?? ifMatchRev(req) });
     if (opened.deleted) throw notFound('deleted');
     const parsed = parseIncomingDoc(JSON.parse(opened.json));
-    source = { body: parsed.body, attachments: parsed.attachments };
+    source = { body: parsed.body, atts: copiedAttachments(opened.attachments) };
   }
-  const doc: IncomingDoc = { ...emptyDoc(targetId, targetRev, false), body: source.body, bodyJson: JSON.stringify(source.body), attachments: source.attachments };
+  const doc: IncomingDoc = { ...emptyDoc(targetId, targetRev, false), body: source.body, bodyJson: JSON.stringify(source.body), atts: source.atts };
   return writeOne(req, { ...p, docId: targetId }, svc, db, doc, 201, true);
+}
+
+/** The source's attachments as content the copy stores again by digest (no upload needed). */
+function copiedAttachments(stubsJson: string | undefined): Map<string, AttachmentInput> | undefined {
+  if (stubsJson === undefined) return undefined;
+  const stubs = JSON.parse(stubsJson) as Record<string, { content_type: string; digest: string; length: number }>;
+  return new Map(Object.entries(stubs).map(([name, s]) => [name, { kind: 'content', contentType: s.content_type, digest: s.digest, length: s.length }]));
 }
 
 /** `Destination: id` or `Destination: id?rev=N-x` (the rev being the destination's current one). */

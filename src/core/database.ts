@@ -12,7 +12,8 @@ import type { KeyValueStore, WriteOp } from '../storage/types.js';
 import * as revtree from './revtree.js';
 import type { RevTree, Leaf } from './revtree.js';
 import { newRevHash } from './revid.js';
-import { renderDoc, type IncomingDoc, type JsonObject } from './document.js';
+import { renderDoc, type AttachmentInput, type IncomingDoc, type JsonObject } from './document.js';
+import { AttachmentStore, type AttachmentSettings, type StoredContent } from './attachments.js';
 import {
   Prefix, idKey, infoKey, liveKey, localKey, metaKey, prefixRange, type IdKey, purgeKey, revKey, seqFromKey, seqKey,
 } from './keys.js';
@@ -66,6 +67,12 @@ export type EditResult =
   | { id: string; ok: false; error: string; reason: string; status: number };
 
 export interface OpenOptions {
+  /** Embed attachment content (base64 `data`) instead of stubs. */
+  attachments?: boolean;
+  /** Embed content only for attachments newer than these revisions. */
+  attsSince?: string[];
+  /** Add `encoding` and `encoded_length` to compressed attachments. */
+  attEncodingInfo?: boolean;
   rev?: string;
   revs?: boolean;
   revsInfo?: boolean;
@@ -80,6 +87,8 @@ export interface OpenedDoc {
   rev: string;
   deleted: boolean;
   json: string;
+  /** The revision's attachments in stub form (JSON), when it has any. */
+  attachments?: string;
 }
 
 export interface ChangeRow extends ChangeRecord {
@@ -98,6 +107,8 @@ type Job = { kind: 'edit'; request: EditRequest } | { kind: 'task'; run: () => P
 export interface DatabaseSettings {
   /** Default `_revs_limit` for new databases. */
   revsLimit: number;
+  /** Attachment compression settings, read at each upload. */
+  attachments: () => AttachmentSettings;
 }
 
 export class Database {
@@ -111,14 +122,19 @@ export class Database {
   private listeners = new Set<(seq: number) => void>();
   private holders = 0;
   private closed = false;
+  /** While compaction runs: every attachment digest a revision written meanwhile uses. */
+  compactionDigests: Set<string> | undefined;
 
-  private constructor(name: string, readonly store: KeyValueStore) {
+  readonly attachments: AttachmentStore;
+
+  private constructor(name: string, readonly store: KeyValueStore, settings: DatabaseSettings) {
     this.name = name;
     this.instanceStartTime = String(Date.now() * 1000);
+    this.attachments = new AttachmentStore(store, settings.attachments);
   }
 
   static async open(name: string, store: KeyValueStore, settings: DatabaseSettings): Promise<Database> {
-    const db = new Database(name, store);
+    const db = new Database(name, store, settings);
     const meta = await store.get(metaKey('info'));
     if (meta) {
       db.meta = decodeJson<Meta>(meta);
@@ -253,7 +269,97 @@ export class Database {
       }
     }
     if (options.localSeq) extras.push(['_local_seq', info.seq]);
-    return { id: info.id, rev, deleted, json: renderDoc(info.id, rev, deleted, record.body, extras, record.attachments) };
+    let attachments = record.attachments;
+    if (attachments !== undefined && (options.attachments || options.attsSince || options.attEncodingInfo)) {
+      attachments = await this.expandAttachments(info, rev, attachments, options);
+    }
+    return {
+      id: info.id, rev, deleted,
+      json: renderDoc(info.id, rev, deleted, record.body, extras, attachments),
+      ...(record.attachments !== undefined ? { attachments: record.attachments } : {}),
+    };
+  }
+
+  /**
+   * Attachments with their content inline (`attachments=true`, or only those newer than
+   * `atts_since`) and/or their encoding (`att_encoding_info=true`).
+   */
+  private async expandAttachments(info: DocInfo, rev: string, stubsJson: string, options: OpenOptions): Promise<string> {
+    const stubs = JSON.parse(stubsJson) as Record<string, StoredAttachment>;
+    let sincePos = options.attachments ? 0 : Infinity;
+    if (!options.attachments && options.attsSince) {
+      // Content the client lacks: attachments added after the newest listed revision it has.
+      const path = revtree.pathTo(info.tree, rev)!;
+      sincePos = 0;
+      for (const known of options.attsSince) {
+        const parsed = revtree.parseRev(known);
+        if (!parsed) continue;
+        const idx = path.pos - parsed.pos;
+        if (idx >= 0 && idx < path.hashes.length && path.hashes[idx] === parsed.hash) sincePos = Math.max(sincePos, parsed.pos);
+      }
+    }
+    const out: Record<string, Record<string, unknown>> = {};
+    for (const [name, stub] of Object.entries(stubs)) {
+      let entry: Record<string, unknown>;
+      if (stub.revpos > sincePos) {
+        const data = await this.attachments.readAll(stub.digest, true);
+        entry = { content_type: stub.content_type, revpos: stub.revpos, digest: stub.digest, data: data.toString('base64') };
+      } else {
+        entry = { ...stub };
+      }
+      if (options.attEncodingInfo) {
+        const content = await this.attachments.info(stub.digest);
+        if (content?.encoding) {
+          entry['encoding'] = content.encoding;
+          entry['encoded_length'] = content.encodedLength;
+        }
+      }
+      out[name] = entry;
+    }
+    return JSON.stringify(out);
+  }
+
+  /**
+   * Stores the content of a document's new attachments (inline base64 `data`, or `follows`
+   * parts streamed by `follow`) and notes stubs, filling `doc.atts` for `edit`. Returns the
+   * uploads, to release once the edit is done (compaction keeps them until then).
+   */
+  async prepareAttachments(doc: IncomingDoc, follow?: (name: string) => AsyncIterable<Buffer>): Promise<StoredContent[]> {
+    const uploads: StoredContent[] = [];
+    if (!doc.attachments) return uploads;
+    const atts = new Map<string, AttachmentInput>();
+    try {
+      for (const [name, value] of Object.entries(doc.attachments)) {
+        if (name === '') throw badRequest('Attachment name must not be empty');
+        if (name.startsWith('_')) throw badRequest("Attachment name can't start with '_'");
+        if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badRequest(`Invalid attachment entry for ${name}`);
+        const entry = value as Record<string, unknown>;
+        const revpos = typeof entry['revpos'] === 'number' ? entry['revpos'] : undefined;
+        if (entry['stub'] === true) {
+          atts.set(name, { kind: 'stub', revpos, digest: typeof entry['digest'] === 'string' ? entry['digest'] : undefined });
+          continue;
+        }
+        const contentType = typeof entry['content_type'] === 'string' ? entry['content_type'] : 'application/octet-stream';
+        const encoding = entry['encoding'] === 'gzip' ? 'gzip' as const : undefined;
+        let source: AsyncIterable<Buffer>;
+        if (typeof entry['data'] === 'string') {
+          const bytes = decodeBase64(entry['data'], name);
+          source = (async function* () { yield bytes; })();
+        } else if (entry['follows'] === true && follow) {
+          source = follow(name);
+        } else {
+          throw badRequest(`Attachment ${name} needs data, follows or stub`);
+        }
+        const stored = await this.attachments.write(source, { contentType, encoding });
+        uploads.push(stored);
+        atts.set(name, { kind: 'content', contentType, digest: stored.digest, length: stored.length, revpos });
+      }
+    } catch (err) {
+      for (const upload of uploads) upload.release();
+      throw err;
+    }
+    doc.atts = atts;
+    return uploads;
   }
 
   /**
@@ -633,6 +739,10 @@ export class Database {
     this.compactRunning = true;
     const run = async () => {
       const total = this.meta.docCount + this.meta.docDelCount;
+      // Attachment content the surviving (leaf) revisions use; the rest goes after this pass.
+      // Edits made meanwhile add theirs (see Batch), so content they use is kept too.
+      const referenced = new Set<string>();
+      this.compactionDigests = referenced;
       let done = 0;
       let after: Uint8Array | undefined;
       for (;;) {
@@ -641,16 +751,22 @@ export class Database {
           const ops: WriteOp[] = [];
           let last: Uint8Array | undefined;
           let n = 0;
+          const leafKeys: Uint8Array[] = [];
           for await (const { key, value } of this.store.range({ ...(after ? { gt: after } : { gte }), lt, limit: 500 })) {
             last = key;
             n++;
             const info = decodeDocInfo(value);
             const leafRevs = new Set(revtree.leaves(info.tree).map((l) => l.rev));
+            leafKeys.push(...[...leafRevs].map((rev) => revKey(info.id, rev)));
             const stale = revtree.allRevs(info.tree).filter((rev) => !leafRevs.has(rev) && nodeAvailable(info.tree, rev));
             if (stale.length === 0) continue;
             for (const rev of stale) ops.push({ type: 'del', key: revKey(info.id, rev) });
             const next: DocInfo = { ...info, tree: revtree.markUnavailable(info.tree, new Set(stale)) };
             ops.push({ type: 'put', key: infoKey(info.id), value: encodeDocInfo(next) });
+          }
+          for (const bytes of await this.store.getMany(leafKeys)) {
+            const atts = bytes ? decodeRevision(bytes).attachments : undefined;
+            if (atts) for (const att of Object.values(JSON.parse(atts) as Record<string, StoredAttachment>)) referenced.add(att.digest);
           }
           if (ops.length > 0) await this.store.write(ops, { durable: false });
           return { last, n };
@@ -660,9 +776,13 @@ export class Database {
         if (!chunk.last || chunk.n < 500) break;
         after = chunk.last;
       }
+      await this.attachments.collectGarbage(referenced);
       await this.store.compact();
     };
-    return run().finally(() => { this.compactRunning = false; });
+    return run().finally(() => {
+      this.compactRunning = false;
+      this.compactionDigests = undefined;
+    });
   }
 
   /** Makes every acknowledged write durable (`_ensure_full_commit`). */
@@ -686,11 +806,33 @@ export class Database {
 class Batch {
   meta: Meta;
   private readonly infos = new Map<string, DocInfo | null>();
+  /** Attachments of revisions stubs may point at (null: revision not stored), by attsKey. */
+  private readonly parentAtts = new Map<string, Record<string, StoredAttachment> | null>();
   private readonly ops: WriteOp[] = [];
   private stagedDocs = 0;
 
   constructor(private readonly db: Database) {
     this.meta = { ...db.currentMeta };
+  }
+
+  /**
+   * Reads, at once, the attachments of the revisions that stub attachments of `docs` may refer
+   * to: the edited revision, or for replicated revisions their nearest stored ancestors.
+   */
+  private async prefetchStubSources(docs: readonly IncomingDoc[], newEdits: boolean): Promise<void> {
+    const wanted: { id: string; rev: string }[] = [];
+    for (const doc of docs) {
+      if (!doc.atts || ![...doc.atts.values()].some((a) => a.kind === 'stub')) continue;
+      for (const rev of stubSourceCandidates(doc, newEdits)) {
+        if (!this.parentAtts.has(attsKey(doc.id!, rev))) wanted.push({ id: doc.id!, rev });
+      }
+    }
+    if (wanted.length === 0) return;
+    const records = await this.db.store.getMany(wanted.map((w) => revKey(w.id, w.rev)));
+    records.forEach((bytes, i) => {
+      const rec = bytes ? decodeRevision(bytes) : undefined;
+      this.parentAtts.set(attsKey(wanted[i]!.id, wanted[i]!.rev), rec?.attachments ? JSON.parse(rec.attachments) as Record<string, StoredAttachment> : rec ? {} : null);
+    });
   }
 
   /** Reads the infos of every document the request names that the batch has not seen, at once. */
@@ -721,6 +863,7 @@ class Batch {
   async applyRequest(request: EditRequest, commitPart: () => Promise<void>): Promise<EditResult[]> {
     const { options } = request;
     await this.prefetch(request.docs);
+    await this.prefetchStubSources(request.docs, options.newEdits);
     // all_or_nothing: stage on a copy, keep it only if every document succeeds.
     const saved = options.allOrNothing
       ? { meta: { ...this.meta }, ops: this.ops.length, infos: new Map(this.infos) }
@@ -753,6 +896,7 @@ class Batch {
     const tree: RevTree = info?.tree ?? [];
     let path: revtree.RevPath;
     let newRev: string;
+    let atts: Record<string, StoredAttachment> | undefined;
 
     if (options.newEdits) {
       let parent: string | null = null;
@@ -771,7 +915,8 @@ class Batch {
           pos = win.pos + 1;
         }
       }
-      const hash = newRevHash(doc.deleted, parent, doc.bodyJson, attachmentDigests(doc));
+      atts = this.resolveAttachments(doc, pos, parent ? [parent] : []);
+      const hash = newRevHash(doc.deleted, parent, doc.bodyJson, atts ? Object.values(atts).map((a) => a.digest) : []);
       path = { pos, hashes: parent ? [hash, revtree.parseRev(parent)!.hash] : [hash] };
       newRev = revtree.formatRev(pos, hash);
     } else {
@@ -781,6 +926,8 @@ class Batch {
         ? doc.revisions
         : { pos: parsed.pos, hashes: [parsed.hash] };
       newRev = doc.rev;
+      if (revtree.hasRev(tree, newRev)) return { id, ok: true, rev: newRev, changed: false };
+      atts = this.resolveAttachments(doc, parsed.pos, stubSourceCandidates(doc, false));
     }
 
     const merged = revtree.merge(tree, path, doc.deleted);
@@ -789,8 +936,11 @@ class Batch {
       return { id, ok: true, rev: newRev, changed: false };
     }
     const stemmed = revtree.stem(merged.tree, this.meta.revsLimit);
-    const record = encodeRevision({ body: doc.bodyJson, attachments: attachmentsJson(doc) });
+    const attachmentsJson = atts ? JSON.stringify(atts) : undefined;
+    if (atts && this.db.compactionDigests) for (const att of Object.values(atts)) this.db.compactionDigests.add(att.digest);
+    const record = encodeRevision({ body: doc.bodyJson, attachments: attachmentsJson });
     this.ops.push({ type: 'put', key: revKey(key, newRev), value: record });
+    this.parentAtts.set(attsKey(id, newRev), atts ?? {});
     if (stemmed !== merged.tree) {
       const kept = new Set(revtree.allRevs(stemmed));
       for (const rev of revtree.allRevs(merged.tree)) {
@@ -813,6 +963,32 @@ class Batch {
     this.infos.set(id, next);
     this.stagedDocs++;
     return { id, ok: true, rev: newRev, changed: true };
+  }
+
+  /**
+   * The attachments a new revision stores: new content gets the revision's pos as revpos (or the
+   * revpos a replicator sent); a stub copies the attachment of that name from the first source
+   * revision that has it, or is a 412 missing_stub.
+   */
+  private resolveAttachments(doc: IncomingDoc, pos: number, sources: readonly string[]): Record<string, StoredAttachment> | undefined {
+    if (!doc.atts || doc.atts.size === 0) return undefined;
+    const out: Record<string, StoredAttachment> = {};
+    for (const [name, att] of doc.atts) {
+      if (att.kind === 'content') {
+        out[name] = { content_type: att.contentType, revpos: att.revpos ?? pos, digest: att.digest, length: att.length, stub: true };
+        continue;
+      }
+      let found: StoredAttachment | undefined;
+      for (const rev of sources) {
+        found = this.parentAtts.get(attsKey(doc.id!, rev))?.[name];
+        if (found) break;
+      }
+      if (!found || (att.digest !== undefined && att.digest !== found.digest)) {
+        throw new CouchError(412, 'missing_stub', `Invalid attachment stub in ${doc.id} for ${name}`);
+      }
+      out[name] = found;
+    }
+    return out;
   }
 
   /** Documents staged since the last `take`. */
@@ -854,14 +1030,34 @@ function leafBytes(info: DocInfo): number {
   return total;
 }
 
-function attachmentDigests(doc: IncomingDoc): string[] {
-  if (!doc.attachments) return [];
-  return Object.values(doc.attachments).map((a) => String((a as { digest?: unknown }).digest ?? ''));
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function decodeBase64(data: string, name: string): Buffer {
+  const compact = data.replace(/\s+/g, '');
+  if (compact.length % 4 === 1 || !BASE64.test(compact)) throw badRequest(`Invalid attachment data for ${name}`);
+  return Buffer.from(compact, 'base64');
 }
 
-function attachmentsJson(doc: IncomingDoc): string | undefined {
-  if (!doc.attachments || Object.keys(doc.attachments).length === 0) return undefined;
-  return JSON.stringify(doc.attachments);
+/** An attachment as a revision stores it: CouchDB's stub, ready to splice into responses. */
+export interface StoredAttachment {
+  content_type: string;
+  revpos: number;
+  digest: string;
+  length: number;
+  stub: true;
+}
+
+const attsKey = (id: string, rev: string): string => `${id}\u0000${rev}`;
+
+/**
+ * Revisions whose attachments a document's stubs may refer to: the edited revision; for a
+ * replicated revision, its ancestors as `_revisions` lists them, nearest first.
+ */
+function stubSourceCandidates(doc: IncomingDoc, newEdits: boolean): string[] {
+  if (newEdits) return doc.rev !== undefined ? [doc.rev] : [];
+  if (!doc.revisions) return [];
+  const { pos, hashes } = doc.revisions;
+  return hashes.slice(1).map((hash, i) => revtree.formatRev(pos - 1 - i, hash));
 }
 
 function nodeDeleted(tree: RevTree, rev: string): boolean {

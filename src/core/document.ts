@@ -21,7 +21,14 @@ export interface IncomingDoc {
   revisions: RevPath | undefined;
   /** `_attachments` as sent (handled by the attachment engine). */
   attachments: JsonObject | undefined;
+  /** The attachments once prepared (content stored, stubs recognised); see Database.prepareAttachments. */
+  atts?: Map<string, AttachmentInput>;
 }
+
+/** One attachment of an edit, after its content (if any) is stored. */
+export type AttachmentInput =
+  | { kind: 'content'; contentType: string; digest: string; length: number; /** given by a replicator */ revpos?: number }
+  | { kind: 'stub'; revpos?: number; digest?: string };
 
 /** Special fields a client may send; the rest of `_`-prefixed fields are rejected. */
 const IGNORED_SPECIALS = new Set(['_revs_info', '_conflicts', '_deleted_conflicts', '_local_seq']);

@@ -9,6 +9,8 @@
  *   r<len:4><idKey><rev>    a revision's body
  *   l<idKey>                _local documents
  *   p<purgeSeq:8>           purge history (views follow it)
+ *   c<contentId:16><n:4>    attachment content, in chunks
+ *   d<md5:16>               attachment content by digest: where its chunks are, lengths, encoding
  *
  * Document ids may exceed the store's key limit: such ids are cut and suffixed with a hash, so
  * the full id always lives in the record, and ordering stays by id except among ids that share
@@ -24,6 +26,8 @@ export const enum Prefix {
   Rev = 0x72, // r
   Local = 0x6c, // l
   Purge = 0x70, // p
+  Content = 0x63, // c: attachment content chunks, by content id
+  Digest = 0x64, // d: attachment content by digest
 }
 
 /** Longest id kept whole in a key; leaves room for prefixes and a revision id. */

@@ -5,6 +5,7 @@
 import { CouchError, notFound } from '../errors.js';
 import type { StorageBackend } from '../storage/types.js';
 import { Database } from './database.js';
+import type { AttachmentSettings } from './attachments.js';
 import { validateDbName } from './names.js';
 
 /** A database just opened is left alone this long, so its first request can hold it. */
@@ -17,6 +18,7 @@ export type DbEventType = 'created' | 'deleted' | 'updated';
 export interface RegistrySettings {
   maxDbsOpen: number;
   revsLimit: number;
+  attachments: AttachmentSettings;
 }
 
 export class DatabaseRegistry {
@@ -92,7 +94,10 @@ export class DatabaseRegistry {
     const opening = (async () => {
       const store = await this.backend.open(name, { create });
       if (!store) throw notFound('no_db_file');
-      const db = await Database.open(name, store, { revsLimit: this.settings().revsLimit });
+      const db = await Database.open(name, store, {
+        revsLimit: this.settings().revsLimit,
+        attachments: () => this.settings().attachments,
+      });
       db.onUpdate(() => this.emit(name, 'updated'));
       return db;
     })();
