@@ -8,6 +8,7 @@ import { documentRoutes } from './documents.js';
 import { allDocsRoutes } from './all-docs.js';
 import { bulkRoutes } from './bulk.js';
 import { changesRoutes } from './changes.js';
+import { attachmentRoutes } from './attachments.js';
 
 export const routes: Route[] = [
   ...serverRoutes,
@@ -18,4 +19,5 @@ export const routes: Route[] = [
   ...allDocsRoutes,
   ...bulkRoutes,
   ...changesRoutes,
+  ...attachmentRoutes,
 ];
