@@ -31,6 +31,9 @@ interface AllDocsQuery {
   limit: number | undefined;
   includeDocs: boolean;
   conflicts: boolean;
+  /** Embed attachment data / encoding info in included documents. */
+  attachments: boolean;
+  attEncodingInfo: boolean;
   updateSeq: boolean;
   keys: unknown[] | undefined;
 }
@@ -65,6 +68,8 @@ function parseQuery(req: Request, bodyKeys: unknown[] | undefined): AllDocsQuery
     limit,
     includeDocs: req.bool('include_docs'),
     conflicts: req.bool('conflicts'),
+    attachments: req.bool('attachments'),
+    attEncodingInfo: req.bool('att_encoding_info'),
     updateSeq: req.bool('update_seq'),
     keys,
   };
@@ -115,11 +120,17 @@ async function* envelope(head: string, chunks: AsyncIterable<string>, tail: stri
   yield `${out}${first ? '' : '\r\n'}${tail}`;
 }
 
+/** How included documents are rendered: conflicts and attachment details only when asked. */
+function docOptions(q: AllDocsQuery): { conflicts: boolean; attachments: boolean; attEncodingInfo: boolean } {
+  return { conflicts: q.conflicts, attachments: q.attachments, attEncodingInfo: q.attEncodingInfo };
+}
+
 async function* rangeRows(db: Database, q: AllDocsQuery): AsyncIterable<string> {
   const range = db.allDocs({ start: q.start, end: q.end, inclusiveEnd: q.inclusiveEnd, descending: q.descending, skip: q.skip, limit: q.limit });
   for await (const rows of range) {
     const docs = !q.includeDocs ? undefined
-      : q.conflicts ? await Promise.all(rows.map(({ id, rev }) => db.openDoc(id, { rev, conflicts: true }).catch(() => undefined)))
+      : q.conflicts || q.attachments || q.attEncodingInfo
+        ? await Promise.all(rows.map(({ id, rev }) => db.openDoc(id, { rev, ...docOptions(q) }).catch(() => undefined)))
       : await db.renderKnownMany(rows.map(({ id, rev }) => ({ id, rev, deleted: false })));
     const parts = new Array<string>(rows.length);
     for (let i = 0; i < rows.length; i++) {
@@ -151,7 +162,7 @@ async function* keyedRows(db: Database, q: AllDocsQuery): AsyncIterable<string> 
       continue;
     }
     let row = `{"id":${idJson},"key":${keyJson},"value":{"rev":"${win.rev}"}`;
-    if (q.includeDocs) row += `,"doc":${(await db.openFromInfo(info, { conflicts: q.conflicts })).json}`;
+    if (q.includeDocs) row += `,"doc":${(await db.openFromInfo(info, docOptions(q))).json}`;
     yield `${row}}`;
   }
 }

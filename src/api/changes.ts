@@ -33,6 +33,9 @@ interface ChangesQuery {
   descending: boolean;
   includeDocs: boolean;
   conflicts: boolean;
+  /** Embed attachment data / encoding info in included documents. */
+  attachments: boolean;
+  attEncodingInfo: boolean;
   allLeaves: boolean;
   /** ms; 0 = no heartbeat. */
   heartbeat: number;
@@ -110,6 +113,8 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
     descending: req.bool('descending'),
     includeDocs: req.bool('include_docs'),
     conflicts: req.bool('conflicts'),
+    attachments: req.bool('attachments'),
+    attEncodingInfo: req.bool('att_encoding_info'),
     allLeaves: (req.string('style') ?? 'main_only') === 'all_docs',
     heartbeat,
     timeout,
@@ -215,10 +220,11 @@ async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: n
 async function renderRows(db: Database, q: ChangesQuery, rows: ChangeRow[]): Promise<string[]> {
   let docs: (string | undefined)[] | undefined;
   if (q.includeDocs) {
-    if (q.conflicts) {
+    if (q.conflicts || q.attachments || q.attEncodingInfo) {
       docs = await Promise.all(rows.map(async (row) => {
         const info = await db.docInfo(row.id);
-        return info ? (await db.renderRevision(info, row.rev, { conflicts: true }))?.json : undefined;
+        const options = { conflicts: q.conflicts, attachments: q.attachments, attEncodingInfo: q.attEncodingInfo };
+        return info ? (await db.renderRevision(info, row.rev, options))?.json : undefined;
       }));
     } else {
       docs = (await db.renderKnownMany(rows)).map((d) => d?.json);
