@@ -77,13 +77,16 @@ export const bulkRoutes: Route[] = [
         const options = { ...openOptions(req), rev: undefined };
         const parts: string[] = [];
         for (const item of requests) {
-          const r = (item !== null && typeof item === 'object' ? item : {}) as { id?: unknown; rev?: unknown };
+          const r = (item !== null && typeof item === 'object' ? item : {}) as { id?: unknown; rev?: unknown; atts_since?: unknown };
           if (r.id === undefined || r.id === null) {
             parts.push(`{"id":null,"docs":[${bulkGetError(null, null, 'bad_request', 'document id missed')}]}`);
             continue;
           }
           const id = r.id;
-          parts.push(`{"id":${JSON.stringify(id)},"docs":[${(await bulkGetOne(db, id, r.rev, options)).join(',')}]}`);
+          // A replicator names, per document, the revisions whose attachments it already has.
+          const since = Array.isArray(r.atts_since) && r.atts_since.every((x) => typeof x === 'string') ? r.atts_since as string[] : undefined;
+          const itemOptions = since ? { ...options, attsSince: since } : options;
+          parts.push(`{"id":${JSON.stringify(id)},"docs":[${(await bulkGetOne(db, id, r.rev, itemOptions)).join(',')}]}`);
         }
         return json(200, `{"results":[${parts.join(',')}]}`);
       },
