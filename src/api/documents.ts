@@ -4,14 +4,15 @@ import { emptyDoc, parseIncomingDoc, type AttachmentInput, type IncomingDoc } fr
 import { validateDocId, isLocalId } from '../core/names.js';
 import type { Database, OpenOptions, OpenedDoc } from '../core/database.js';
 import { parseRev, winner } from '../core/revtree.js';
-import { json, raw, type HeaderMap, type Reply } from './reply.js';
+import { json, raw, stream, type HeaderMap, type Reply } from './reply.js';
+import { boundaryOf, newBoundary, parseMultipart, quoteHeaderParam, writeMultipart, type OutgoingPart } from './multipart.js';
+import { parseJson } from './request.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import {
   absoluteUrl, docPath, durableWrite, ifMatchRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit, editDocs } from './common.js';
 import { checkDocSize } from './databases.js';
-import { randomBytes } from 'node:crypto';
 
 export const documentRoutes: Route[] = [
   {
@@ -55,6 +56,10 @@ async function getDocument(req: Request, p: RouteParams, svc: Services): Promise
   const options = openOptions(req);
   if (req.has('open_revs')) return openRevs(req, db, p.docId, options);
 
+  if ((options.attachments || options.attsSince) && (req.header('accept') ?? '').includes('multipart/related')) {
+    const doc = await db.openDoc(p.docId, { ...options, attachmentsAs: 'follows' });
+    if (doc.follows && doc.follows.length > 0) return relatedReply(db, doc);
+  }
   const doc = await db.openDoc(p.docId, options);
   // CouchDB sends an ETag, and honours If-None-Match, only when the answer carries no meta
   // information (couch_httpd_db:send_doc).
@@ -95,7 +100,8 @@ async function openRevs(req: Request, db: Database, id: string, options: OpenOpt
   }
   let results: Awaited<ReturnType<Database['openRevs']>>;
   try {
-    results = await db.openRevs(id, revs, options);
+    const multipart = (req.header('accept') ?? '').includes('multipart/mixed') && (options.attachments || options.attsSince);
+    results = await db.openRevs(id, revs, multipart ? { ...options, attachmentsAs: 'follows' } : options);
   } catch (err) {
     // CouchDB answers open_revs=all of a document it does not have with an empty list.
     if (revs !== 'all' || !(err instanceof CouchError) || err.status !== 404) throw err;
@@ -103,15 +109,18 @@ async function openRevs(req: Request, db: Database, id: string, options: OpenOpt
   }
   const accept = req.header('accept') ?? '';
   if (accept.includes('multipart/mixed')) {
-    const boundary = randomBytes(16).toString('hex');
-    let body = '';
-    for (const r of results) {
-      body += `--${boundary}\r\n`;
-      if ('ok' in r) body += `Content-Type: application/json\r\n\r\n${r.ok.json}\r\n`;
-      else body += `Content-Type: application/json; error="true"\r\n\r\n${JSON.stringify({ missing: r.missing })}\r\n`;
-    }
-    body += `--${boundary}--`;
-    return raw(200, body, `multipart/mixed; boundary="${boundary}"`);
+    // What CouchDB's replicator reads: one part per revision, a multipart/related one when the
+    // revision's attachment content comes along.
+    const boundary = newBoundary();
+    const parts: OutgoingPart[] = results.map((r) => {
+      if (!('ok' in r)) return { headers: { 'Content-Type': 'application/json; error="true"' }, body: JSON.stringify({ missing: r.missing }) };
+      if (r.ok.follows && r.ok.follows.length > 0) {
+        const inner = newBoundary();
+        return { headers: { 'Content-Type': `multipart/related; boundary="${inner}"` }, body: writeMultipart(inner, relatedParts(db, r.ok)) };
+      }
+      return { headers: { 'Content-Type': 'application/json' }, body: r.ok.json };
+    });
+    return stream(200, writeMultipart(boundary, parts), {}, `multipart/mixed; boundary="${boundary}"`);
   }
   const parts = results.map((r) => ('ok' in r ? `{"ok":${r.ok.json}}` : JSON.stringify(r)));
   return json(200, `[${parts.join(',')}]`);
@@ -139,6 +148,7 @@ function resolveRev(req: Request, doc: IncomingDoc): void {
 async function putDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
   validateDocId(p.docId);
+  if (req.contentType() === 'multipart/related') return putMultipart(req, p, svc, db);
   checkDocSize(req, svc);
   // max_document_size bounds the body however it is sent: chunked bodies have no Content-Length.
   const body = await req.jsonBody(Math.min(requestLimit(svc), maxDocumentSize(svc)));
@@ -169,8 +179,66 @@ async function deleteDocument(req: Request, p: RouteParams, svc: Services): Prom
  * Writes one document and answers as CouchDB does: 201 (200 for a deletion), 202 for batch=ok,
  * ETag, and Location for PUT and COPY (not DELETE).
  */
+/**
+ * A document with its attachments in one multipart/related body: the JSON part first, then one
+ * part per `follows: true` attachment, in the order the JSON lists them. Malformed bodies are a
+ * 400 and store nothing.
+ */
+async function putMultipart(req: Request, p: RouteParams, svc: Services, db: Database): Promise<Reply> {
+  const boundary = boundaryOf(req.header('content-type') ?? '');
+  // Keep the socket on errors: the client must still read the 400.
+  const parts = parseMultipart(req.raw.iterator({ destroyOnReturn: false }), boundary)[Symbol.asyncIterator]();
+  const first = await parts.next();
+  if (first.done) throw badRequest('Multipart body has no document part');
+  const doc = parseIncomingDoc(parseJson((await first.value.buffer(maxDocumentSize(svc))).toString('utf8')));
+  doc.id = p.docId;
+  resolveRev(req, doc);
+  const declared = (name: string): number | undefined => {
+    const entry = doc.attachments?.[name] as { length?: unknown } | undefined;
+    return typeof entry?.length === 'number' ? entry.length : undefined;
+  };
+  const follow = (name: string): AsyncIterable<Buffer> => (async function* () {
+    const next = await parts.next();
+    if (next.done) throw badRequest(`Missing attachment part for ${name}`);
+    let length = 0;
+    for await (const chunk of next.value.body) {
+      length += chunk.length;
+      yield chunk;
+    }
+    const expected = declared(name);
+    if (expected !== undefined && expected !== length) {
+      throw badRequest(`Attachment ${name} is ${length} bytes, its stub says ${expected}`);
+    }
+  })();
+  const reply = await writeOne(req, p, svc, db, doc, doc.deleted ? 200 : 201, true, follow);
+  // Whatever follows the last attachment (extra parts, the epilogue) is read and dropped.
+  for (let rest = await parts.next(); !rest.done; rest = await parts.next()) await rest.value.skip();
+  return reply;
+}
+
+/** A document and the content of its `follows` attachments as one multipart/related reply. */
+function relatedReply(db: Database, doc: OpenedDoc): Reply {
+  const boundary = newBoundary();
+  return stream(200, writeMultipart(boundary, relatedParts(db, doc)), {}, `multipart/related; boundary="${boundary}"`);
+}
+
+function* relatedParts(db: Database, doc: OpenedDoc): Iterable<OutgoingPart> {
+  yield { headers: { 'Content-Type': 'application/json' }, body: doc.json };
+  for (const att of doc.follows ?? []) {
+    yield {
+      headers: {
+        'Content-Disposition': `attachment; filename=${quoteHeaderParam(att.name)}`,
+        'Content-Type': att.contentType,
+        'Content-Length': String(att.length),
+      },
+      body: db.attachments.read(att.digest, { decode: true }),
+    };
+  }
+}
+
 async function writeOne(
   req: Request, p: RouteParams, svc: Services, db: Database, doc: IncomingDoc, status: number, withLocation: boolean,
+  follow?: (name: string) => AsyncIterable<Buffer>,
 ): Promise<Reply> {
   const id = doc.id!;
   const location: HeaderMap = withLocation ? { Location: absoluteUrl(req, docPath(p.db, id), svc) } : {};
@@ -179,11 +247,12 @@ async function writeOne(
     return json(status, { ok: true, id, rev }, { ETag: quote(rev), ...location });
   }
   const newEdits = req.bool('new_edits', true);
-  if (req.string('batch') === 'ok') {
+  // A streamed (multipart) body must be read before answering, so batch mode cannot apply.
+  if (req.string('batch') === 'ok' && !follow) {
     void editDocs(db, [doc], { newEdits, allOrNothing: false, durable: false }).catch(() => undefined);
     return json(202, { ok: true, id });
   }
-  const [result] = await editDocs(db, [doc], { newEdits, allOrNothing: false, durable: durableWrite(req, svc) });
+  const [result] = await editDocs(db, [doc], { newEdits, allOrNothing: false, durable: durableWrite(req, svc) }, follow);
   if (!result!.ok) raiseResult(result!);
   return json(status, { ok: true, id, rev: result!.rev }, { ETag: quote(result!.rev), ...location });
 }

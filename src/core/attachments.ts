@@ -12,7 +12,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createGunzip, createGzip } from 'node:zlib';
-import { Readable } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
 import { badRequest } from '../errors.js';
 import type { KeyValueStore, WriteOp } from '../storage/types.js';
 import { Prefix, prefixRange, prefixed } from './keys.js';
@@ -99,7 +99,7 @@ export class AttachmentStore {
         }
       })();
       const stored: AsyncIterable<Buffer> = compress
-        ? Readable.from(counted).pipe(createGzip({ level: Math.min(9, Math.max(1, level)) }))
+        ? through(counted, createGzip({ level: Math.min(9, Math.max(1, level)) }))
         : counted;
 
       const md5 = createHash('md5');
@@ -190,7 +190,7 @@ export class AttachmentStore {
     const id = Buffer.from(record.c, 'hex');
     const storedChunks = this.chunks(id);
     const decoded = options.decode && record.e === 'gzip';
-    const source: AsyncIterable<Buffer> = decoded ? Readable.from(storedChunks).pipe(createGunzip()) : storedChunks;
+    const source: AsyncIterable<Buffer> = decoded ? through(storedChunks, createGunzip()) : storedChunks;
     const start = options.start ?? 0;
     const end = options.end ?? Infinity;
     let offset = 0;
@@ -273,11 +273,23 @@ export class AttachmentStore {
 async function decodedLength(stored: AsyncIterable<Buffer>): Promise<number> {
   let length = 0;
   try {
-    for await (const piece of Readable.from(stored).pipe(createGunzip())) length += (piece as Buffer).length;
+    for await (const piece of through(stored, createGunzip())) length += piece.length;
   } catch {
     throw badRequest('Attachment sent with Content-Encoding: gzip is not valid gzip');
   }
   return length;
+}
+
+/**
+ * Runs a byte stream through a transform (gzip, gunzip). Unlike `pipe`, a failing source fails
+ * the output, so the consumer sees the error instead of the process seeing an unhandled one.
+ */
+function through(source: AsyncIterable<Buffer>, transform: Transform): AsyncIterable<Buffer> {
+  const input = Readable.from(source);
+  input.on('error', (err) => transform.destroy(err));
+  transform.on('close', () => input.destroy());
+  input.pipe(transform);
+  return transform;
 }
 
 function toInfo(digest: string, record: DigestRecord): ContentInfo {

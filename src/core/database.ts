@@ -73,6 +73,11 @@ export interface OpenOptions {
   attsSince?: string[];
   /** Add `encoding` and `encoded_length` to compressed attachments. */
   attEncodingInfo?: boolean;
+  /**
+   * How requested attachment content travels: inline base64 `data` (default), or `follows`
+   * (multipart: the JSON says `follows: true` and the content is listed in `OpenedDoc.follows`).
+   */
+  attachmentsAs?: 'data' | 'follows';
   rev?: string;
   revs?: boolean;
   revsInfo?: boolean;
@@ -89,6 +94,15 @@ export interface OpenedDoc {
   json: string;
   /** The revision's attachments in stub form (JSON), when it has any. */
   attachments?: string;
+  /** With `attachmentsAs: 'follows'`: the attachments whose content follows, in order. */
+  follows?: FollowingAttachment[];
+}
+
+export interface FollowingAttachment {
+  name: string;
+  contentType: string;
+  digest: string;
+  length: number;
 }
 
 export interface ChangeRow extends ChangeRecord {
@@ -270,13 +284,15 @@ export class Database {
     }
     if (options.localSeq) extras.push(['_local_seq', info.seq]);
     let attachments = record.attachments;
+    const follows: FollowingAttachment[] | undefined = options.attachmentsAs === 'follows' ? [] : undefined;
     if (attachments !== undefined && (options.attachments || options.attsSince || options.attEncodingInfo)) {
-      attachments = await this.expandAttachments(info, rev, attachments, options);
+      attachments = await this.expandAttachments(info, rev, attachments, options, follows);
     }
     return {
       id: info.id, rev, deleted,
       json: renderDoc(info.id, rev, deleted, record.body, extras, attachments),
       ...(record.attachments !== undefined ? { attachments: record.attachments } : {}),
+      ...(follows ? { follows } : {}),
     };
   }
 
@@ -284,7 +300,7 @@ export class Database {
    * Attachments with their content inline (`attachments=true`, or only those newer than
    * `atts_since`) and/or their encoding (`att_encoding_info=true`).
    */
-  private async expandAttachments(info: DocInfo, rev: string, stubsJson: string, options: OpenOptions): Promise<string> {
+  private async expandAttachments(info: DocInfo, rev: string, stubsJson: string, options: OpenOptions, follows?: FollowingAttachment[]): Promise<string> {
     const stubs = JSON.parse(stubsJson) as Record<string, StoredAttachment>;
     let sincePos = options.attachments ? 0 : Infinity;
     if (!options.attachments && options.attsSince) {
@@ -301,7 +317,10 @@ export class Database {
     const out: Record<string, Record<string, unknown>> = {};
     for (const [name, stub] of Object.entries(stubs)) {
       let entry: Record<string, unknown>;
-      if (stub.revpos > sincePos) {
+      if (stub.revpos > sincePos && follows) {
+        entry = { content_type: stub.content_type, revpos: stub.revpos, digest: stub.digest, length: stub.length, follows: true };
+        follows.push({ name, contentType: stub.content_type, digest: stub.digest, length: stub.length });
+      } else if (stub.revpos > sincePos) {
         const data = await this.attachments.readAll(stub.digest, true);
         entry = { content_type: stub.content_type, revpos: stub.revpos, digest: stub.digest, data: data.toString('base64') };
       } else {
