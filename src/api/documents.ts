@@ -58,7 +58,7 @@ async function getDocument(req: Request, p: RouteParams, svc: Services): Promise
 
   if ((options.attachments || options.attsSince) && (req.header('accept') ?? '').includes('multipart/related')) {
     const doc = await db.openDoc(p.docId, { ...options, attachmentsAs: 'follows' });
-    if (doc.follows && doc.follows.length > 0) return relatedReply(db, doc);
+    if (doc.follows && doc.follows.length > 0) return relatedReply(db, doc, options);
   }
   const doc = await db.openDoc(p.docId, options);
   // CouchDB sends an ETag, and honours If-None-Match, only when the answer carries no meta
@@ -193,9 +193,11 @@ async function putMultipart(req: Request, p: RouteParams, svc: Services, db: Dat
   const doc = parseIncomingDoc(parseJson((await first.value.buffer(maxDocumentSize(svc))).toString('utf8')));
   doc.id = p.docId;
   resolveRev(req, doc);
+  // The bytes a part should hold: its stub's length, or encoded_length when it comes gzip'd.
   const declared = (name: string): number | undefined => {
-    const entry = doc.attachments?.[name] as { length?: unknown } | undefined;
-    return typeof entry?.length === 'number' ? entry.length : undefined;
+    const entry = doc.attachments?.[name] as { length?: unknown; encoding?: unknown; encoded_length?: unknown } | undefined;
+    const length = entry?.encoding === 'gzip' ? entry.encoded_length : entry?.length;
+    return typeof length === 'number' ? length : undefined;
   };
   const follow = (name: string): AsyncIterable<Buffer> => (async function* () {
     const next = await parts.next();
@@ -217,9 +219,10 @@ async function putMultipart(req: Request, p: RouteParams, svc: Services, db: Dat
 }
 
 /** A document and the content of its `follows` attachments as one multipart/related reply. */
-function relatedReply(db: Database, doc: OpenedDoc): Reply {
+function relatedReply(db: Database, doc: OpenedDoc, options: OpenOptions): Reply {
   const boundary = newBoundary();
-  return stream(200, writeMultipart(boundary, relatedParts(db, doc)), {}, `multipart/related; boundary="${boundary}"`);
+  const headers: HeaderMap = hasMeta(doc, options) ? {} : { ETag: quote(doc.rev) };
+  return stream(200, writeMultipart(boundary, relatedParts(db, doc)), headers, `multipart/related; boundary="${boundary}"`);
 }
 
 function* relatedParts(db: Database, doc: OpenedDoc): Iterable<OutgoingPart> {
@@ -230,8 +233,9 @@ function* relatedParts(db: Database, doc: OpenedDoc): Iterable<OutgoingPart> {
         'Content-Disposition': `attachment; filename=${quoteHeaderParam(att.name)}`,
         'Content-Type': att.contentType,
         'Content-Length': String(att.length),
+        ...(att.encoded ? { 'Content-Encoding': 'gzip' } : {}),
       },
-      body: db.attachments.read(att.digest, { decode: true }),
+      body: db.attachments.read(att.digest, { decode: !att.encoded }),
     };
   }
 }

@@ -102,7 +102,10 @@ export interface FollowingAttachment {
   name: string;
   contentType: string;
   digest: string;
+  /** Bytes that follow: the stored (encoded) length when `encoded`. */
   length: number;
+  /** The content follows as stored (gzip), as CouchDB sends it in multipart bodies. */
+  encoded: boolean;
 }
 
 export interface ChangeRow extends ChangeRecord {
@@ -319,7 +322,15 @@ export class Database {
       let entry: Record<string, unknown>;
       if (stub.revpos > sincePos && follows) {
         entry = { content_type: stub.content_type, revpos: stub.revpos, digest: stub.digest, length: stub.length, follows: true };
-        follows.push({ name, contentType: stub.content_type, digest: stub.digest, length: stub.length });
+        const content = await this.attachments.info(stub.digest);
+        if (content?.encoding) {
+          entry['encoding'] = content.encoding;
+          entry['encoded_length'] = content.encodedLength;
+        }
+        const encoded = content?.encoding !== undefined;
+        follows.push({ name, contentType: stub.content_type, digest: stub.digest, length: encoded ? content.encodedLength! : stub.length, encoded });
+        out[name] = entry;
+        continue;
       } else if (stub.revpos > sincePos) {
         const data = await this.attachments.readAll(stub.digest, true);
         entry = { content_type: stub.content_type, revpos: stub.revpos, digest: stub.digest, data: data.toString('base64') };
