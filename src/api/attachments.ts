@@ -3,6 +3,7 @@
  * out; GET honours Range (over the identity bytes), If-None-Match on the digest, and sends
  * gzip-stored content as it is to clients that accept gzip.
  */
+import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { badRequest, conflict, CouchError, notFound } from '../errors.js';
 import { emptyDoc, parseIncomingDoc, type AttachmentInput, type IncomingDoc } from '../core/document.js';
 import type { Database, OpenedDoc } from '../core/database.js';
@@ -46,28 +47,35 @@ async function getAttachment(req: Request, p: RouteParams, svc: Services): Promi
 
   const etag = quote(stub.digest.slice(4));
   const headers: HeaderMap = { ETag: etag, 'Accept-Ranges': 'bytes' };
-  if (req.header('if-none-match') === etag) return raw(304, '', stub.content_type, headers);
+  // As couch_httpd:etag_match, If-None-Match may list several ETags.
+  if (req.header('if-none-match')?.split(/[, ]+/).includes(etag)) return raw(304, '', stub.content_type, headers);
 
-  const range = parseRange(req.header('range'), stub.length);
-  if (range === 'unsatisfiable') {
+  const ranges = parseRanges(req.header('range'), stub.length);
+  if (ranges === 'unsatisfiable') {
     return json(416, { error: 'requested_range_not_satisfiable', reason: 'Requested range not satisfiable' },
       { 'Content-Range': `bytes */${stub.length}` });
   }
-  if (range) {
+  if (ranges?.length === 1) {
+    const [range] = ranges as [ByteRange];
     return stream(206, db.attachments.read(stub.digest, { decode: true, start: range.start, end: range.end }), {
       ...headers,
       'Content-Range': `bytes ${range.start}-${range.end}/${stub.length}`,
       'Content-Length': range.end - range.start + 1,
     }, stub.content_type);
   }
+  // Several ranges (fewer than ten, as CouchDB) are one multipart/byteranges body.
+  if (ranges && ranges.length < 10) {
+    const boundary = randomBytes(16).toString('hex');
+    return stream(206, byteRanges(db, stub, ranges, boundary), headers, `multipart/byteranges; boundary="${boundary}"`);
+  }
   const sendEncoded = content.encoding === 'gzip' && acceptsGzip(req);
+  // The digest is of the stored bytes: it is the body's MD5 when they are sent as stored.
+  if (sendEncoded || !content.encoding) headers['Content-MD5'] = stub.digest.slice(4);
   if (sendEncoded) {
     headers['Content-Encoding'] = 'gzip';
     headers['Content-Length'] = content.encodedLength!;
   } else {
     headers['Content-Length'] = stub.length;
-    // The digest is of the stored bytes: it is the body's MD5 only when nothing was encoded.
-    if (!content.encoding) headers['Content-MD5'] = stub.digest.slice(4);
   }
   return stream(200, db.attachments.read(stub.digest, { decode: !sendEncoded }), headers, stub.content_type);
 }
@@ -77,34 +85,72 @@ function acceptsGzip(req: Request): boolean {
   return accept !== undefined && /(^|,)\s*gzip\s*(;\s*q=(?!0(\.0*)?\s*(,|$))[\d.]+)?\s*(,|$)/i.test(accept);
 }
 
-/** A single `bytes=` range over `length` bytes; several ranges are answered with the whole body. */
-export function parseRange(header: string | undefined, length: number): { start: number; end: number } | 'unsatisfiable' | undefined {
-  if (!header) return undefined;
-  const m = /^bytes=\s*(\d*)\s*-\s*(\d*)\s*$/.exec(header.trim());
-  if (!m) return undefined;
-  const [, first, last] = m;
-  if (first === '' && last === '') return undefined;
-  let start: number;
-  let end: number;
-  if (first === '') {
-    const suffix = Number(last);
-    if (suffix === 0) return 'unsatisfiable';
-    start = Math.max(0, length - suffix);
-    end = length - 1;
-  } else {
-    start = Number(first);
-    if (start >= length) return 'unsatisfiable';
-    // A last byte before the first makes the header invalid: it is ignored (RFC 7233).
-    if (last !== '' && Number(last) < start) return undefined;
-    end = last === '' ? length - 1 : Math.min(Number(last), length - 1);
-  }
-  if (length === 0) return 'unsatisfiable';
-  return { start, end };
+interface ByteRange {
+  start: number;
+  /** Inclusive. */
+  end: number;
 }
 
-/** The request body as a stream of chunks. */
-async function* requestBody(req: Request): AsyncIterable<Buffer> {
-  for await (const chunk of req.raw) yield chunk as Buffer;
+/**
+ * The ranges a `Range: bytes=` header asks of `length` bytes, as couch_httpd_db:parse_ranges
+ * reads them: none (the whole body) when the header is absent or malformed or a range is `0-`;
+ * unsatisfiable when a range ends before it starts or starts past the end.
+ */
+export function parseRanges(header: string | undefined, length: number): ByteRange[] | 'unsatisfiable' | undefined {
+  if (!header) return undefined;
+  const m = /^bytes=(.+)$/.exec(header.trim());
+  if (!m) return undefined;
+  const ranges: ByteRange[] = [];
+  for (const spec of m[1]!.split(',')) {
+    const r = /^\s*(\d*)\s*-\s*(\d*)\s*$/.exec(spec);
+    if (!r || (r[1] === '' && r[2] === '')) return undefined;
+    const [, first, last] = r as unknown as [string, string, string];
+    if (first === '') {
+      const suffix = Number(last);
+      if (suffix === 0 || length === 0) return 'unsatisfiable';
+      ranges.push({ start: Math.max(0, length - suffix), end: length - 1 });
+      continue;
+    }
+    const start = Number(first);
+    if (last === '' && start === 0) return undefined;
+    if (last !== '' && Number(last) < start) return 'unsatisfiable';
+    if (start >= length) return 'unsatisfiable';
+    ranges.push({ start, end: last === '' ? length - 1 : Math.min(Number(last), length - 1) });
+  }
+  return ranges;
+}
+
+/** A multipart/byteranges body in couch_httpd_db:send_ranges_multipart's shape. */
+async function* byteRanges(db: Database, stub: Stub, ranges: ByteRange[], boundary: string): AsyncIterable<string | Buffer> {
+  yield `--${boundary}`;
+  for (const { start, end } of ranges) {
+    yield `\r\nContent-Type: ${stub.content_type}\r\nContent-Range: bytes ${start}-${end}/${stub.length}\r\n\r\n`;
+    yield* db.attachments.read(stub.digest, { decode: true, start, end });
+    yield `\r\n--${boundary}`;
+  }
+  yield '--';
+}
+
+/** The request body as a stream of chunks, hashed into `md5` as it passes. */
+async function* requestBody(req: Request, md5: Hash): AsyncIterable<Buffer> {
+  for await (const chunk of req.raw) {
+    md5.update(chunk as Buffer);
+    yield chunk as Buffer;
+  }
+}
+
+/**
+ * The revision an attachment edit names: `?rev=` or `If-Match`, which must agree
+ * (couch_httpd_db:extract_header_rev).
+ */
+function requestRev(req: Request): string | undefined {
+  const queryRev = req.string('rev');
+  const etagRev = ifMatchRev(req);
+  for (const rev of [queryRev, etagRev]) if (rev !== undefined && !parseRev(rev)) throw badRequest('Invalid rev format');
+  if (queryRev !== undefined && etagRev !== undefined && queryRev !== etagRev) {
+    throw badRequest('Document rev and etag have different values');
+  }
+  return queryRev ?? etagRev;
 }
 
 async function putAttachment(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
@@ -113,8 +159,7 @@ async function putAttachment(req: Request, p: RouteParams, svc: Services): Promi
   validateDocId(p.docId);
   const name = p.attachment;
   if (name.startsWith('_')) throw badRequest("Attachment name can't start with '_'");
-  const rev = req.string('rev') ?? ifMatchRev(req);
-  if (rev !== undefined && !parseRev(rev)) throw badRequest('Invalid rev format');
+  const rev = requestRev(req);
   const contentType = req.header('content-type') ?? 'application/octet-stream';
   const encodingHeader = req.header('content-encoding')?.trim().toLowerCase();
   if (encodingHeader && encodingHeader !== 'identity' && encodingHeader !== 'gzip') {
@@ -125,11 +170,17 @@ async function putAttachment(req: Request, p: RouteParams, svc: Services): Promi
   const base = rev === undefined ? undefined : await openForEdit(db, p.docId, rev);
   if (rev === undefined && (await db.docInfo(p.docId)) && !(await isDeleted(db, p.docId))) throw conflict();
 
-  const upload = await db.attachments.write(requestBody(req), {
+  const md5 = createHash('md5');
+  const upload = await db.attachments.write(requestBody(req, md5), {
     contentType,
     encoding: encodingHeader === 'gzip' ? 'gzip' : undefined,
   });
   try {
+    // Content-MD5, when given, is of the body as sent (couch_util:check_md5).
+    const expectedMd5 = req.header('content-md5');
+    if (expectedMd5 !== undefined && expectedMd5.trim() !== md5.digest('base64')) {
+      throw new CouchError(400, 'content_md5_mismatch', 'Possible message corruption.');
+    }
     const doc = editOf(p.docId, rev, base);
     doc.atts!.set(name, { kind: 'content', contentType, digest: upload.digest, length: upload.length });
     return await commit(req, p, svc, db, doc, 201, attachmentPath(p.db, p.docId, name));
@@ -141,9 +192,12 @@ async function putAttachment(req: Request, p: RouteParams, svc: Services): Promi
 async function deleteAttachment(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
   if (isLocalId(p.docId)) throw notFound('missing');
-  const rev = req.string('rev') ?? ifMatchRev(req);
-  if (rev === undefined) throw conflict();
-  if (!parseRev(rev)) throw badRequest('Invalid rev format');
+  const rev = requestRev(req);
+  if (rev === undefined) {
+    // A document that is not there is a 404 (as CouchDB since COUCHDB-3362), a live one a conflict.
+    await db.openDoc(p.docId);
+    throw conflict();
+  }
   const base = await openForEdit(db, p.docId, rev);
   if (!stubsOf(base)[p.attachment]) throw notFound('Document is missing attachment');
   const doc = editOf(p.docId, rev, base);
@@ -161,15 +215,15 @@ async function isDeleted(db: Database, id: string): Promise<boolean> {
   }
 }
 
-/** The revision an attachment edit names; a missing or stale one is a conflict, as CouchDB says. */
+/**
+ * The revision an attachment edit names; one the document does not have (or a document that
+ * does not exist) is a conflict, as couch_httpd_db says of open_doc_revs' `{not_found, missing}`.
+ */
 async function openForEdit(db: Database, id: string, rev: string): Promise<OpenedDoc> {
   try {
     return await db.openDoc(id, { rev });
   } catch (err) {
-    if (err instanceof CouchError && err.status === 404) {
-      if (!(await db.docInfo(id))) throw notFound('missing');
-      throw conflict();
-    }
+    if (err instanceof CouchError && err.status === 404) throw conflict();
     throw err;
   }
 }

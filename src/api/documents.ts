@@ -286,8 +286,9 @@ async function copyDocument(req: Request, p: RouteParams, svc: Services): Promis
 /** The source's attachments as content the copy stores again by digest (no upload needed). */
 function copiedAttachments(stubsJson: string | undefined): Map<string, AttachmentInput> | undefined {
   if (stubsJson === undefined) return undefined;
-  const stubs = JSON.parse(stubsJson) as Record<string, { content_type: string; digest: string; length: number }>;
-  return new Map(Object.entries(stubs).map(([name, s]) => [name, { kind: 'content', contentType: s.content_type, digest: s.digest, length: s.length }]));
+  const stubs = JSON.parse(stubsJson) as Record<string, { content_type: string; digest: string; length: number; revpos: number }>;
+  // The copy keeps each attachment's revpos, as CouchDB does for content already stored.
+  return new Map(Object.entries(stubs).map(([name, s]) => [name, { kind: 'content', contentType: s.content_type, digest: s.digest, length: s.length, revpos: s.revpos }]));
 }
 
 /** `Destination: id` or `Destination: id?rev=N-x` (the rev being the destination's current one). */

@@ -1013,7 +1013,9 @@ class Batch {
         found = this.parentAtts.get(attsKey(doc.id!, rev))?.[name];
         if (found) break;
       }
-      if (!found || (att.digest !== undefined && att.digest !== found.digest)) {
+      // CouchDB matches stubs by name and, when the stub names one, revpos (couch_doc:merge_stubs);
+      // a stub's digest is not compared (clients compute their own, e.g. of uncompressed bytes).
+      if (!found || (att.revpos !== undefined && att.revpos !== found.revpos)) {
         throw new CouchError(412, 'missing_stub', `Invalid attachment stub in ${doc.id} for ${name}`);
       }
       out[name] = found;
