@@ -1,0 +1,145 @@
+/**
+ * CouchDB's multipart attachment protocols over real HTTP: multipart/related document PUTs and
+ * GETs, and multipart/mixed open_revs (what CouchDB's replicator reads).
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { gunzipSync } from 'node:zlib';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+import { parseMultipart, boundaryOf } from '../../src/api/multipart.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+});
+after(async () => server.stop());
+
+/** A raw request returning the body as bytes. */
+function send(method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const r = httpRequest(new URL(path.replace(/^\//, ''), server.url), { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    r.on('error', reject);
+    r.end(body);
+  });
+}
+
+function related(boundary: string, doc: unknown, parts: Buffer[]): Buffer {
+  const pieces: Buffer[] = [Buffer.from(`--${boundary}\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(doc)}`)];
+  for (const part of parts) pieces.push(Buffer.from(`\r\n--${boundary}\r\n\r\n`), part);
+  pieces.push(Buffer.from(`\r\n--${boundary}--`));
+  return Buffer.concat(pieces);
+}
+
+async function* once(buf: Buffer): AsyncIterable<Buffer> {
+  yield buf;
+}
+
+/** The parts of a multipart body, each read whole. */
+async function partsOf(contentType: string, body: Buffer): Promise<{ headers: Record<string, string>; body: Buffer }[]> {
+  const out: { headers: Record<string, string>; body: Buffer }[] = [];
+  for await (const part of parseMultipart(once(body), boundaryOf(contentType))) {
+    out.push({ headers: part.headers, body: await part.buffer(1 << 26) });
+  }
+  return out;
+}
+
+const binary = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+const text = Buffer.from('hello multipart world\n'.repeat(200));
+
+test('PUT multipart/related stores the document and its follows attachments', async () => {
+  assert.equal((await c.put('/mp-put')).status, 201);
+  const doc = { title: 'x', _attachments: {
+    'bin.dat': { content_type: 'application/octet-stream', follows: true, length: binary.length },
+    'note.txt': { content_type: 'text/plain', follows: true, length: text.length },
+  } };
+  const r = await send('PUT', '/mp-put/doc', { 'Content-Type': 'multipart/related; boundary="xyz"', Accept: 'application/json' }, related('xyz', doc, [binary, text]));
+  assert.equal(r.status, 201, r.body.toString());
+  const got = await c.get('/mp-put/doc');
+  assert.equal(got.body.title, 'x');
+  assert.equal(got.body._attachments['bin.dat'].length, 256);
+  assert.equal(got.body._attachments['note.txt'].length, text.length);
+  assert.deepEqual((await send('GET', '/mp-put/doc/bin.dat', {})).body, binary);
+  assert.deepEqual((await send('GET', '/mp-put/doc/note.txt', {})).body, text);
+});
+
+test('malformed multipart bodies are a 400 and store nothing', async () => {
+  assert.equal((await c.put('/mp-bad')).status, 201);
+  const doc = { _attachments: { 'a.bin': { content_type: 'application/octet-stream', follows: true, length: 3 } } };
+  const cases: [string, Record<string, string>, Buffer][] = [
+    ['no boundary', { 'Content-Type': 'multipart/related' }, related('b1', doc, [Buffer.from('abc')])],
+    ['boundary never found', { 'Content-Type': 'multipart/related; boundary="other"' }, related('b1', doc, [Buffer.from('abc')])],
+    ['missing part', { 'Content-Type': 'multipart/related; boundary="b1"' }, related('b1', doc, [])],
+    ['length mismatch', { 'Content-Type': 'multipart/related; boundary="b1"' }, related('b1', doc, [Buffer.from('abcdef')])],
+    ['truncated', { 'Content-Type': 'multipart/related; boundary="b1"' }, related('b1', doc, [Buffer.from('abc')]).subarray(0, 80)],
+  ];
+  for (const [name, headers, body] of cases) {
+    const r = await send('PUT', '/mp-bad/doc', { ...headers, Accept: 'application/json' }, body);
+    assert.equal(r.status, 400, `${name}: ${r.status} ${r.body.toString()}`);
+    assert.equal(JSON.parse(r.body.toString()).error, 'bad_request', name);
+    assert.equal((await c.get('/mp-bad/doc')).status, 404, `${name} stored nothing`);
+  }
+  assert.equal((await c.get('/mp-bad')).body.doc_count, 0);
+});
+
+test('GET with Accept: multipart/related answers the document then its attachments', async () => {
+  assert.equal((await c.put('/mp-get')).status, 201);
+  const put = await c.put('/mp-get/doc', { n: 1, _attachments: {
+    'bin.dat': { content_type: 'application/octet-stream', data: binary.toString('base64') },
+    'note.txt': { content_type: 'text/plain', data: text.toString('base64') },
+  } });
+  assert.equal(put.status, 201);
+  const r = await send('GET', '/mp-get/doc?attachments=true', { Accept: 'multipart/related' });
+  assert.equal(r.status, 200);
+  const type = String(r.headers['content-type']);
+  assert.match(type, /^multipart\/related; boundary=/);
+  assert.equal(r.headers.etag, `"${put.body.rev}"`);
+  const parts = await partsOf(type, r.body);
+  assert.equal(parts.length, 3);
+  const json = JSON.parse(parts[0]!.body.toString());
+  assert.equal(json.n, 1);
+  assert.equal(json._attachments['bin.dat'].follows, true);
+  assert.equal(json._attachments['bin.dat'].data, undefined);
+  // Parts follow in the order the JSON lists the attachments.
+  const names = Object.keys(json._attachments);
+  const byName = new Map(names.map((name, i) => [name, parts[i + 1]!]));
+  assert.deepEqual(byName.get('bin.dat')!.body, binary);
+  // Compressed content travels as stored, and the JSON says so.
+  const note = json._attachments['note.txt'];
+  assert.equal(note.encoding, 'gzip');
+  assert.equal(byName.get('note.txt')!.body.length, note.encoded_length);
+  assert.deepEqual(gunzipSync(byName.get('note.txt')!.body), text);
+});
+
+test('open_revs with Accept: multipart/mixed nests multipart/related parts with attachments', async () => {
+  assert.equal((await c.put('/mp-revs')).status, 201);
+  const v1 = await c.put('/mp-revs/doc', { v: 1, _attachments: { 'a.bin': { content_type: 'application/octet-stream', data: binary.toString('base64') } } });
+  const v2 = await c.put('/mp-revs/doc', { _rev: v1.body.rev, v: 2, _attachments: { 'a.bin': { stub: true } } });
+  const missing = `9-${'0'.repeat(32)}`;
+  const revs = encodeURIComponent(JSON.stringify([v2.body.rev, missing]));
+  // atts_since = v1: a.bin (revpos 1) is not sent again.
+  const since = encodeURIComponent(JSON.stringify([v1.body.rev]));
+  const lean = await send('GET', `/mp-revs/doc?open_revs=${revs}&atts_since=${since}`, { Accept: 'multipart/mixed' });
+  assert.equal(lean.status, 200);
+  const leanParts = await partsOf(String(lean.headers['content-type']), lean.body);
+  assert.equal(leanParts.length, 2);
+  assert.match(leanParts[0]!.headers['content-type']!, /^application\/json/);
+  assert.equal(JSON.parse(leanParts[0]!.body.toString())._attachments['a.bin'].stub, true);
+  assert.match(leanParts[1]!.headers['content-type']!, /error="true"/);
+  assert.deepEqual(JSON.parse(leanParts[1]!.body.toString()), { missing });
+
+  const full = await send('GET', `/mp-revs/doc?open_revs=${revs}&attachments=true`, { Accept: 'multipart/mixed' });
+  const fullParts = await partsOf(String(full.headers['content-type']), full.body);
+  assert.match(fullParts[0]!.headers['content-type']!, /^multipart\/related; boundary=/);
+  const inner = await partsOf(fullParts[0]!.headers['content-type']!, fullParts[0]!.body);
+  assert.equal(JSON.parse(inner[0]!.body.toString()).v, 2);
+  assert.deepEqual(inner[1]!.body, binary);
+});
