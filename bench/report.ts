@@ -16,17 +16,20 @@ export interface ServerResult {
   timings: Record<string, { wallS: number; serverCpuS: number; benchCpuS: number }>;
 }
 
-interface Target {
+type Target =
   /** `>=`: Settee / pouchdb-server should be at least `ratio`; `<=`: at most. */
-  op: '>=' | '<=';
-  ratio: number;
-}
+  | { op: '>=' | '<='; ratio: number }
+  /** A bound on Settee's own figure, whatever pouchdb-server does. */
+  | { op: '>=' | '<='; absolute: number };
 
 interface RowSpec {
   key: string;
   unit: string;
+  /** `{large}` stands for the large attachment's size. */
   label: string;
   target?: Target;
+  /** Measured in the large-attachment phase (left out with --skip-large). */
+  large?: boolean;
 }
 
 export const ROWS: readonly RowSpec[] = [
@@ -41,7 +44,14 @@ export const ROWS: readonly RowSpec[] = [
   { key: 'changes_scan', unit: 'rows/s', label: '_changes?since=0 full read', target: { op: '>=', ratio: 6 } },
   { key: 'feed_latency_p50', unit: 'ms', label: 'PUT -> continuous feed, median' },
   { key: 'feed_latency_p99', unit: 'ms', label: 'PUT -> continuous feed, p99' },
+  { key: 'att_upload', unit: 'MB/s', label: 'attachment PUT, 256 KiB, 4 clients', target: { op: '>=', ratio: 5 } },
+  { key: 'att_upload_rate', unit: 'uploads/s', label: 'attachment PUT, 256 KiB, 4 clients' },
+  { key: 'att_download', unit: 'MB/s', label: 'attachment GET, 256 KiB, 4 clients', target: { op: '>=', ratio: 2 } },
   { key: 'peak_rss', unit: 'MB', label: 'server peak RSS', target: { op: '<=', ratio: 0.5 } },
+  { key: 'att_large_upload', unit: 'MB/s', label: 'attachment PUT, {large} streamed', target: { op: '>=', ratio: 5 }, large: true },
+  { key: 'att_large_download', unit: 'MB/s', label: 'attachment GET, {large} streamed', target: { op: '>=', ratio: 2 }, large: true },
+  { key: 'att_large_peak_rss', unit: 'MB', label: 'server peak RSS during the {large} PUT+GET', target: { op: '<=', absolute: 150 }, large: true },
+  { key: 'att_large_peak_rss_anon', unit: 'MB', label: '  of which anonymous (RssAnon), sampled', large: true },
 ];
 
 export interface ComparisonRow {
@@ -55,21 +65,30 @@ export interface ComparisonRow {
   target: string | null;
 }
 
-export function compare(settee: ServerResult, pouch: ServerResult): ComparisonRow[] {
-  return ROWS.map((row) => {
+export function compare(settee: ServerResult, pouch: ServerResult, opts: { largeSize: string; skipLarge: boolean }): ComparisonRow[] {
+  return ROWS.filter((row) => !(row.large && opts.skipLarge)).map((row) => {
     const s = settee.figures[row.key];
     const p = pouch.figures[row.key];
-    const ratio = s && p && p.value > 0 ? s.value / p.value : null;
+    // A figure from an aborted phase is a lower bound at best: no ratio.
+    const aborted = s?.detail?.aborted === true || p?.detail?.aborted === true;
+    const ratio = s && p && p.value > 0 && !aborted ? s.value / p.value : null;
     return {
       key: row.key,
-      label: row.label,
+      label: row.label.replace('{large}', opts.largeSize),
       unit: row.unit,
       settee: s ? s.value : null,
       pouchdbServer: p ? p.value : null,
       ratio,
-      target: row.target ? `${row.target.op === '>=' ? '≥' : '≤'}${row.target.ratio}×` : null,
+      target: targetText(row),
     };
   });
+}
+
+function targetText(row: RowSpec): string | null {
+  const t = row.target;
+  if (!t) return null;
+  const op = t.op === '>=' ? '≥' : '≤';
+  return 'ratio' in t ? `${op}${t.ratio}×` : `Settee ${op}${t.absolute} ${row.unit}`;
 }
 
 export function formatNumber(value: number | null): string {

@@ -14,6 +14,7 @@ import { existsSync } from 'node:fs';
  *   --settee-config <file>          pass `--config <file>` to Settee
  *   --settee-auth <user:pass>       send Basic auth with every request to Settee
  *   --out <file>                    JSON results (default bench/results/latest.json)
+ *   --skip-large                    skip the large-attachment phase (1 GiB × scale up and down)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -40,6 +41,8 @@ const ROOT = (() => {
 const DB = 'bench';
 const RMW_DB = 'bench_rmw';
 const FEED_DB = 'bench_feed';
+const ATT_DB = 'bench_att';
+const MiB = 2 ** 20;
 
 /** Sizes of every workload for a scale factor. Caps are safety limits in seconds, not scaled. */
 function plan(scale: number) {
@@ -54,6 +57,16 @@ function plan(scale: number) {
     rmw: { clients: 16, docsPerClient: 10, seconds: seconds(15, 2), maxUpdates: count(1_000_000, 500) },
     changes: { reps: 3, capSeconds: 60 },
     feed: { writes: count(200, 20), capSeconds: 60, waitMs: 10_000 },
+    attachments: { count: count(200, 50), bytes: 256 * 1024, clients: 4, capSeconds: 120, poolBytes: 4 * MiB },
+    // One attachment of 1 GiB × scale, streamed in and out; bounded by time (scaled with the size) and by the server's
+    // RSS (a server that buffers whole bodies could otherwise take the machine's memory).
+    large: {
+      bytes: Math.max(MiB, Math.round(2 ** 30 * scale)),
+      chunkBytes: 256 * 1024,
+      capSeconds: seconds(120, 30),
+      rssLimitBytes: Math.min(4 * 2 ** 30, Math.floor(os.totalmem() / 2)),
+      sampleMs: 50,
+    },
   };
 }
 type Plan = ReturnType<typeof plan>;
@@ -66,6 +79,7 @@ interface Options {
   setteeConfig: string | undefined;
   setteeAuth: string | undefined;
   out: string;
+  skipLarge: boolean;
 }
 
 function parseOptions(): Options {
@@ -78,12 +92,13 @@ function parseOptions(): Options {
       'settee-config': { type: 'string' },
       'settee-auth': { type: 'string' },
       out: { type: 'string', default: join(ROOT, 'bench', 'results', 'latest.json') },
+      'skip-large': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     console.log('usage: node dist/bench/run.js [--only settee|pouchdb-server] [--scale F] [--tmp-dir DIR] [--keep-data]');
-    console.log('                                [--settee-config FILE] [--settee-auth USER:PASS] [--out FILE]');
+    console.log('                                [--settee-config FILE] [--settee-auth USER:PASS] [--out FILE] [--skip-large]');
     process.exit(0);
   }
   const scale = Number(values.scale);
@@ -100,6 +115,7 @@ function parseOptions(): Options {
     setteeConfig: values['settee-config'] ? resolve(values['settee-config']) : undefined,
     setteeAuth: values['settee-auth'],
     out: resolve(values.out!),
+    skipLarge: values['skip-large']!,
   };
 }
 
@@ -109,14 +125,16 @@ function emptyResult(name: ServerName, status: ServerResult['status']): ServerRe
   return { name, status, figures: {}, errors: {}, timings: {} };
 }
 
-/** Runs every workload against one already-started server, recording figures and failures. */
-async function runWorkloads(server: RunningServer, target: w.Target, p: Plan, result: ServerResult): Promise<void> {
-  const step = async (name: string, run: () => Promise<w.Figures>): Promise<void> => {
+type Step = (name: string, run: () => Promise<w.Figures>) => Promise<boolean>;
+
+/** Runs one workload, recording its figures and timings or its failure, and prints a progress line; true if it ran. */
+function stepper(server: RunningServer, result: ServerResult): Step {
+  return async (name, run) => {
     const label = `  ${server.name.padEnd(15)}${name.padEnd(22)}`;
     if (!server.alive()) {
       result.errors[name] = 'server is no longer running';
       console.log(`${label}skipped: server is no longer running`);
-      return;
+      return false;
     }
     const wall0 = performance.now();
     const cpu0 = process.cpuUsage();
@@ -133,11 +151,19 @@ async function runWorkloads(server: RunningServer, target: w.Target, p: Plan, re
       result.timings[name] = timing;
       const shown = Object.values(figures).map((f) => `${formatNumber(f.value)} ${f.unit}`).join(', ');
       console.log(`${label}${shown}  (${timing.wallS} s; CPU s: server ${timing.serverCpuS}, bench ${timing.benchCpuS})`);
+      return true;
     } catch (err) {
-      result.errors[name] = message(err);
-      console.log(`${label}FAILED: ${message(err)}`);
+      const why = server.alive() ? message(err) : `${message(err)} (the server exited)`;
+      result.errors[name] = why;
+      console.log(`${label}FAILED: ${why}`);
+      return false;
     }
   };
+}
+
+/** Runs the document workloads against one already-started server. */
+async function runWorkloads(server: RunningServer, target: w.Target, p: Plan, result: ServerResult): Promise<void> {
+  const step = stepper(server, result);
 
   const ids: string[] = [];
   const keep = (written: string[]): void => {
@@ -161,8 +187,118 @@ async function runWorkloads(server: RunningServer, target: w.Target, p: Plan, re
   await step('continuous feed', () => w.feedLatency(target, FEED_DB, p.feed));
 }
 
-async function benchServer(name: ServerName, opts: Options, p: Plan): Promise<ServerResult> {
+/**
+ * 256 KiB attachments up, then down. They run after the main run's peak RSS is taken, so that
+ * figure stays comparable with earlier runs; their own peak goes in their JSON detail.
+ */
+async function runAttachmentWorkloads(server: RunningServer, target: w.Target, p: Plan, result: ServerResult, content: Buffer): Promise<void> {
+  const step = stepper(server, result);
+  const watch = server.watchRss(200);
+  let stored: w.StoredAttachments | undefined;
+  await step('att PUT 256 KiB', async () => {
+    const r = await w.attachmentUploads(target, ATT_DB, content, p.attachments);
+    stored = r.stored;
+    return r.figures;
+  });
+  await step('att GET 256 KiB', () => {
+    if (!stored) throw new Error('not run: the uploads failed');
+    return w.attachmentDownloads(target, content, stored, p.attachments);
+  });
+  watch.stop();
+  const peakMb = watch.peak() / MiB;
+  for (const key of ['att_upload', 'att_upload_rate', 'att_download', 'att_download_rate']) {
+    const f = result.figures[key];
+    if (f) f.detail = { ...f.detail, serverPeakRssMB: peakMb };
+  }
+}
+
+/** "1 GiB", "102 MiB": the large attachment's size for labels. */
+function sizeLabel(bytes: number): string {
+  if (bytes >= 2 ** 30 && bytes % 2 ** 30 === 0) return `${bytes / 2 ** 30} GiB`;
+  return `${Math.round(bytes / MiB)} MiB`;
+}
+
+/**
+ * The large attachment, up then down, run last: the server's peak RSS during it is its own
+ * figure (VmHWM reset for the phase, plus VmRSS samples), and the transfer is aborted if the
+ * server's RSS passes the limit or the time cap is reached, so a server that buffers whole
+ * bodies fails this phase with a reason instead of taking the machine down.
+ */
+async function runLargePhase(server: RunningServer, target: w.Target, p: Plan, result: ServerResult, content: Buffer): Promise<void> {
+  const step = stepper(server, result);
+  const size = sizeLabel(p.large.bytes);
+  const limitMb = Math.round(p.large.rssLimitBytes / MiB);
+  const controller = new AbortController();
+  // Sampled peaks per direction, for the JSON detail.
+  const phases = { upload: { rss: 0, anon: 0 }, download: { rss: 0, anon: 0 } };
+  let phase = phases.upload;
+  const watch = server.watchRss(p.large.sampleMs, (sample) => {
+    phase.rss = Math.max(phase.rss, sample.rss);
+    phase.anon = Math.max(phase.anon, sample.rssAnon);
+    if (sample.rss > p.large.rssLimitBytes && !controller.signal.aborted) {
+      controller.abort(new Error(`aborted: the server's RSS passed ${limitMb} MB (${Math.round(sample.rss / MiB)} MB)`));
+    }
+  });
+  const opts = { ...p.large, signal: controller.signal };
+  let id: string | undefined;
+  let completed = false;
+  try {
+    await step(`att PUT ${size}`, async () => {
+      const r = await w.largeAttachmentUpload(target, ATT_DB, content, opts);
+      id = r.id;
+      return r.figures;
+    });
+    const download = `att GET ${size}`;
+    if (id !== undefined) {
+      const uploaded = id;
+      phase = phases.download;
+      completed = await step(download, () => w.largeAttachmentDownload(target, ATT_DB, uploaded, content, opts));
+    } else {
+      result.errors[download] = 'not run: the upload failed';
+      console.log(`  ${server.name.padEnd(15)}${download.padEnd(22)}skipped: the upload failed`);
+    }
+  } finally {
+    watch.stop();
+  }
+  const peak = watch.peak();
+  // A phase cut short (RSS limit, time cap, error) gives a peak over part of it: no ratio.
+  const aborted = !completed;
+  if (peak > 0) {
+    result.figures.att_large_peak_rss = {
+      value: peak / MiB,
+      unit: 'MB',
+      detail: {
+        source: `${watch.hwmReset ? 'VmHWM reset for the phase (clear_refs), and ' : ''}VmRSS sampled every ${p.large.sampleMs} ms`,
+        peakRssAnonMB: watch.peakAnon() / MiB,
+        peakRssFileMB: watch.peakFile() / MiB,
+        uploadSampledRssMB: phases.upload.rss / MiB,
+        uploadSampledAnonMB: phases.upload.anon / MiB,
+        downloadSampledRssMB: phases.download.rss / MiB,
+        downloadSampledAnonMB: phases.download.anon / MiB,
+        rssLimitMB: limitMb,
+        rssLimitHit: controller.signal.aborted,
+        aborted,
+      },
+    };
+    // LMDB and the like map their files: pages read or written through the map count in VmRSS
+    // as file pages (page cache, reclaimable); the anonymous part is the server's own memory.
+    result.figures.att_large_peak_rss_anon = {
+      value: watch.peakAnon() / MiB,
+      unit: 'MB',
+      detail: { source: `RssAnon sampled every ${p.large.sampleMs} ms`, aborted },
+    };
+    const mb = (bytes: number): string => formatNumber(bytes / MiB);
+    console.log(
+      `  ${server.name.padEnd(15)}${`RSS during ${size}`.padEnd(22)}peak ${mb(peak)} MB (sampled: anonymous ${mb(watch.peakAnon())} MB, ` +
+        `file-backed ${mb(watch.peakFile())} MB)` +
+        (controller.signal.aborted ? `, aborted above ${limitMb} MB` : aborted ? ', phase cut short' : ''),
+    );
+  }
+}
+
+async function benchServer(name: ServerName, opts: Options, p: Plan, content: Buffer): Promise<ServerResult> {
   const result = emptyResult(name, 'ok');
+  let mainPeak: number | undefined;
   if (name === 'pouchdb-server') {
     try {
       const install = ensurePeersInstalled(ROOT);
@@ -191,14 +327,18 @@ async function benchServer(name: ServerName, opts: Options, p: Plan): Promise<Se
     } finally {
       client.close();
     }
-    for (const db of [DB, RMW_DB, FEED_DB]) await w.createDb(target, db);
+    for (const db of [DB, RMW_DB, FEED_DB, ATT_DB]) await w.createDb(target, db);
     await runWorkloads(server, target, p, result);
+    // The main run's peak, before the attachments (the large one has its own figure).
+    mainPeak = server.peakRssBytes();
+    await runAttachmentWorkloads(server, target, p, result, content);
+    if (!opts.skipLarge) await runLargePhase(server, target, p, result, content);
   } catch (err) {
     result.errors.setup = message(err);
     console.log(`  ${name}: ${message(err)}`);
   } finally {
-    const peak = server.peakRssBytes();
-    if (peak > 0) result.figures.peak_rss = { value: peak / 2 ** 20, unit: 'MB', detail: { source: '/proc/<pid>/status VmHWM' } };
+    const peak = mainPeak ?? server.peakRssBytes();
+    if (peak > 0) result.figures.peak_rss = { value: peak / 2 ** 20, unit: 'MB', detail: { source: '/proc/<pid>/status VmHWM, before the attachment workloads' } };
     if (!server.alive()) result.errors.server = `server exited during the run; log tail:\n${server.logTail()}`;
     await server.stop();
   }
@@ -215,6 +355,9 @@ function notes(results: ServerResult[]): string[] {
     for (const [name, err] of Object.entries(r.errors)) lines.push(`${r.name}: ${name} failed: ${err.split('\n')[0]}`);
     for (const [key, f] of Object.entries(r.figures)) {
       if (f.detail?.capped === true) lines.push(`${r.name}: ${key} hit its time cap (${f.detail.docs} of ${f.detail.requested} docs)`);
+      if (key === 'att_large_peak_rss' && f.detail?.aborted === true) {
+        lines.push(`${r.name}: its peak RSS during the large attachment covers only the part that ran (no ratio)`);
+      }
       const { rows, expectedRows } = f.detail ?? {};
       if (typeof expectedRows === 'number' && rows !== expectedRows) lines.push(`${r.name}: ${key} returned ${rows} rows, ${expectedRows} expected`);
     }
@@ -248,16 +391,20 @@ async function main(): Promise<void> {
   console.log(`Load average at start: ${machine.loadAverageAtStart} (1 min)`);
   console.log(
     `Workloads: ${p.puts.docs} single PUTs, ${p.bulk.batches}×${p.bulk.batchSize} bulk docs, ` +
-      `GETs ${p.gets.seconds} s, paging ${p.paging.seconds} s each, RMW ${p.rmw.seconds} s, ${p.feed.writes} feed writes`,
+      `GETs ${p.gets.seconds} s, paging ${p.paging.seconds} s each, RMW ${p.rmw.seconds} s, ${p.feed.writes} feed writes, ` +
+      `${p.attachments.count}×256 KiB attachments up and down (${p.attachments.clients} clients), ` +
+      (opts.skipLarge ? 'large attachment skipped' : `one ${sizeLabel(p.large.bytes)} attachment up and down`),
   );
+  // Attachment bodies: windows of one deterministic pseudo-random pool, the same for every server.
+  const content = w.randomPool(p.attachments.poolBytes, 42);
 
   const results = new Map<ServerName, ServerResult>();
   for (const name of SERVER_NAMES) {
-    results.set(name, opts.servers.includes(name) ? await benchServer(name, opts, p) : emptyResult(name, 'skipped'));
+    results.set(name, opts.servers.includes(name) ? await benchServer(name, opts, p, content) : emptyResult(name, 'skipped'));
   }
   const settee = results.get('settee')!;
   const pouch = results.get('pouchdb-server')!;
-  const rows = compare(settee, pouch);
+  const rows = compare(settee, pouch, { largeSize: sizeLabel(p.large.bytes), skipLarge: opts.skipLarge });
 
   console.log('');
   for (const r of [settee, pouch]) {

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -35,11 +35,39 @@ export interface RunningServer {
   cpuSeconds(): number;
   /** Peak resident set size so far, in bytes (VmHWM and our own samples, whichever is larger). */
   peakRssBytes(): number;
+  /** Current resident set size (VmRSS) in bytes, 0 if unknown. */
+  rssBytes(): number;
+  /**
+   * Starts a new peak-RSS window: resets the kernel's VmHWM (writes 5 to /proc/PID/clear_refs)
+   * and returns a function giving the peak since then, in bytes: VmHWM when the reset worked,
+   * and in any case the largest VmRSS sampled every `intervalMs` (0 if /proc is unreadable).
+   * `onSample` sees every sample (e.g. to abort above a limit). Call `stop()` to end sampling.
+   */
+  watchRss(intervalMs: number, onSample?: (sample: RssSample) => void): RssWatch;
   alive(): boolean;
   /** The last lines the server wrote to its log, for error messages. */
   logTail(lines?: number): string;
   /** Stops the server (SIGTERM, then SIGKILL after 5 s) and removes its data unless asked to keep it. */
   stop(): Promise<void>;
+}
+
+/** One reading of /proc/PID/status, in bytes: VmRSS and its anonymous and file-backed parts. */
+export interface RssSample {
+  rss: number;
+  rssAnon: number;
+  rssFile: number;
+}
+
+/** A peak-RSS window (see `RunningServer.watchRss`). */
+export interface RssWatch {
+  /** Peak RSS since the window opened, in bytes. */
+  peak(): number;
+  /** Largest sampled RssAnon (RSS without file pages mapped in) and RssFile, in bytes. */
+  peakAnon(): number;
+  peakFile(): number;
+  /** Whether VmHWM could be reset for the window (else `peak` is from samples only). */
+  hwmReset: boolean;
+  stop(): void;
 }
 
 /** Servers still running, with the data directory to remove once killed (undefined: keep it). */
@@ -98,13 +126,16 @@ export function ensurePeersInstalled(root: string): { installed: boolean; second
 interface ProcStatus {
   rss: number;
   hwm: number;
+  /** The anonymous part of rss (heap, buffers), without file pages mapped in (e.g. LMDB's map). */
+  rssAnon: number;
+  rssFile: number;
 }
 
 function readProcStatus(pid: number): ProcStatus | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
-    return { rss: kb('VmRSS') * 1024, hwm: kb('VmHWM') * 1024 };
+    return { rss: kb('VmRSS') * 1024, hwm: kb('VmHWM') * 1024, rssAnon: kb('RssAnon') * 1024, rssFile: kb('RssFile') * 1024 };
   } catch {
     return undefined;
   }
@@ -190,6 +221,45 @@ export async function startServer(name: ServerName, opts: StartOptions): Promise
       const status = readProcStatus(pid);
       if (status) sampledPeak = Math.max(sampledPeak, status.rss, status.hwm);
       return sampledPeak;
+    },
+    rssBytes: () => readProcStatus(pid)?.rss ?? 0,
+    watchRss: (intervalMs, onSample) => {
+      // Keep the whole-run peak: fold the current high-water mark in before resetting it.
+      const before = readProcStatus(pid);
+      if (before) sampledPeak = Math.max(sampledPeak, before.rss, before.hwm);
+      let hwmReset = false;
+      try {
+        writeFileSync(`/proc/${pid}/clear_refs`, '5');
+        hwmReset = true;
+      } catch {
+        // older kernel or not permitted: rely on the samples
+      }
+      let peak = 0;
+      let peakAnon = 0;
+      let peakFile = 0;
+      const sample = (): void => {
+        const status = readProcStatus(pid);
+        if (!status) return;
+        peak = Math.max(peak, status.rss, hwmReset ? status.hwm : 0);
+        peakAnon = Math.max(peakAnon, status.rssAnon);
+        peakFile = Math.max(peakFile, status.rssFile);
+        onSample?.(status);
+      };
+      sample();
+      const timer = setInterval(sample, intervalMs);
+      return {
+        peak: () => {
+          if (exited === undefined) {
+            const status = readProcStatus(pid);
+            if (status) peak = Math.max(peak, status.rss, hwmReset ? status.hwm : 0);
+          }
+          return peak;
+        },
+        peakAnon: () => peakAnon,
+        peakFile: () => peakFile,
+        hwmReset,
+        stop: () => clearInterval(timer),
+      };
     },
     alive: () => exited === undefined,
     logTail,

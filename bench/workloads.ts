@@ -1,4 +1,4 @@
-import { Client, openLineStream } from './http.js';
+import { Client, openLineStream, type StreamedReply } from './http.js';
 import { median, now, percentile, prng } from './stats.js';
 
 /** Where a workload sends its requests. */
@@ -422,5 +422,245 @@ export async function feedLatency(
   return {
     feed_latency_p50: { value: percentile(latencies, 50), unit: 'ms', detail },
     feed_latency_p99: { value: percentile(latencies, 99), unit: 'ms', detail },
+  };
+}
+
+// 7. Attachments.
+
+const MiB = 2 ** 20;
+/** Stride between the pool offsets of consecutive bodies: a prime, so offsets do not repeat. */
+const STRIDE = 4099;
+
+/** Deterministic pseudo-random bytes, so every server stores the same (incompressible) content. */
+export function randomPool(bytes: number, seed: number): Buffer {
+  const out = Buffer.allocUnsafe(bytes - (bytes % 4));
+  const random = prng(seed);
+  for (let i = 0; i < out.length; i += 4) out.writeUInt32LE(Math.floor(random() * 4294967296), i);
+  return out;
+}
+
+/** The n-th distinct window of `bytes` bytes of the pool (distinct content, so distinct digests). */
+function poolSlice(content: Buffer, n: number, bytes: number): Buffer {
+  if (bytes > content.length) throw new Error(`attachment pool of ${content.length} bytes is smaller than ${bytes}`);
+  const span = content.length - bytes + 1;
+  const offset = (n * STRIDE) % span;
+  return content.subarray(offset, offset + bytes);
+}
+
+/** Checks a body arriving in pieces against the expected bytes, given chunk by chunk, without copying. */
+class StreamCheck {
+  private chunk = 0;
+  private offset = 0;
+  private current: Buffer;
+  mismatchAt = -1;
+  received = 0;
+
+  constructor(private readonly expectedChunk: (i: number) => Buffer | undefined) {
+    this.current = expectedChunk(0) ?? Buffer.alloc(0);
+  }
+
+  feed(piece: Buffer): void {
+    let pos = 0;
+    while (pos < piece.length && this.mismatchAt < 0) {
+      if (this.offset === this.current.length) {
+        const next = this.expectedChunk(++this.chunk);
+        if (!next) {
+          this.mismatchAt = this.received + pos; // longer than expected
+          break;
+        }
+        this.current = next;
+        this.offset = 0;
+      }
+      const n = Math.min(piece.length - pos, this.current.length - this.offset);
+      if (!piece.subarray(pos, pos + n).equals(this.current.subarray(this.offset, this.offset + n))) {
+        this.mismatchAt = this.received + pos;
+      }
+      pos += n;
+      this.offset += n;
+    }
+    this.received += piece.length;
+  }
+}
+
+const attPath = (db: string, id: string, name: string): string => `${docPath(db, id)}/${enc(name)}`;
+const ATT_NAME = 'blob.bin';
+const ATT_TYPE = 'application/octet-stream';
+
+function failed(what: string, reply: StreamedReply): Error {
+  return new Error(`${what} answered ${reply.status}: ${reply.body.toString('utf8', 0, 300)}`);
+}
+
+/** Attachments the upload workload stored: doc ids and the pool window each one holds. */
+export interface StoredAttachments {
+  db: string;
+  bytes: number;
+  items: { id: string; n: number }[];
+}
+
+// 7a. Standalone attachment PUTs, each creating a new document, with concurrent clients.
+export async function attachmentUploads(
+  target: Target,
+  db: string,
+  content: Buffer,
+  opts: { count: number; bytes: number; clients: number; capSeconds: number },
+): Promise<{ figures: Figures; stored: StoredAttachments }> {
+  const stored: StoredAttachments = { db, bytes: opts.bytes, items: [] };
+  const latencies: number[] = [];
+  let next = 0;
+  const started = now();
+  await pool(target, opts.clients, started + ms(opts.capSeconds), async (_w, client) => {
+    const n = next++;
+    if (n >= opts.count) return false;
+    const id = `att-${pad(n)}`;
+    const t0 = now();
+    const reply = await client.send('PUT', attPath(db, id, ATT_NAME), {
+      headers: { 'Content-Type': ATT_TYPE, Accept: 'application/json' },
+      body: poolSlice(content, n, opts.bytes),
+    });
+    if (reply.status !== 201 && reply.status !== 202) throw failed(`PUT ${attPath(db, id, ATT_NAME)}`, reply);
+    latencies.push(now() - t0);
+    stored.items.push({ id, n });
+    return true;
+  });
+  const seconds = (now() - started) / 1000;
+  const uploads = stored.items.length;
+  const detail = {
+    uploads,
+    requested: opts.count,
+    docs: uploads,
+    bytesEach: opts.bytes,
+    clients: opts.clients,
+    seconds,
+    capped: uploads < opts.count,
+    ...latencyDetail(latencies),
+  };
+  return {
+    stored,
+    figures: {
+      att_upload: { value: (uploads * opts.bytes) / MiB / seconds, unit: 'MB/s', detail },
+      att_upload_rate: { value: uploads / seconds, unit: 'uploads/s', detail },
+    },
+  };
+}
+
+// 7b. Standalone attachment GETs of what 7a stored, each once, checked byte for byte as they stream in.
+export async function attachmentDownloads(
+  target: Target,
+  content: Buffer,
+  stored: StoredAttachments,
+  opts: { count: number; clients: number; capSeconds: number },
+): Promise<Figures> {
+  if (stored.items.length === 0) throw new Error('no attachments to read (the upload workload stored none)');
+  const latencies: number[] = [];
+  let next = 0;
+  let bytes = 0;
+  const started = now();
+  await pool(target, opts.clients, started + ms(opts.capSeconds), async (_w, client) => {
+    const n = next++;
+    if (n >= opts.count) return false;
+    const item = stored.items[n % stored.items.length]!;
+    const expected = poolSlice(content, item.n, stored.bytes);
+    const check = new StreamCheck((i) => (i === 0 ? expected : undefined));
+    const path = attPath(stored.db, item.id, ATT_NAME);
+    const t0 = now();
+    const reply = await client.send('GET', path, { onBody: (piece) => check.feed(piece), keepBytes: 1024 });
+    if (reply.status !== 200) throw failed(`GET ${path}`, reply);
+    latencies.push(now() - t0);
+    if (check.mismatchAt >= 0 || reply.bytes !== stored.bytes) {
+      throw new Error(`GET ${path}: ${reply.bytes} bytes, ${stored.bytes} expected` + (check.mismatchAt >= 0 ? `, first difference at byte ${check.mismatchAt}` : ''));
+    }
+    bytes += reply.bytes;
+    return true;
+  });
+  const seconds = (now() - started) / 1000;
+  const detail = { downloads: latencies.length, requested: opts.count, bytes, clients: opts.clients, seconds, verified: true, ...latencyDetail(latencies) };
+  return {
+    att_download: { value: bytes / MiB / seconds, unit: 'MB/s', detail },
+    att_download_rate: { value: latencies.length / seconds, unit: 'downloads/s', detail },
+  };
+}
+
+/** The chunks of a large attachment: distinct pool windows, the last one short. */
+function largeChunk(content: Buffer, totalBytes: number, chunkBytes: number, i: number): Buffer | undefined {
+  const start = i * chunkBytes;
+  if (start >= totalBytes) return undefined;
+  return poolSlice(content, i, Math.min(chunkBytes, totalBytes - start));
+}
+
+/**
+ * 7c. One large attachment PUT, streamed from a generator under a declared Content-Length and
+ * written with backpressure: the benchmark never holds more than its pool and the socket buffer.
+ */
+export async function largeAttachmentUpload(
+  target: Target,
+  db: string,
+  content: Buffer,
+  opts: { bytes: number; chunkBytes: number; capSeconds: number; signal?: AbortSignal },
+): Promise<{ figures: Figures; id: string }> {
+  const id = 'large-attachment';
+  const path = attPath(db, id, ATT_NAME);
+  function* chunks(): Generator<Buffer> {
+    for (let i = 0; ; i++) {
+      const chunk = largeChunk(content, opts.bytes, opts.chunkBytes, i);
+      if (!chunk) return;
+      yield chunk;
+    }
+  }
+  const client = new Client(target.base, target.headers);
+  const t0 = now();
+  try {
+    const reply = await client.send('PUT', path, {
+      headers: { 'Content-Type': ATT_TYPE, Accept: 'application/json' },
+      body: { length: opts.bytes, chunks: chunks() },
+      timeoutMs: ms(opts.capSeconds),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    if (reply.status !== 201 && reply.status !== 202) throw failed(`PUT ${path}`, reply);
+  } finally {
+    client.close();
+  }
+  const seconds = (now() - t0) / 1000;
+  const detail = { bytes: opts.bytes, seconds };
+  return {
+    id,
+    figures: {
+      att_large_upload: { value: opts.bytes / MiB / seconds, unit: 'MB/s', detail },
+      att_large_upload_s: { value: seconds, unit: 's', detail },
+    },
+  };
+}
+
+// 7d. The large attachment read back, streamed, checked against the generator's bytes and discarded.
+export async function largeAttachmentDownload(
+  target: Target,
+  db: string,
+  id: string,
+  content: Buffer,
+  opts: { bytes: number; chunkBytes: number; capSeconds: number; signal?: AbortSignal },
+): Promise<Figures> {
+  const path = attPath(db, id, ATT_NAME);
+  const check = new StreamCheck((i) => largeChunk(content, opts.bytes, opts.chunkBytes, i));
+  const client = new Client(target.base, target.headers);
+  const t0 = now();
+  let reply: StreamedReply;
+  try {
+    reply = await client.send('GET', path, {
+      onBody: (piece) => check.feed(piece),
+      keepBytes: 1024,
+      timeoutMs: ms(opts.capSeconds),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+  } finally {
+    client.close();
+  }
+  const seconds = (now() - t0) / 1000;
+  if (reply.status !== 200) throw failed(`GET ${path}`, reply);
+  if (check.mismatchAt >= 0 || reply.bytes !== opts.bytes) {
+    throw new Error(`GET ${path}: ${reply.bytes} bytes, ${opts.bytes} expected` + (check.mismatchAt >= 0 ? `, first difference at byte ${check.mismatchAt}` : ''));
+  }
+  const detail = { bytes: reply.bytes, seconds, verified: true };
+  return {
+    att_large_download: { value: reply.bytes / MiB / seconds, unit: 'MB/s', detail },
+    att_large_download_s: { value: seconds, unit: 's', detail },
   };
 }
