@@ -8,7 +8,7 @@ import { stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { openDb, readObject } from './common.js';
+import { openDb } from './common.js';
 
 export const changesRoutes: Route[] = [
   {

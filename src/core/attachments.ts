@@ -1,12 +1,13 @@
 /**
- * Attachment content of one database. Content streams in and out in chunks, so a 1 GB
- * attachment never sits in memory; it is stored once per digest and shared by every revision
- * that keeps it (revisions hold only stubs: name, type, digest, lengths, revpos).
+ * Attachment content of one database. Content streams in and out of the store's blobs, so a
+ * 1 GB attachment never sits in memory; it is stored once per digest and shared by every
+ * revision that keeps it (revisions hold only stubs: name, type, digest, lengths, revpos).
  *
- * An upload writes its chunks under a fresh content id as they arrive and learns its digest
- * at the end; if that digest is already stored, the new chunks are dropped. Content that no
- * leaf revision references is removed by compaction (`collectGarbage`); uploads in flight, and
- * finished uploads whose edits have not committed yet, are protected from it.
+ * An upload streams into a blob under a fresh id and learns its digest at the end; the
+ * ordered store then records digest -> blob. If that digest is already stored, the new blob is
+ * dropped. Content that no leaf revision references is removed by compaction
+ * (`collectGarbage`); uploads in flight, and finished uploads whose edits have not committed
+ * yet, are protected from it.
  *
  * Like CouchDB's, the digest is the MD5 of the bytes as stored: gzip'd for compressible types.
  */
@@ -43,7 +44,7 @@ export interface StoredContent extends ContentInfo {
 }
 
 interface DigestRecord {
-  /** Content id (hex). */
+  /** Blob id (hex). */
   c: string;
   /** Identity length. */
   l: number;
@@ -51,14 +52,7 @@ interface DigestRecord {
   s: number;
   /** Encoding of the stored bytes. */
   e?: 'gzip';
-  /** Chunk size used. */
-  k: number;
 }
-
-/** Bytes per stored chunk. */
-const CHUNK_SIZE = 256 * 1024;
-/** Chunks per write batch while streaming in (bounded memory, steady progress). */
-const CHUNKS_PER_WRITE = 8;
 
 export class AttachmentStore {
   private readonly inFlight = new Set<string>();
@@ -83,10 +77,8 @@ export class AttachmentStore {
    * are gzip'd here. On any failure the chunks written so far are removed.
    */
   async write(source: AsyncIterable<Uint8Array | string>, options: { contentType: string; encoding?: 'gzip' }): Promise<StoredContent> {
-    const id = randomBytes(16);
-    const idHex = id.toString('hex');
-    this.inFlight.add(idHex);
-    let chunkIndex = 0;
+    const id = randomBytes(16).toString('hex');
+    this.inFlight.add(id);
     try {
       const level = this.settings().compressionLevel;
       const compress = options.encoding === undefined && this.isCompressible(options.contentType);
@@ -101,35 +93,14 @@ export class AttachmentStore {
       const stored: AsyncIterable<Buffer> = compress
         ? through(counted, createGzip({ level: Math.min(9, Math.max(1, level)) }))
         : counted;
-
       const md5 = createHash('md5');
-      let storedLength = 0;
-      let ops: WriteOp[] = [];
-      let pendingChunk: Buffer[] = [];
-      let pendingLength = 0;
-      const emitChunk = async (chunk: Buffer) => {
-        ops.push({ type: 'put', key: contentKey(id, chunkIndex++), value: chunk });
-        if (ops.length >= CHUNKS_PER_WRITE) {
-          const batch = ops;
-          ops = [];
-          await this.store.write(batch, { durable: false });
+      const hashed = (async function* () {
+        for await (const piece of stored) {
+          md5.update(piece);
+          yield piece;
         }
-      };
-      for await (const piece of stored) {
-        md5.update(piece);
-        storedLength += piece.length;
-        pendingChunk.push(piece);
-        pendingLength += piece.length;
-        while (pendingLength >= CHUNK_SIZE) {
-          const all = pendingChunk.length === 1 ? pendingChunk[0]! : Buffer.concat(pendingChunk);
-          await emitChunk(Buffer.from(all.subarray(0, CHUNK_SIZE)));
-          const rest = all.subarray(CHUNK_SIZE);
-          pendingChunk = rest.length > 0 ? [rest] : [];
-          pendingLength = rest.length;
-        }
-      }
-      if (pendingLength > 0) await emitChunk(Buffer.concat(pendingChunk));
-      if (ops.length > 0) await this.store.write(ops, { durable: false });
+      })();
+      const storedLength = await this.store.blobs.write(id, hashed);
 
       const digestBytes = md5.digest();
       const digest = `md5-${digestBytes.toString('base64')}`;
@@ -138,11 +109,11 @@ export class AttachmentStore {
       let record: DigestRecord;
       if (existing) {
         record = decodeJson<DigestRecord>(existing);
-        await this.dropContent(id, chunkIndex);
+        await this.store.blobs.delete(id);
       } else {
         // Content that arrived gzip'd has an identity length only its decoding tells.
-        const length = options.encoding === 'gzip' ? await decodedLength(this.chunks(id)) : identityLength;
-        record = { c: idHex, l: length, s: storedLength, k: CHUNK_SIZE, ...(encoding ? { e: encoding } : {}) };
+        const length = options.encoding === 'gzip' ? await decodedLength(this.store.blobs.read(id)) : identityLength;
+        record = { c: id, l: length, s: storedLength, ...(encoding ? { e: encoding } : {}) };
         await this.store.write([{ type: 'put', key: digestKey(digestBytes), value: encodeJson(record) }], { durable: false });
       }
       const info = toInfo(digest, record);
@@ -159,11 +130,11 @@ export class AttachmentStore {
         },
       };
     } catch (err) {
-      await this.dropContent(id, chunkIndex).catch(() => undefined);
+      await this.store.blobs.delete(id).catch(() => undefined);
       throw err;
     } finally {
-      if (this.gcRunning) this.deferred.push(idHex);
-      else this.inFlight.delete(idHex);
+      if (this.gcRunning) this.deferred.push(id);
+      else this.inFlight.delete(id);
     }
   }
 
@@ -187,14 +158,15 @@ export class AttachmentStore {
   async *read(digest: string, options: { decode: boolean; start?: number; end?: number }): AsyncIterable<Buffer> {
     const record = await this.record(digest);
     if (!record) throw badRequest(`attachment content ${digest} is missing`);
-    const id = Buffer.from(record.c, 'hex');
-    const storedChunks = this.chunks(id);
-    const decoded = options.decode && record.e === 'gzip';
-    const source: AsyncIterable<Buffer> = decoded ? through(storedChunks, createGunzip()) : storedChunks;
     const start = options.start ?? 0;
     const end = options.end ?? Infinity;
+    if (!(options.decode && record.e === 'gzip')) {
+      // The bytes streamed are the bytes stored: the blob reads just the range.
+      yield* this.store.blobs.read(record.c, { start, end });
+      return;
+    }
     let offset = 0;
-    for await (const piece of source) {
+    for await (const piece of through(this.store.blobs.read(record.c), createGunzip())) {
       const pieceEnd = offset + piece.length;
       if (pieceEnd > start && offset <= end) {
         yield piece.subarray(Math.max(0, start - offset), Math.min(piece.length, end - offset + 1));
@@ -211,19 +183,6 @@ export class AttachmentStore {
     return Buffer.concat(parts);
   }
 
-  private async *chunks(id: Buffer): AsyncIterable<Buffer> {
-    const { gte, lt } = contentRange(id);
-    for await (const entries of this.store.rangeChunks({ gte, lt }, 4)) {
-      for (const { value } of entries) yield Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-    }
-  }
-
-  private async dropContent(id: Buffer, chunks: number): Promise<void> {
-    const ops: WriteOp[] = [];
-    for (let i = 0; i < chunks; i++) ops.push({ type: 'del', key: contentKey(id, i) });
-    if (ops.length > 0) await this.store.write(ops, { durable: false });
-  }
-
   /**
    * Removes content no longer referenced: every digest not in `referenced` (and not pending an
    * edit), and chunks no digest record points to (left by crashed uploads), except uploads
@@ -236,6 +195,7 @@ export class AttachmentStore {
       const { gte, lt } = prefixRange(Prefix.Digest);
       for await (const entries of this.store.rangeChunks({ gte, lt }, 256)) {
         const ops: WriteOp[] = [];
+        const doomed: string[] = [];
         for (const { key, value } of entries) {
           const digest = `md5-${Buffer.from(key.subarray(1)).toString('base64')}`;
           const record = decodeJson<DigestRecord>(value);
@@ -244,23 +204,15 @@ export class AttachmentStore {
             continue;
           }
           ops.push({ type: 'del', key: Buffer.from(key) });
+          doomed.push(record.c);
         }
-        if (ops.length > 0) await this.store.write(ops, { durable: false });
+        if (ops.length > 0) await this.store.write(ops, { durable: true });
+        for (const id of doomed) await this.store.blobs.delete(id);
       }
-      const contents = prefixRange(Prefix.Content);
-      let ops: WriteOp[] = [];
-      for await (const entries of this.store.rangeChunks(contents, 256)) {
-        for (const { key } of entries) {
-          const idHex = Buffer.from(key.subarray(1, 17)).toString('hex');
-          if (live.has(idHex) || this.inFlight.has(idHex)) continue;
-          ops.push({ type: 'del', key: Buffer.from(key) });
-        }
-        if (ops.length >= 256) {
-          await this.store.write(ops, { durable: false });
-          ops = [];
-        }
+      // Blobs no digest points to: left by crashed uploads.
+      for await (const id of this.store.blobs.list()) {
+        if (!live.has(id) && !this.inFlight.has(id)) await this.store.blobs.delete(id);
       }
-      if (ops.length > 0) await this.store.write(ops, { durable: false });
     } finally {
       this.gcRunning = false;
       for (const id of this.deferred) this.inFlight.delete(id);
@@ -296,27 +248,7 @@ function toInfo(digest: string, record: DigestRecord): ContentInfo {
   return record.e ? { digest, length: record.l, encoding: record.e, encodedLength: record.s } : { digest, length: record.l };
 }
 
-function contentKey(id: Buffer, index: number): Buffer {
-  const out = Buffer.allocUnsafe(21);
-  out[0] = Prefix.Content;
-  id.copy(out, 1);
-  out.writeUInt32BE(index, 17);
-  return out;
-}
 
-function contentRange(id: Buffer): { gte: Buffer; lt: Buffer } {
-  const gte = prefixed(Prefix.Content, id);
-  const lt = Buffer.from(gte);
-  // The next id after this one: increment the 16-byte id as a big-endian number.
-  for (let i = lt.length - 1; i >= 1; i--) {
-    if (lt[i]! < 0xff) {
-      lt[i]!++;
-      return { gte, lt };
-    }
-    lt[i] = 0;
-  }
-  return { gte, lt: Buffer.of(Prefix.Content + 1) };
-}
 
 function digestKey(md5: Buffer): Buffer {
   return prefixed(Prefix.Digest, md5);

@@ -986,7 +986,7 @@ class Batch {
     this.meta.updateSeq += 1;
     const sizes: Record<string, number> = {};
     for (const leaf of revtree.leaves(stemmed)) {
-      sizes[leaf.rev] = leaf.rev === newRev ? record.length : info?.sizes?.[leaf.rev] ?? 0;
+      sizes[leaf.rev] = leaf.rev === newRev ? record.length + attachmentBytes(atts) : info?.sizes?.[leaf.rev] ?? 0;
     }
     const next: DocInfo = { id, seq: this.meta.updateSeq, tree: stemmed, sizes };
     writeInfo(this.ops, this.meta, next, key);
@@ -1080,6 +1080,13 @@ export interface StoredAttachment {
 }
 
 const attsKey = (id: string, rev: string): string => `${id}\u0000${rev}`;
+
+/** The attachment bytes a revision carries, counted in its share of data_size. */
+function attachmentBytes(atts: Record<string, StoredAttachment> | undefined): number {
+  let total = 0;
+  if (atts) for (const att of Object.values(atts)) total += att.length;
+  return total;
+}
 
 /**
  * Revisions whose attachments a document's stubs may refer to: the edited revision; for a

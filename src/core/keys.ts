@@ -9,8 +9,9 @@
  *   r<len:4><idKey><rev>    a revision's body
  *   l<idKey>                _local documents
  *   p<purgeSeq:8>           purge history (views follow it)
- *   c<contentId:16><n:4>    attachment content, in chunks
- *   d<md5:16>               attachment content by digest: where its chunks are, lengths, encoding
+ *   d<md5:16>               attachment content by digest: its blob, lengths, encoding
+ *
+ * Attachment content itself lives in the store's blobs, not in these records.
  *
  * Document ids may exceed the store's key limit: such ids are cut and suffixed with a hash, so
  * the full id always lives in the record, and ordering stays by id except among ids that share
@@ -26,7 +27,6 @@ export const enum Prefix {
   Rev = 0x72, // r
   Local = 0x6c, // l
   Purge = 0x70, // p
-  Content = 0x63, // c: attachment content chunks, by content id
   Digest = 0x64, // d: attachment content by digest
 }
 

@@ -1,8 +1,9 @@
 import { open, type RootDatabase } from 'lmdb';
-import { mkdir, readdir, rm, stat, rename } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, rename, open as openFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import type {
-  Bytes, Entry, KeyValueStore, RangeOptions, ReadView, Snapshot, StorageBackend, WriteOp, WriteOptions,
+  BlobStore, Bytes, Entry, KeyValueStore, RangeOptions, ReadView, Snapshot, StorageBackend, WriteOp, WriteOptions,
 } from './types.js';
 
 /**
@@ -219,8 +220,96 @@ class LmdbSnapshot extends LmdbReader implements Snapshot {
 
 const GENERATION_FILE = /^data-(\d+)\.mdb$/;
 
+/**
+ * Blobs as files in the store's directory: streamed with file I/O (no memory map, so reading a
+ * gigabyte does not grow the server's resident memory), written under a temporary name, fsync'd,
+ * then renamed, so a crash never leaves a partial blob under a real id.
+ */
+export class FileBlobStore implements BlobStore {
+  /** Running total of blob bytes; counted from the directory on first use. */
+  private total: number | undefined;
+
+  constructor(private readonly dir: string) {}
+
+  async totalSize(): Promise<number> {
+    if (this.total === undefined) {
+      let sum = 0;
+      for await (const id of this.list()) sum += await stat(this.path(id)).then((st) => st.size, () => 0);
+      this.total ??= sum;
+    }
+    return this.total;
+  }
+
+  private path(id: string): string {
+    if (!/^[0-9a-f]{32}$/.test(id)) throw new Error(`invalid blob id ${id}`);
+    return join(this.dir, id);
+  }
+
+  async write(id: string, data: AsyncIterable<Uint8Array>): Promise<number> {
+    await mkdir(this.dir, { recursive: true });
+    const final = this.path(id);
+    const temp = `${final}.partial`;
+    const file = await openFile(temp, 'w');
+    let size = 0;
+    try {
+      for await (const chunk of data) {
+        let offset = 0;
+        while (offset < chunk.length) {
+          const { bytesWritten } = await file.write(chunk, offset, chunk.length - offset);
+          offset += bytesWritten;
+        }
+        size += chunk.length;
+      }
+      await file.sync();
+    } catch (err) {
+      await file.close().catch(() => undefined);
+      await rm(temp, { force: true });
+      throw err;
+    }
+    await file.close();
+    await rename(temp, final);
+    if (this.total !== undefined) this.total += size;
+    return size;
+  }
+
+  async *read(id: string, range: { start?: number; end?: number } = {}): AsyncIterable<Buffer> {
+    const stream = createReadStream(this.path(id), {
+      start: range.start,
+      end: range.end === undefined || range.end === Infinity ? undefined : range.end,
+      highWaterMark: 256 * 1024,
+    });
+    try {
+      for await (const chunk of stream) yield chunk as Buffer;
+    } finally {
+      stream.destroy();
+    }
+  }
+
+  async delete(id: string): Promise<void> {
+    const path = this.path(id);
+    const size = await stat(path).then((st) => st.size, () => 0);
+    await rm(path, { force: true });
+    if (this.total !== undefined) this.total = Math.max(0, this.total - size);
+  }
+
+  async *list(): AsyncIterable<string> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (/^[0-9a-f]{32}$/.test(name)) yield name;
+      // Leftovers of writes a crash interrupted.
+      else if (name.endsWith('.partial')) await rm(join(this.dir, name), { force: true });
+    }
+  }
+}
+
 export class LmdbStore extends LmdbReader implements KeyValueStore {
   private current: Generation;
+  readonly blobs: BlobStore;
   /** Writes made while a compaction copies the file, to replay into the copy. */
   private journal: (readonly WriteOp[])[] | undefined;
   /** Set while a compaction makes its final replay and swaps generations. */
@@ -229,6 +318,7 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
   private constructor(private readonly dir: string, generation: Generation) {
     super(() => this.current.env);
     this.current = generation;
+    this.blobs = new FileBlobStore(join(dir, 'blobs'));
   }
 
   /** Opens the newest generation in `dir`, removing older ones a crash may have left behind. */
@@ -265,11 +355,8 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
   }
 
   async diskSize(): Promise<number> {
-    try {
-      return (await stat(this.current.file)).size;
-    } catch {
-      return 0;
-    }
+    const records = await stat(this.current.file).then((st) => st.size, () => 0);
+    return records + (await this.blobs.totalSize());
   }
 
   /**

@@ -58,14 +58,34 @@ export interface WriteOptions {
   durable: boolean;
 }
 
+/**
+ * Large binary values (attachment content) kept beside a store: written once as a stream,
+ * read as a stream (optionally a byte range), deleted when no longer referenced. Kept apart
+ * from the key-value records so gigabyte values neither pass through memory nor bloat the
+ * ordered store.
+ */
+export interface BlobStore {
+  /** Writes a new blob from a stream; resolves with its size once it is on stable storage. */
+  write(id: string, data: AsyncIterable<Uint8Array>): Promise<number>;
+  /** Streams a blob, or bytes `start`..`end` (inclusive) of it. */
+  read(id: string, range?: { start?: number; end?: number }): AsyncIterable<Buffer>;
+  delete(id: string): Promise<void>;
+  /** Every blob id, for garbage collection. */
+  list(): AsyncIterable<string>;
+  /** Bytes all blobs occupy. */
+  totalSize(): Promise<number>;
+}
+
 export interface KeyValueStore extends ReadView {
+  /** The blobs that belong with this store (removed with it). */
+  readonly blobs: BlobStore;
   /** Applies all operations atomically: after a crash either all are there or none is. */
   write(ops: readonly WriteOp[], options: WriteOptions): Promise<void>;
   /** A consistent view for several reads. */
   snapshot(): Promise<Snapshot>;
   /** Waits until every write made so far is on stable storage. */
   sync(): Promise<void>;
-  /** Bytes this store occupies on disk (or in its backend). */
+  /** Bytes this store occupies on disk (or in its backend), blobs included. */
   diskSize(): Promise<number>;
   /** Rewrites the store to reclaim free space. Reads and writes keep working meanwhile. */
   compact(): Promise<void>;
