@@ -268,6 +268,14 @@ export class FileBlobStore implements BlobStore {
     }
     await file.close();
     await rename(temp, final);
+    // The rename is durable only once the directory is: a crash must not keep the digest
+    // record (committed next) and lose the file.
+    const dir = await openFile(this.dir, 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
     if (this.total !== undefined) this.total += size;
     return size;
   }
