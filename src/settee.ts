@@ -17,6 +17,9 @@ import { HttpServer } from './http/server.js';
 import type { Services } from './api/services.js';
 import { HTTPD_AUTH_SECTION, MAIN_CONFIG_SECTION } from './couchdb-names.js';
 import { routes } from './api/routes.js';
+import { ViewService } from './views/service.js';
+import { QueryServer } from './js/query-server.js';
+import { availableParallelism } from 'node:os';
 
 export interface SetteeOptions {
   port?: number;
@@ -108,11 +111,26 @@ export class Settee {
       algorithm: config.getString('uuids', 'algorithm', 'sequential'),
       utcIdSuffix: config.getString('uuids', 'utc_id_suffix', ''),
     }));
+    const viewDir = resolve(config.getString(MAIN_CONFIG_SECTION, 'view_index_dir', config.getString(MAIN_CONFIG_SECTION, 'database_dir', './data')));
+    let queryServer: Promise<QueryServer> | undefined;
+    const views = new ViewService(new LmdbBackend(join(viewDir, '.views')), () => {
+      queryServer ??= QueryServer.create({
+        timeoutMs: config.getInt(MAIN_CONFIG_SECTION, 'os_process_timeout', 5000),
+        memoryLimitBytes: 256 * 1024 * 1024,
+        workers: Math.max(1, Math.min(2, availableParallelism())),
+        log: (message) => log.info(message),
+      });
+      return queryServer;
+    });
+    // A deleted database takes its view indexes with it.
+    dbs.onEvent((name, type) => {
+      if (type === 'deleted') void views.dropDatabase(name).catch((err) => log.error(`dropping indexes of ${name}: ${String(err)}`));
+    });
     // CouchDB 1.6 creates its system databases at start-up; clients expect them to exist.
     await dbs.ensure(config.getString(HTTPD_AUTH_SECTION, 'authentication_db', '_users'));
     await dbs.ensure(config.getString('replicator', 'db', '_replicator'));
     return {
-      config, log, dbs, uuids, serverUuid,
+      config, log, dbs, uuids, serverUuid, views,
       tasks: new TaskRegistry(),
       restart: () => void this.restart(),
     };
@@ -121,6 +139,7 @@ export class Settee {
   /** Reloads configuration and reopens storage, keeping the listening socket. */
   async restart(): Promise<void> {
     const old = this.services;
+    await old.views.close();
     await old.dbs.closeAll();
     await old.config.reload();
     this.services = await this.buildServices(old.config);
@@ -130,6 +149,7 @@ export class Settee {
 
   async stop(): Promise<void> {
     await this.http.close();
+    await this.services.views.close();
     await this.services.dbs.closeAll();
     await this.services.log.close();
   }

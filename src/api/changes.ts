@@ -42,6 +42,10 @@ interface ChangesQuery {
   /** ms until an idle live feed ends. */
   timeout: number;
   filter: ((row: ChangeRow) => boolean) | undefined;
+  /** `filter=_view`: the view whose map function decides. */
+  viewFilter: { ddocId: string; view: string } | undefined;
+  /** Filters that run code (the view's map) work a chunk of rows at a time. */
+  batchFilter: ((rows: ChangeRow[]) => Promise<ChangeRow[]>) | undefined;
   docIds: string[] | undefined;
 }
 
@@ -81,6 +85,7 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
 
   const filterName = req.string('filter');
   let filter: ((row: ChangeRow) => boolean) | undefined;
+  let viewFilter: { ddocId: string; view: string } | undefined;
   let docIds: string[] | undefined;
   if (filterName === '_doc_ids') {
     const ids = bodyDocIds ?? req.json('doc_ids');
@@ -93,9 +98,11 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
   } else if (filterName === '_design') {
     filter = (row) => row.id.startsWith('_design/');
   } else if (filterName === '_view') {
-    if (!req.string('view')) throw badRequest('`view` filter parameter is not provided.');
-    // _view runs a map function: it needs the JavaScript sandbox.
-    throw notFound(`filter ${filterName} is not available`);
+    const viewParam = req.string('view');
+    if (!viewParam) throw badRequest('`view` filter parameter is not provided.');
+    const [ddocName, viewName] = viewParam.split('/');
+    if (!ddocName || !viewName) throw badRequest('`view` must be of the form `designname/viewname`');
+    viewFilter = { ddocId: `_design/${ddocName}`, view: viewName };
   } else if (filterName?.startsWith('_')) {
     throw badRequest('unknown builtin filter name');
   } else if (filterName !== undefined) {
@@ -119,6 +126,8 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
     heartbeat,
     timeout,
     filter,
+    viewFilter,
+    batchFilter: undefined,
     docIds,
   };
 }
@@ -126,6 +135,7 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
 async function changes(req: Request, p: RouteParams, svc: Services, bodyDocIds: unknown): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
   const q = parseQuery(req, db, svc, bodyDocIds);
+  if (q.viewFilter) q.batchFilter = await viewBatchFilter(svc, db, q.viewFilter);
   if (q.feed === 'normal') return stream(200, normalFeed(db, q));
   return stream(200, liveFeed(svc, db, q, req.signal), {}, q.feed === 'eventsource' ? 'text/event-stream' : undefined);
 }
@@ -203,10 +213,12 @@ async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: n
     return;
   }
   for await (const rows of db.changes(since, { descending: q.descending })) {
+    const candidates = q.filter ? rows.filter(q.filter) : rows;
+    const kept = new Set(q.batchFilter ? await q.batchFilter(candidates) : candidates);
     const passed: ChangeRow[] = [];
     for (const row of rows) {
       out.end = row.seq;
-      if (q.filter && !q.filter(row)) continue;
+      if (!kept.has(row)) continue;
       passed.push(row);
       if (++count >= limit) break;
     }
@@ -214,6 +226,27 @@ async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: n
     if (count >= limit) return;
   }
   if (!q.descending) out.end = Math.max(out.end, since);
+}
+
+/**
+ * `filter=_view`: a change passes when the view's map function emits at least one row for its
+ * document (run directly, not through the index; design documents are mapped too). Deleted
+ * documents never pass.
+ */
+async function viewBatchFilter(svc: Services, db: Database, target: { ddocId: string; view: string }): Promise<(rows: ChangeRow[]) => Promise<ChangeRow[]>> {
+  const view = await svc.views.open(db, target.ddocId);
+  if (view.index.viewNumber(target.view) < 0) throw notFound('missing_named_view');
+  return async (rows) => {
+    const live = rows.filter((row) => !row.deleted);
+    if (live.length === 0) return [];
+    const bodies = await db.renderKnownMany(live);
+    const mapped = live.filter((_, i) => bodies[i] !== undefined);
+    if (mapped.length === 0) return [];
+    const program = await view.program();
+    const slot = program.names.indexOf(target.view);
+    const emitted = await program.map(bodies.filter((b) => b !== undefined).map((b) => JSON.parse(b!.json) as object));
+    return mapped.filter((_, i) => (emitted[i]![slot]?.length ?? 0) > 0);
+  };
 }
 
 /** Each row as its JSON line (without separators), documents embedded when asked. */

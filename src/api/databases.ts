@@ -4,6 +4,7 @@ import { parseIncomingDoc } from '../core/document.js';
 import { validateDocId } from '../core/names.js';
 import { parseRev } from '../core/revtree.js';
 import type { Database } from '../core/database.js';
+import { viewSignature, type DesignDoc } from '../views/view-index.js';
 import { json, ok } from './reply.js';
 import type { Route } from './route.js';
 import {
@@ -64,7 +65,10 @@ export const databaseRoutes: Route[] = [
         const db = await openDb(svc, p.db, req);
         req.requireJsonContentType();
         if (p.rest.length > 0) {
-          // View compaction: index files are rebuilt incrementally; nothing to do until views exist.
+          const ddocId = `_design/${p.rest.join('/')}`;
+          // Opening checks the design document exists (404 otherwise); compaction runs behind.
+          await svc.views.open(db, ddocId);
+          void svc.views.compact(db, ddocId).catch((err) => svc.log.error(`view compaction failed: ${String(err)}`));
           return json(202, { ok: true });
         }
         startCompaction(db, svc);
@@ -76,8 +80,9 @@ export const databaseRoutes: Route[] = [
     shape: 'dbHandler', name: '_view_cleanup',
     methods: {
       POST: async (req, p, svc) => {
-        await openDb(svc, p.db, req);
+        const db = await openDb(svc, p.db, req);
         req.requireJsonContentType();
+        await svc.views.cleanup(db, await liveSignatures(db));
         return json(202, { ok: true });
       },
     },
@@ -167,6 +172,18 @@ export const databaseRoutes: Route[] = [
     },
   },
 ];
+
+/** Signatures of the indexes the database's current design documents use. */
+async function liveSignatures(db: Database): Promise<Set<string>> {
+  const live = new Set<string>();
+  for await (const rows of db.allDocs({ start: '_design/', end: '_design0', inclusiveEnd: false })) {
+    for (const { id, rev } of rows) {
+      const doc = await db.renderKnown(id, rev, false);
+      if (doc) live.add(viewSignature(JSON.parse(doc.json) as DesignDoc));
+    }
+  }
+  return live;
+}
 
 /** `{docid: [rev, ...]}` bodies of _revs_diff, _missing_revs and _purge. */
 function readRevsMap(body: Record<string, unknown>): Record<string, string[]> {

@@ -9,6 +9,7 @@ import { allDocsRoutes } from './all-docs.js';
 import { bulkRoutes } from './bulk.js';
 import { changesRoutes } from './changes.js';
 import { attachmentRoutes } from './attachments.js';
+import { viewRoutes } from './views.js';
 
 export const routes: Route[] = [
   ...serverRoutes,
@@ -20,4 +21,5 @@ export const routes: Route[] = [
   ...bulkRoutes,
   ...changesRoutes,
   ...attachmentRoutes,
+  ...viewRoutes,
 ];

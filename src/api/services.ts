@@ -3,6 +3,7 @@ import type { Logger } from '../log/logger.js';
 import type { DatabaseRegistry } from '../core/registry.js';
 import type { UuidGenerator } from '../core/uuids.js';
 import type { TaskRegistry } from '../core/tasks.js';
+import type { ViewService } from '../views/service.js';
 
 /** The engines a handler may use; built once by the server and passed to every handler. */
 export interface Services {
@@ -11,6 +12,7 @@ export interface Services {
   dbs: DatabaseRegistry;
   uuids: UuidGenerator;
   tasks: TaskRegistry;
+  views: ViewService;
   /** This server's persistent identity (GET / `uuid`). */
   serverUuid: string;
   /** Restarts the server in place: reloads config, reopens storage, keeps the process. */

@@ -1,0 +1,263 @@
+/**
+ * View endpoints: `_design/{ddoc}/_view/{view}` (GET, POST with keys), `_design/{ddoc}/_info`,
+ * `POST /{db}/_temp_view`. Query parameters are validated as CouchDB 1.6's couch_mrview does.
+ */
+import { badRequest, notFound, queryParseError } from '../errors.js';
+import type { Database } from '../core/database.js';
+import { stream, json, raw, type Reply } from './reply.js';
+import type { Route, RouteParams } from './route.js';
+import type { Request } from './request.js';
+import type { Services } from './services.js';
+import { openDb, readObject, quote } from './common.js';
+import type { OpenedView } from '../views/service.js';
+import type { DesignDoc } from '../views/view-index.js';
+import { mapRows, reduceRows, reducerFor, rowRange, rowsBefore, type RangeQuery } from '../views/query.js';
+import { collate, collateRaw } from '../views/collation.js';
+
+export const viewRoutes: Route[] = [
+  {
+    shape: 'designHandler', name: '_view',
+    methods: {
+      GET: async (req, p, svc) => viewQuery(req, p, svc, undefined),
+      POST: async (req, p, svc) => {
+        const body = await readObject(req, svc);
+        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be an array.');
+        return viewQuery(req, p, svc, body['keys'] as unknown[] | undefined);
+      },
+    },
+  },
+  {
+    shape: 'designHandler', name: '_info',
+    methods: {
+      GET: async (req, p, svc) => {
+        const db = await openDb(svc, p.db, req);
+        const view = await svc.views.open(db, p.docId);
+        return json(200, {
+          name: p.docId.slice('_design/'.length),
+          view_index: {
+            compact_running: false,
+            data_size: await view.index.store.diskSize(),
+            disk_size: await view.index.store.diskSize(),
+            language: view.ddoc.language ?? 'javascript',
+            purge_seq: view.index.purgeSeq,
+            signature: view.index.signature,
+            update_seq: view.index.seq,
+            updater_running: view.index.isUpdating,
+            waiting_clients: 0,
+            waiting_commit: false,
+          },
+        });
+      },
+    },
+  },
+  {
+    shape: 'dbHandler', name: '_temp_view',
+    methods: {
+      POST: async (req, p, svc) => {
+        req.requireJsonContentType();
+        const db = await openDb(svc, p.db, req);
+        const body = await readObject(req, svc);
+        if (typeof body['map'] !== 'string') throw badRequest('map function missing');
+        const ddoc: DesignDoc = {
+          _id: '_design/temp',
+          language: typeof body['language'] === 'string' ? body['language'] : 'javascript',
+          views: { temp: { map: body['map'], ...(typeof body['reduce'] === 'string' ? { reduce: body['reduce'] } : {}) } },
+          ...(body['options'] && typeof body['options'] === 'object' ? { options: body['options'] as DesignDoc['options'] } : {}),
+        };
+        const view = await svc.views.openDesign(db, ddoc);
+        return runQuery(req, svc, db, view, 'temp', undefined);
+      },
+    },
+  },
+];
+
+async function viewQuery(req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined): Promise<Reply> {
+  const db = await openDb(svc, p.db, req);
+  const name = p.rest[0];
+  if (name === undefined || p.rest.length !== 1) throw notFound('missing');
+  const view = await svc.views.open(db, p.docId);
+  return runQuery(req, svc, db, view, name, bodyKeys);
+}
+
+interface ViewParams extends RangeQuery {
+  keys: unknown[] | undefined;
+  skip: number;
+  limit: number;
+  reduce: boolean;
+  groupLevel: number;
+  includeDocs: boolean;
+  conflicts: boolean;
+  attachments: boolean;
+  attEncodingInfo: boolean;
+  stale: 'ok' | 'update_after' | undefined;
+  updateSeq: boolean;
+}
+
+function parseParams(req: Request, bodyKeys: unknown[] | undefined, hasReduce: boolean, raw: boolean): ViewParams {
+  const either = (a: string, b: string): { key: unknown } | undefined =>
+    req.has(a) ? { key: req.json(a) } : req.has(b) ? { key: req.json(b) } : undefined;
+  const docid = (a: string, b: string): string | undefined => req.string(a) ?? req.string(b);
+  const keyParam = req.has('key') ? { key: req.json('key') } : undefined;
+  const keysParam = req.json('keys');
+  if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError('`keys` must be a JSON array');
+  const keys = bodyKeys ?? (keysParam as unknown[] | undefined);
+  const limit = req.int('limit');
+  if (limit !== undefined && limit < 0) throw queryParseError(`Invalid value for integer: "${req.string('limit')}"`);
+  const skip = req.int('skip', 0);
+  if (skip < 0) throw queryParseError(`Invalid value for integer: "${req.string('skip')}"`);
+  const groupLevelParam = req.int('group_level');
+  if (groupLevelParam !== undefined && groupLevelParam < 0) throw queryParseError('Invalid value for `group_level`');
+  const group = req.bool('group');
+  const reduce = req.bool('reduce', hasReduce);
+  const stale = req.string('stale');
+  if (stale !== undefined && stale !== 'ok' && stale !== 'update_after') {
+    throw queryParseError(`Invalid value for stale: "${stale}". It must be "ok" or "update_after".`);
+  }
+  const params: ViewParams = {
+    startKey: either('startkey', 'start_key'),
+    endKey: either('endkey', 'end_key'),
+    startDocId: docid('startkey_docid', 'start_key_doc_id'),
+    endDocId: docid('endkey_docid', 'end_key_doc_id'),
+    inclusiveEnd: req.bool('inclusive_end', true),
+    descending: req.bool('descending'),
+    keys,
+    skip,
+    limit: limit ?? Infinity,
+    reduce,
+    groupLevel: groupLevelParam !== undefined ? groupLevelParam : group ? Infinity : 0,
+    includeDocs: req.bool('include_docs'),
+    conflicts: req.bool('conflicts'),
+    attachments: req.bool('attachments'),
+    attEncodingInfo: req.bool('att_encoding_info'),
+    stale,
+    updateSeq: req.bool('update_seq'),
+  };
+  if (keyParam) {
+    params.startKey = keyParam;
+    params.endKey = keyParam;
+    params.inclusiveEnd = true;
+  }
+  if (keys !== undefined && (keyParam || params.startKey || params.endKey)) {
+    throw queryParseError('`keys` is incompatible with `key`, `start_key` and `end_key`');
+  }
+  if (!hasReduce && req.has('reduce') && reduce) throw queryParseError('Invalid use of reduce on a map view.');
+  if (!hasReduce && (group || groupLevelParam !== undefined)) throw queryParseError('Invalid use of grouping on a map view.');
+  if (hasReduce && reduce && params.includeDocs) {
+    throw queryParseError('Query parameter `include_docs` is invalid for reduce views.');
+  }
+  if (hasReduce && reduce && keys !== undefined && params.groupLevel === 0) {
+    throw queryParseError('Multi-key fetches for reduce views must use `group=true`');
+  }
+  if (params.startKey && params.endKey && keys === undefined) {
+    const order = (raw ? collateRaw : collate)(params.startKey.key, params.endKey.key);
+    if ((!params.descending && order > 0) || (params.descending && order < 0)) {
+      throw queryParseError(`No rows can match your key range, reverse your start_key and end_key or set descending=${params.descending ? 'false' : 'true'}`);
+    }
+  }
+  return params;
+}
+
+async function runQuery(req: Request, svc: Services, db: Database, view: OpenedView, name: string, bodyKeys: unknown[] | undefined): Promise<Reply> {
+  const number = view.index.viewNumber(name);
+  if (number < 0) throw notFound('missing_named_view');
+  const definition = view.ddoc.views![name]!;
+  const hasReduce = typeof definition.reduce === 'string' && definition.reduce.trim() !== '';
+  const q = parseParams(req, bodyKeys, hasReduce, view.index.raw);
+
+  if (q.stale !== 'ok') {
+    if (q.stale === 'update_after') {
+      void view.index.update(db, view.program).catch((err) => svc.log.error(`view update failed: ${String(err)}`));
+    } else {
+      await view.index.update(db, view.program);
+    }
+  }
+  const etag = quote(`${view.index.signature}-${view.index.seq}`);
+  if (req.header('if-none-match') === etag) return raw(304, '', 'application/json', { ETag: etag });
+  const headers = { ETag: etag };
+  const updateSeq = q.updateSeq ? `"update_seq":${view.index.seq},` : '';
+
+  if (hasReduce && q.reduce) {
+    const reducer = reducerFor(definition.reduce!, name, view.program, svc.config.getBool('query_server_config', 'reduce_limit', true));
+    const ranges = q.keys === undefined ? [rowRange(view.index, number, q)]
+      : q.keys.map((key) => rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key }, inclusiveEnd: true, startDocId: undefined, endDocId: undefined }));
+    async function* rows(): AsyncIterable<string> {
+      for (const range of ranges) {
+        for await (const [key, value] of reduceRows(view.index, range, q.groupLevel, reducer, q.keys ? 0 : q.skip, q.keys ? Infinity : q.limit)) {
+          yield `{"key":${JSON.stringify(key ?? null)},"value":${JSON.stringify(value ?? null)}}`;
+        }
+      }
+    }
+    // Errors surface before the first byte: reduce the first group eagerly.
+    const body = await primed(envelope(`{${updateSeq}"rows":[\r\n`, rows(), ']}\n'));
+    return stream(200, body, headers);
+  }
+
+  const totalRows = view.index.totalRows(number);
+  if (q.keys !== undefined) {
+    const keys = q.descending ? [...q.keys].reverse() : q.keys;
+    let skip = q.skip;
+    let limit = q.limit;
+    async function* rows(): AsyncIterable<string> {
+      for (const key of keys) {
+        const range = rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key }, inclusiveEnd: true, startDocId: undefined, endDocId: undefined });
+        for await (const chunk of mapRows(view.index, range, 0, Infinity)) {
+          for (const row of chunk) {
+            if (skip > 0) { skip--; continue; }
+            if (limit-- <= 0) return;
+            yield await renderRow(db, row, q);
+          }
+        }
+      }
+    }
+    return stream(200, envelope(`{"total_rows":${totalRows},"offset":0,${updateSeq}"rows":[\r\n`, rows(), ']}\n'), headers);
+  }
+  const range = rowRange(view.index, number, q);
+  const offset = Math.min(totalRows, (await rowsBefore(view.index, number, range)) + q.skip);
+  async function* rows(): AsyncIterable<string> {
+    for await (const chunk of mapRows(view.index, range, q.skip, q.limit)) {
+      for (const row of chunk) yield await renderRow(db, row, q);
+    }
+  }
+  return stream(200, envelope(`{"total_rows":${totalRows},"offset":${offset},${updateSeq}"rows":[\r\n`, rows(), ']}\n'), headers);
+}
+
+/** A map row, with the document when `include_docs` asks (an `{_id}` value joins another). */
+async function renderRow(db: Database, row: { id: string; key: unknown; value: unknown }, q: ViewParams): Promise<string> {
+  let text = `{"id":${JSON.stringify(row.id)},"key":${JSON.stringify(row.key ?? null)},"value":${JSON.stringify(row.value ?? null)}`;
+  if (q.includeDocs) {
+    let id = row.id;
+    let rev: string | undefined;
+    const v = row.value as { _id?: unknown; _rev?: unknown } | null;
+    if (v !== null && typeof v === 'object' && !Array.isArray(v) && typeof v._id === 'string') {
+      id = v._id;
+      if (typeof v._rev === 'string') rev = v._rev;
+    }
+    const doc = await db.openDoc(id, { rev, conflicts: q.conflicts, attachments: q.attachments, attEncodingInfo: q.attEncodingInfo }).catch(() => undefined);
+    text += `,"doc":${doc ? doc.json : 'null'}`;
+  }
+  return `${text}}`;
+}
+
+async function* envelope(head: string, rows: AsyncIterable<string>, tail: string): AsyncIterable<string> {
+  let out = head;
+  let first = true;
+  for await (const row of rows) {
+    out += first ? row : `,\r\n${row}`;
+    first = false;
+    if (out.length >= 16384) {
+      yield out;
+      out = '';
+    }
+  }
+  yield `${out}${first ? '' : '\r\n'}${tail}`;
+}
+
+/** Starts a stream so that an error in its first chunk becomes an ordinary error reply. */
+async function primed(source: AsyncIterable<string>): Promise<AsyncIterable<string>> {
+  const it = source[Symbol.asyncIterator]();
+  const first = await it.next();
+  return (async function* () {
+    if (!first.done) yield first.value;
+    for (let next = await it.next(); !next.done; next = await it.next()) yield next.value;
+  })();
+}

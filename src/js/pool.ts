@@ -1,0 +1,319 @@
+/**
+ * The sandbox workers, seen from the main thread: spawning, dispatching, watching, replacing.
+ *
+ * - Jobs wait in one queue and go to the worker with the fewest in flight (at most
+ *   MAX_IN_FLIGHT each, so a worker always has its next batch while the main thread handles
+ *   the previous reply).
+ * - Programs are compiled into a worker the first time a job of theirs goes there.
+ * - A watchdog reads each worker's published deadline (shared memory): a worker still inside
+ *   the sandbox well past it (something the QuickJS interrupt handler could not stop) is
+ *   terminated. A worker that dies fails the job it was running with os_process_error and is
+ *   replaced; the jobs queued behind it go to the others.
+ */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { CouchError } from '../errors.js';
+import type { FailureCause, WorkerEvent, WorkerRequest } from './protocol.js';
+import type { WasmModule, WorkerSetup } from './worker.js';
+
+/** Thrown for a job that failed in the sandbox: a CouchError, plus why and the logs it made. */
+export class SandboxError extends CouchError {
+  constructor(status: number, error: string, reason: string, readonly kind: FailureCause, readonly logs: readonly string[] = []) {
+    super(status, error, reason);
+  }
+}
+
+export interface PoolOptions {
+  workers: number;
+  maxStackBytes: number;
+  /** Native stack of each worker thread; must be far above maxStackBytes (QuickJS frames in WASM use much more native stack). */
+  stackSizeMb: number;
+  maxLivePrograms: number;
+  /** How long past a published deadline a worker may stay inside the sandbox before it is terminated. */
+  graceMs: () => number;
+}
+
+type JobRequest = (
+  | { op: 'load'; pid: number }
+  | { op: 'map'; pid: number; docs: string; timeoutMs: number }
+  | { op: 'reduce'; pid: number; fn: number; calls: string; timeoutMs: number }
+) & {
+  /** Asked before the job is sent to a worker: true drops it (its caller already failed). */
+  abandoned?: () => boolean;
+};
+
+interface Job {
+  request: JobRequest;
+  resolve: (result: string) => void;
+  reject: (err: SandboxError) => void;
+}
+
+interface InFlight {
+  id: number;
+  pid: number;
+  job: Job | undefined; // undefined: a lazy program load
+}
+
+interface Program {
+  spec: string;
+  memoryLimitBytes: number;
+  timeoutMs: () => number;
+}
+
+const MAX_IN_FLIGHT = 2;
+const MAX_FAILED_STARTS = 3;
+
+class Slot {
+  worker: Worker | undefined;
+  ready = false;
+  inFlight: InFlight[] = [];
+  loaded = new Set<number>();
+  /** Shared with the worker (a fresh one per worker, so a dying worker cannot write into its successor's). */
+  deadline = new Float64Array(new SharedArrayBuffer(8));
+  failedStarts = 0;
+  dead = false;
+}
+
+export class WorkerPool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Job[] = [];
+  private readonly programs = new Map<number, Program>();
+  private nextId = 1;
+  private nextPid = 1;
+  private closed = false;
+  private readonly watchdog: NodeJS.Timeout;
+
+  private constructor(private readonly options: PoolOptions, private readonly wasm: WasmModule | undefined) {
+    for (let i = 0; i < Math.max(1, options.workers); i++) this.slots.push(new Slot());
+    this.watchdog = setInterval(() => this.watch(), 100);
+    this.watchdog.unref();
+  }
+
+  static async create(options: PoolOptions): Promise<WorkerPool> {
+    const pool = new WorkerPool(options, await compileQuickJS());
+    try {
+      await Promise.all(pool.slots.map((slot) => pool.spawn(slot)));
+    } catch (err) {
+      await pool.close();
+      throw err;
+    }
+    return pool;
+  }
+
+  get size(): number {
+    return this.slots.length;
+  }
+
+  /** Registers a program and compiles it in one worker (the others compile it when they first need it). */
+  async compile(spec: string, memoryLimitBytes: number, timeoutMs: () => number): Promise<{ pid: number; info: string }> {
+    const pid = this.nextPid++;
+    this.programs.set(pid, { spec, memoryLimitBytes, timeoutMs });
+    try {
+      return { pid, info: await this.run({ op: 'load', pid }) };
+    } catch (err) {
+      this.release(pid);
+      throw err;
+    }
+  }
+
+  release(pid: number): void {
+    if (!this.programs.delete(pid)) return;
+    for (const slot of this.slots) {
+      if (!slot.loaded.delete(pid) || !slot.worker || !slot.ready) continue;
+      this.post(slot, { op: 'unload', id: 0, pid });
+    }
+  }
+
+  run(request: JobRequest): Promise<string> {
+    if (this.closed) return Promise.reject(closedError());
+    return new Promise<string>((resolve, reject) => {
+      this.queue.push({ request, resolve, reject });
+      this.pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.watchdog);
+    for (const job of this.queue.splice(0)) job.reject(closedError());
+    const exits: Promise<unknown>[] = [];
+    for (const slot of this.slots) {
+      for (const f of slot.inFlight.splice(0)) f.job?.reject(closedError());
+      const w = slot.worker;
+      slot.worker = undefined;
+      if (w) exits.push(w.terminate());
+    }
+    await Promise.all(exits);
+  }
+
+  private spawn(slot: Slot): Promise<void> {
+    slot.deadline = new Float64Array(new SharedArrayBuffer(8));
+    const setup: WorkerSetup = {
+      deadline: slot.deadline.buffer as SharedArrayBuffer,
+      maxStackBytes: this.options.maxStackBytes,
+      maxLivePrograms: this.options.maxLivePrograms,
+      wasm: this.wasm,
+    };
+    const worker = new Worker(new URL('./worker.js', import.meta.url), {
+      workerData: setup,
+      resourceLimits: { stackSizeMb: this.options.stackSizeMb },
+      stdout: false,
+      stderr: false,
+    });
+    slot.worker = worker;
+    slot.ready = false;
+    slot.loaded.clear();
+    slot.deadline[0] = 0;
+    return new Promise<void>((resolve, reject) => {
+      let started = false;
+      worker.on('message', (event: WorkerEvent) => {
+        if (slot.worker !== worker) return;
+        if ('ready' in event) {
+          if (event.ready) {
+            started = true;
+            slot.ready = true;
+            slot.failedStarts = 0;
+            resolve();
+            this.pump();
+            if (slot.inFlight.length === 0) worker.unref();
+          } else {
+            reject(new SandboxError(500, 'os_process_error', `query server failed to start: ${event.reason}`, 'crash'));
+          }
+          return;
+        }
+        this.reply(slot, event);
+      });
+      worker.on('error', () => { /* followed by 'exit' */ });
+      worker.on('exit', (code) => {
+        if (slot.worker !== worker) return; // terminated on purpose (close) or already replaced
+        if (!started) {
+          reject(new SandboxError(500, 'os_process_error', `query server failed to start (exit ${code})`, 'crash'));
+          slot.failedStarts++;
+        }
+        this.died(slot, started ? `query server exited (${code})` : 'query server failed to start');
+      });
+    });
+  }
+
+  /** A worker ended: fail what it was running, requeue what it had not started, replace it. */
+  private died(slot: Slot, reason: string, cause: FailureCause = 'crash', error = 'os_process_error'): void {
+    const inFlight = slot.inFlight.splice(0);
+    slot.worker = undefined;
+    slot.ready = false;
+    slot.loaded.clear();
+    slot.deadline[0] = 0;
+    const running = inFlight.shift();
+    running?.job?.reject(new SandboxError(500, error, reason, cause));
+    for (const f of inFlight.reverse()) if (f.job) this.queue.unshift(f.job);
+    if (this.closed) return;
+    if (slot.failedStarts >= MAX_FAILED_STARTS) {
+      slot.dead = true;
+      if (this.slots.every((s) => s.dead)) {
+        for (const job of this.queue.splice(0)) job.reject(new SandboxError(500, 'os_process_error', `query server cannot start: ${reason}`, 'crash'));
+      }
+      return;
+    }
+    this.spawn(slot).catch(() => { /* counted in failedStarts; retried by the exit handler */ });
+    this.pump();
+  }
+
+  private watch(): void {
+    const now = Date.now();
+    const grace = this.options.graceMs();
+    for (const slot of this.slots) {
+      const d = slot.deadline[0]!;
+      const w = slot.worker;
+      if (w && d !== 0 && now > d + grace) {
+        void w.terminate(); // its exit event is ignored: died() replaces slot.worker
+        this.died(slot, 'OS process timed out.', 'timeout');
+      }
+    }
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0) {
+      let best: Slot | undefined;
+      for (const slot of this.slots) {
+        if (!slot.ready || !slot.worker || slot.inFlight.length >= MAX_IN_FLIGHT) continue;
+        if (!best || slot.inFlight.length < best.inFlight.length) best = slot;
+      }
+      if (!best) return;
+      const job = this.queue.shift()!;
+      this.dispatch(best, job);
+    }
+  }
+
+  private dispatch(slot: Slot, job: Job): void {
+    const r = job.request;
+    if (r.abandoned?.()) {
+      job.reject(new SandboxError(500, 'os_process_error', 'abandoned', 'crash'));
+      return;
+    }
+    const program = this.programs.get(r.pid);
+    if (!program) {
+      job.reject(new SandboxError(500, 'os_process_error', 'the design document program was disposed', 'crash'));
+      return;
+    }
+    if (r.op === 'load') {
+      slot.loaded.add(r.pid);
+      this.send(slot, { op: 'load', id: 0, pid: r.pid, spec: program.spec, memoryLimitBytes: program.memoryLimitBytes, timeoutMs: program.timeoutMs() }, job);
+      return;
+    }
+    if (!slot.loaded.has(r.pid)) {
+      slot.loaded.add(r.pid);
+      this.send(slot, { op: 'load', id: 0, pid: r.pid, spec: program.spec, memoryLimitBytes: program.memoryLimitBytes, timeoutMs: program.timeoutMs() }, undefined);
+    }
+    if (r.op === 'map') this.send(slot, { op: 'map', id: 0, pid: r.pid, docs: r.docs, timeoutMs: r.timeoutMs }, job);
+    else this.send(slot, { op: 'reduce', id: 0, pid: r.pid, fn: r.fn, calls: r.calls, timeoutMs: r.timeoutMs }, job);
+  }
+
+  private send(slot: Slot, request: WorkerRequest, job: Job | undefined): void {
+    const id = this.nextId++;
+    request.id = id;
+    slot.inFlight.push({ id, pid: request.pid, job });
+    slot.worker!.ref();
+    this.post(slot, request);
+  }
+
+  private post(slot: Slot, request: WorkerRequest): void {
+    slot.worker!.postMessage(request);
+  }
+
+  private reply(slot: Slot, event: Exclude<WorkerEvent, { ready: boolean }>): void {
+    const at = slot.inFlight.findIndex((f) => f.id === event.id);
+    if (at < 0) return;
+    const [f] = slot.inFlight.splice(at, 1);
+    if (slot.inFlight.length === 0) slot.worker?.unref();
+    if (event.ok) f!.job?.resolve(event.result);
+    else {
+      const e = event.failure;
+      // A program whose load failed in this worker is not there: a later job loads it again.
+      if (!f!.job || f!.job.request.op === 'load') slot.loaded.delete(f!.pid);
+      f!.job?.reject(new SandboxError(e.status, e.error, e.reason, e.cause, event.logs));
+    }
+    this.pump();
+  }
+}
+
+/**
+ * QuickJS's WebAssembly, compiled once here and shared by every worker (and every replacement
+ * worker): no compilation per thread, and V8 optimises the shared code once. Undefined if the
+ * file cannot be found, in which case each worker loads its own.
+ */
+async function compileQuickJS(): Promise<WasmModule | undefined> {
+  try {
+    const require = createRequire(import.meta.url);
+    const variant = createRequire(require.resolve('quickjs-emscripten')).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
+    // (the WebAssembly global is not in this project's TypeScript lib)
+    const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> } }).WebAssembly;
+    return await wasm.compile(await readFile(variant));
+  } catch {
+    return undefined;
+  }
+}
+
+function closedError(): SandboxError {
+  return new SandboxError(500, 'os_process_error', 'the query server is closed', 'crash');
+}

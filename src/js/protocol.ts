@@ -1,0 +1,40 @@
+/**
+ * Messages between the query server (main thread) and its sandbox workers.
+ *
+ * Payloads that come from or go into the sandbox travel as JSON text: one string per batch
+ * in each direction, so neither thread walks object graphs per document.
+ */
+
+/** What a sandbox program is: its functions and the object `require()` resolves paths in. */
+export interface ProgramSpec {
+  /** The root of CommonJS paths: `{views: {lib}}` for views (CouchDB), the whole ddoc for shows etc. */
+  requireRoot: unknown;
+  /** Every function of the program; `require` says whether `require()` is in its scope (CouchDB: maps yes, reduces no). */
+  functions: { source: unknown; require: boolean }[];
+  /** Indexes into `functions` that a map batch runs, in result order. */
+  maps: number[];
+}
+
+export type WorkerRequest =
+  | { op: 'load'; id: number; pid: number; spec: string; memoryLimitBytes: number; timeoutMs: number }
+  | { op: 'unload'; id: number; pid: number }
+  /** `docs`: a JSON array of documents. Reply: JSON `[logs, [[rows per map] per doc]]`. */
+  | { op: 'map'; id: number; pid: number; docs: string; timeoutMs: number }
+  /** `calls`: a JSON array of `[keys, values, rereduce]` for function `fn`. Reply: JSON `[logs, [result per call]]`. */
+  | { op: 'reduce'; id: number; pid: number; fn: number; calls: string; timeoutMs: number };
+
+/** Why a sandbox failed, for the caller to react (e.g. split a batch that ran out of memory). */
+export type FailureCause = 'timeout' | 'memory' | 'crash' | 'function';
+
+export interface WorkerError {
+  status: number;
+  error: string;
+  reason: string;
+  cause: FailureCause;
+}
+
+export type WorkerReply =
+  | { id: number; ok: true; result: string }
+  | { id: number; ok: false; failure: WorkerError; logs: string[] };
+
+export type WorkerEvent = WorkerReply | { ready: true } | { ready: false; reason: string };

@@ -1,0 +1,83 @@
+/**
+ * A sandbox worker thread: one QuickJS WASM instance running the programs the pool sends it.
+ * Requests are handled one at a time, in order; every request with an id gets one reply.
+ * If the WASM module itself fails (EngineCrash), the worker answers and exits: the pool starts
+ * a fresh one.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { newQuickJSWASMModule, newVariant, RELEASE_SYNC } from 'quickjs-emscripten';
+import { Engine, EngineCrash, SandboxFailure } from './engine.js';
+import type { WorkerEvent, WorkerRequest } from './protocol.js';
+
+/** A compiled WebAssembly.Module (the WebAssembly global is not in this project's TypeScript lib). */
+export type WasmModule = object;
+
+export interface WorkerSetup {
+  /** One Float64: the deadline of the unit of work running (ms since epoch), 0 when idle. */
+  deadline: SharedArrayBuffer;
+  maxStackBytes: number;
+  maxLivePrograms: number;
+  /** QuickJS's WebAssembly compiled by the main thread (shared code); undefined: load it here. */
+  wasm: WasmModule | undefined;
+}
+
+const port = parentPort!;
+const setup = workerData as WorkerSetup;
+const deadline = new Float64Array(setup.deadline);
+const post = (event: WorkerEvent): void => port.postMessage(event);
+
+let engine: Engine | undefined;
+let backlog: WorkerRequest[] | undefined = [];
+
+function handle(req: WorkerRequest): void {
+  const e = engine!;
+  try {
+    switch (req.op) {
+      case 'load':
+        post({ id: req.id, ok: true, result: e.load(req.pid, req.spec, req.memoryLimitBytes, req.timeoutMs) });
+        return;
+      case 'unload':
+        e.unload(req.pid);
+        if (req.id !== 0) post({ id: req.id, ok: true, result: '' });
+        return;
+      case 'map':
+        post({ id: req.id, ok: true, result: e.map(req.pid, req.docs, req.timeoutMs) });
+        return;
+      case 'reduce':
+        post({ id: req.id, ok: true, result: e.reduce(req.pid, req.fn, req.calls, req.timeoutMs) });
+        return;
+    }
+  } catch (err) {
+    if (err instanceof SandboxFailure) {
+      post({ id: req.id, ok: false, failure: err.failure, logs: err.logs });
+      return;
+    }
+    const reason = err instanceof EngineCrash ? err.message : err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    post({ id: req.id, ok: false, failure: { status: 500, error: 'os_process_error', reason: `query server crashed: ${reason}`, cause: 'crash' }, logs: [] });
+    process.exit(1);
+  }
+}
+
+port.on('message', (req: WorkerRequest) => {
+  if (backlog) backlog.push(req);
+  else handle(req);
+});
+
+const variant = setup.wasm ? newVariant(RELEASE_SYNC, { wasmModule: setup.wasm as never }) : RELEASE_SYNC;
+newQuickJSWASMModule(variant).then(
+  (module) => {
+    engine = new Engine(module, {
+      maxStackBytes: setup.maxStackBytes,
+      maxLivePrograms: setup.maxLivePrograms,
+      publishDeadline: (d) => { deadline[0] = d; },
+    });
+    post({ ready: true });
+    const waiting = backlog!;
+    backlog = undefined;
+    for (const req of waiting) handle(req);
+  },
+  (err: unknown) => {
+    post({ ready: false, reason: err instanceof Error ? err.message : String(err) });
+    process.exit(1);
+  },
+);

@@ -1,0 +1,105 @@
+/**
+ * The view engine of a server: finds or builds the index of a design document (by signature,
+ * so identical design documents share one), compiles its code once in the sandbox, and removes
+ * indexes no design document uses. Indexes live in their own stores, apart from databases.
+ */
+import { notFound, CouchError } from '../errors.js';
+import type { StorageBackend } from '../storage/types.js';
+import type { Database } from '../core/database.js';
+import type { QueryServer, ViewProgram } from '../js/query-server.js';
+import { ViewIndex, viewSignature, type DesignDoc } from './view-index.js';
+
+export interface OpenedView {
+  ddoc: DesignDoc;
+  index: ViewIndex;
+  /** The design document's compiled code (compiled on first use). */
+  program: () => Promise<ViewProgram>;
+}
+
+export class ViewService {
+  private readonly indexes = new Map<string, Promise<ViewIndex>>();
+  private readonly programs = new Map<string, Promise<ViewProgram>>();
+
+  constructor(private readonly backend: StorageBackend, private readonly queryServer: () => Promise<QueryServer>) {}
+
+  /** The design document `ddocId` of `db`, its index, and its code. */
+  async open(db: Database, ddocId: string): Promise<OpenedView> {
+    const opened = await db.openDoc(ddocId).catch((err: unknown) => {
+      if (err instanceof CouchError && err.status === 404) throw notFound('missing');
+      throw err;
+    });
+    const ddoc = JSON.parse(opened.json) as DesignDoc;
+    const language = ddoc.language ?? 'javascript';
+    if (language !== 'javascript') {
+      throw new CouchError(500, 'EXIT', `Language '${language}' is not supported: only javascript`);
+    }
+    return this.openDesign(db, ddoc);
+  }
+
+  /** Index and code of a design document given as is (also `_temp_view`). */
+  async openDesign(db: Database, ddoc: DesignDoc): Promise<OpenedView> {
+    const signature = viewSignature(ddoc);
+    const name = `${db.name}$${signature}`;
+    let index = this.indexes.get(name);
+    if (!index) {
+      index = (async () => {
+        const store = await this.backend.open(name, { create: true });
+        return ViewIndex.open(store!, ddoc, signature);
+      })();
+      this.indexes.set(name, index);
+      index.catch(() => this.indexes.delete(name));
+    }
+    const program = () => {
+      let compiled = this.programs.get(signature);
+      if (!compiled) {
+        compiled = this.queryServer().then((qs) => qs.views({
+          id: ddoc._id,
+          views: Object.fromEntries(Object.entries(ddoc.views ?? {}).filter(([n]) => n !== 'lib')) as Record<string, { map: string; reduce?: string }>,
+          lib: (ddoc.views as Record<string, unknown> | undefined)?.['lib'],
+          options: ddoc.options,
+        }));
+        this.programs.set(signature, compiled);
+        compiled.catch(() => this.programs.delete(signature));
+      }
+      return compiled;
+    };
+    return { ddoc, index: await index, program };
+  }
+
+  /** Removes the indexes of `db` that no current design document uses (`_view_cleanup`). */
+  async cleanup(db: Database, liveSignatures: ReadonlySet<string>): Promise<void> {
+    const prefix = `${db.name}$`;
+    for (const name of await this.backend.list()) {
+      if (!name.startsWith(prefix) || liveSignatures.has(name.slice(prefix.length))) continue;
+      await this.drop(name);
+    }
+  }
+
+  /** Removes every index of a database (it was deleted). */
+  async dropDatabase(dbName: string): Promise<void> {
+    const prefix = `${dbName}$`;
+    for (const name of await this.backend.list()) {
+      if (name.startsWith(prefix) && !name.slice(prefix.length).includes('$')) await this.drop(name);
+    }
+  }
+
+  /** Compacts the index store of a design document. */
+  async compact(db: Database, ddocId: string): Promise<void> {
+    const { index } = await this.open(db, ddocId);
+    await index.store.compact();
+  }
+
+  private async drop(name: string): Promise<void> {
+    const pending = this.indexes.get(name);
+    this.indexes.delete(name);
+    if (pending) await (await pending.catch(() => undefined))?.store.close();
+    await this.backend.destroy(name);
+  }
+
+  async close(): Promise<void> {
+    for (const pending of this.indexes.values()) await (await pending.catch(() => undefined))?.store.close();
+    this.indexes.clear();
+    for (const program of this.programs.values()) (await program.catch(() => undefined))?.dispose();
+    this.programs.clear();
+  }
+}

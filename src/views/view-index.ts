@@ -1,0 +1,282 @@
+/**
+ * One design document's view index: every view's rows, kept in one ordered store keyed by an
+ * order-preserving sort key, so range queries are range scans. Built lazily and incrementally
+ * from the database's by-sequence index; all views of the design document are updated together.
+ *
+ * Layout (keys):
+ *   m info                       {signature, collation, seq, purgeSeq, counts}
+ *   k <view:1> <sortKey> <docid> 0x00 <n:2>   a row: [key, value, docid]
+ *   b <docid>                    the row keys a document emitted (to replace them when it changes)
+ */
+import { createHash } from 'node:crypto';
+import type { KeyValueStore, WriteOp } from '../storage/types.js';
+import type { Database } from '../core/database.js';
+import { COLLATION_VERSION, sortKey } from './collation.js';
+import type { ViewProgram } from '../js/query-server.js';
+
+export interface ViewDefinition {
+  map: string;
+  reduce?: string;
+}
+
+export interface DesignDoc {
+  _id: string;
+  language?: string;
+  views?: Record<string, ViewDefinition>;
+  options?: { local_seq?: boolean; include_design?: boolean; collation?: string };
+  [field: string]: unknown;
+}
+
+/** JSON with object keys sorted, so equal definitions always serialise identically. */
+function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const obj = value as Record<string, unknown>;
+  return `{${Object.keys(obj).filter((k) => obj[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+}
+
+/** MD5 of what determines a design document's index: views, language, options, views.lib. */
+export function viewSignature(ddoc: DesignDoc): string {
+  const views = Object.fromEntries(Object.entries(ddoc.views ?? {}).filter(([name]) => name !== 'lib'));
+  const material = canonicalJson({
+    language: ddoc.language ?? 'javascript',
+    views,
+    lib: (ddoc.views as Record<string, unknown> | undefined)?.['lib'] ?? null,
+    options: ddoc.options ?? {},
+  });
+  return createHash('md5').update(material).digest('hex');
+}
+
+interface IndexInfo {
+  signature: string;
+  collation: string;
+  seq: number;
+  purgeSeq: number;
+  /** Rows per view, in `names` order. */
+  counts: number[];
+}
+
+export interface Row {
+  id: string;
+  key: unknown;
+  value: unknown;
+}
+
+const META = Buffer.from('minfo');
+const ROW = 0x6b; // k
+const BACK = 0x62; // b
+/** Longest sort key kept whole; longer ones are cut (rows sharing the cut prefix order by id). */
+const SORT_KEY_MAX = 1400;
+/** Documents mapped per batch while building. */
+const MAP_BATCH = 500;
+
+export class ViewIndex {
+  readonly names: string[];
+  private info!: IndexInfo;
+  private updating: Promise<void> | undefined;
+  readonly raw: boolean;
+
+  private constructor(readonly store: KeyValueStore, readonly ddoc: DesignDoc, readonly signature: string) {
+    this.names = Object.keys(ddoc.views ?? {}).filter((name) => name !== 'lib').sort();
+    this.raw = ddoc.options?.collation === 'raw';
+  }
+
+  static async open(store: KeyValueStore, ddoc: DesignDoc, signature: string): Promise<ViewIndex> {
+    const index = new ViewIndex(store, ddoc, signature);
+    const stored = await store.get(META);
+    const info = stored ? (JSON.parse(Buffer.from(stored).toString('utf8')) as IndexInfo) : undefined;
+    if (info && info.signature === signature && info.collation === COLLATION_VERSION && info.counts.length === index.names.length) {
+      index.info = info;
+    } else {
+      await index.reset();
+    }
+    return index;
+  }
+
+  get seq(): number {
+    return this.info.seq;
+  }
+
+  get purgeSeq(): number {
+    return this.info.purgeSeq;
+  }
+
+  get isUpdating(): boolean {
+    return this.updating !== undefined;
+  }
+
+  viewNumber(name: string): number {
+    return this.names.indexOf(name);
+  }
+
+  totalRows(view: number): number {
+    return this.info.counts[view] ?? 0;
+  }
+
+  /** Empties the index (signature or collation changed, or a purge it cannot follow). */
+  private async reset(): Promise<void> {
+    const ops: WriteOp[] = [];
+    for await (const entries of this.store.rangeChunks({}, 1024)) {
+      for (const { key } of entries) ops.push({ type: 'del', key: Buffer.from(key) });
+      if (ops.length >= 4096) await this.store.write(ops.splice(0), { durable: false });
+    }
+    this.info = { signature: this.signature, collation: COLLATION_VERSION, seq: 0, purgeSeq: 0, counts: this.names.map(() => 0) };
+    ops.push({ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) });
+    await this.store.write(ops, { durable: false });
+  }
+
+  /**
+   * Brings the index up to the database's current sequence. Concurrent callers share one
+   * update; `program` runs the map functions.
+   */
+  update(db: Database, program: () => Promise<ViewProgram>): Promise<void> {
+    if (this.updating) return this.updating;
+    if (this.info.seq >= db.updateSeq && this.info.purgeSeq === db.purgeSeq) return Promise.resolve();
+    this.updating = this.runUpdate(db, program).finally(() => { this.updating = undefined; });
+    return this.updating;
+  }
+
+  private async runUpdate(db: Database, programOf: () => Promise<ViewProgram>): Promise<void> {
+    if (db.purgeSeq !== this.info.purgeSeq) await this.followPurges(db);
+    const program = await programOf();
+    // The sandbox answers in its own view order; the index numbers views by sorted name.
+    const order = this.names.map((name) => program.names.indexOf(name));
+    const includeDesign = this.ddoc.options?.include_design === true;
+    const localSeq = this.ddoc.options?.local_seq === true;
+    let batch: { id: string; seq: number; doc: Record<string, unknown> | undefined }[] = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const live = batch.filter((b) => b.doc !== undefined);
+      const results = live.length > 0 ? await program.map(live.map((b) => b.doc!)) : [];
+      const emitted = new Map<string, [unknown, unknown][][]>();
+      live.forEach((b, i) => emitted.set(b.id, order.map((v) => (v >= 0 ? results[i]![v] ?? [] : []))));
+      await this.apply(batch.map((b) => ({ id: b.id, rows: emitted.get(b.id) })), batch[batch.length - 1]!.seq);
+      batch = [];
+    };
+    for await (const changes of db.changes(this.info.seq)) {
+      const wanted = changes.filter((c) => !c.deleted && (includeDesign || !c.id.startsWith('_design/')));
+      const bodies = await db.renderKnownMany(wanted);
+      const byId = new Map<string, Record<string, unknown>>();
+      wanted.forEach((c, i) => {
+        const opened = bodies[i];
+        if (!opened) return;
+        const doc = JSON.parse(opened.json) as Record<string, unknown>;
+        if (localSeq) doc['_local_seq'] = c.seq;
+        byId.set(c.id, doc);
+      });
+      for (const change of changes) {
+        batch.push({ id: change.id, seq: change.seq, doc: byId.get(change.id) });
+        if (batch.length >= MAP_BATCH) await flush();
+      }
+    }
+    await flush();
+    if (this.info.seq < db.updateSeq) {
+      // Sequences with no change left (superseded, purged): the index is current up to here.
+      this.info.seq = db.updateSeq;
+      await this.store.write([{ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) }], { durable: false });
+    }
+  }
+
+  /** A purge moved by one is followed document by document; more than one rebuilds. */
+  private async followPurges(db: Database): Promise<void> {
+    if (db.purgeSeq !== this.info.purgeSeq + 1) {
+      await this.reset();
+      this.info.purgeSeq = db.purgeSeq;
+      return;
+    }
+    for await (const { purged } of db.purgesSince(this.info.purgeSeq)) {
+      const docs = await Promise.all(Object.keys(purged).map(async (id) => ({
+        id,
+        rows: undefined as [unknown, unknown][][] | undefined,
+        stillThere: (await db.docInfo(id)) !== undefined,
+      })));
+      // Purged documents lose their rows; survivors are re-mapped by the normal update.
+      await this.apply(docs.filter((d) => !d.stillThere), this.info.seq);
+    }
+    this.info.purgeSeq = db.purgeSeq;
+  }
+
+  /** Replaces each document's rows (undefined rows: the document is gone or not indexed). */
+  private async apply(docs: { id: string; rows: [unknown, unknown][][] | undefined }[], seq: number): Promise<void> {
+    const ops: WriteOp[] = [];
+    const backKeys = docs.map((d) => backKey(d.id));
+    const previous = await this.store.getMany(backKeys);
+    docs.forEach((doc, i) => {
+      const old = previous[i];
+      if (old) {
+        for (const rowKey of decodeBack(old)) {
+          ops.push({ type: 'del', key: rowKey });
+          this.info.counts[rowKey[1]!]!--;
+        }
+      }
+      const added: Buffer[] = [];
+      doc.rows?.forEach((rows, view) => {
+        rows.forEach(([key, value], n) => {
+          const rowKey = this.rowKey(view, key, doc.id, n);
+          ops.push({ type: 'put', key: rowKey, value: Buffer.from(JSON.stringify([key, value ?? null, doc.id])) });
+          added.push(rowKey);
+          this.info.counts[view]!++;
+        });
+      });
+      if (added.length > 0) ops.push({ type: 'put', key: backKeys[i]!, value: encodeBack(added) });
+      else if (old) ops.push({ type: 'del', key: backKeys[i]! });
+    });
+    this.info.seq = Math.max(this.info.seq, seq);
+    ops.push({ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) });
+    await this.store.write(ops, { durable: false });
+  }
+
+  private rowKey(view: number, key: unknown, id: string, n: number): Buffer {
+    const sk = this.sortKeyOf(key);
+    const idBytes = Buffer.from(id, 'utf8');
+    const out = Buffer.allocUnsafe(2 + sk.length + idBytes.length + 3);
+    out[0] = ROW;
+    out[1] = view;
+    sk.copy(out, 2);
+    idBytes.copy(out, 2 + sk.length);
+    out[2 + sk.length + idBytes.length] = 0;
+    out.writeUInt16BE(n, 3 + sk.length + idBytes.length);
+    return out;
+  }
+
+  /** A key's sort key, cut to fit the store's key limit. */
+  sortKeyOf(key: unknown): Buffer {
+    const sk = sortKey(key, this.raw);
+    return sk.length <= SORT_KEY_MAX ? sk : sk.subarray(0, SORT_KEY_MAX);
+  }
+
+  /** The key range of a view, optionally narrowed by sort-key bounds. */
+  viewPrefix(view: number): Buffer {
+    return Buffer.from([ROW, view]);
+  }
+}
+
+function backKey(id: string): Buffer {
+  return Buffer.concat([Buffer.of(BACK), Buffer.from(id, 'utf8')]);
+}
+
+function encodeBack(keys: Buffer[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const key of keys) {
+    const len = Buffer.allocUnsafe(2);
+    len.writeUInt16BE(key.length);
+    parts.push(len, key);
+  }
+  return Buffer.concat(parts);
+}
+
+function decodeBack(bytes: Uint8Array): Buffer[] {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out: Buffer[] = [];
+  for (let pos = 0; pos < buf.length;) {
+    const len = buf.readUInt16BE(pos);
+    out.push(Buffer.from(buf.subarray(pos + 2, pos + 2 + len)));
+    pos += 2 + len;
+  }
+  return out;
+}
+
+export function decodeRow(value: Uint8Array): Row {
+  const [key, rowValue, id] = JSON.parse(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8')) as [unknown, unknown, string];
+  return { id, key, value: rowValue };
+}

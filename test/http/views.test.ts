@@ -1,0 +1,177 @@
+/** Views over real HTTP: map/reduce queries with CouchDB's parameters and index behaviour. */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+});
+after(async () => server.stop());
+
+const q = (v: unknown) => encodeURIComponent(JSON.stringify(v));
+
+async function setup(db: string, docs: Record<string, unknown>[], views: Record<string, { map: string; reduce?: string }>, options?: Record<string, unknown>) {
+  assert.equal((await c.put(`/${db}`)).status, 201);
+  assert.equal((await c.post(`/${db}/_bulk_docs`, { docs })).status, 201);
+  const ddoc = await c.put(`/${db}/_design/test`, { views, ...(options ? { options } : {}) });
+  assert.equal(ddoc.status, 201, JSON.stringify(ddoc.body));
+}
+
+const numbers = (n: number) => Array.from({ length: n }, (_, i) => ({ _id: `d${String(i).padStart(3, '0')}`, n: i, type: i % 2 ? 'odd' : 'even' }));
+
+test('map view: rows sorted by key, total_rows and offset', async () => {
+  await setup('v-basic', numbers(10), { by_n: { map: 'function(doc) { emit(doc.n, doc.type); }' } });
+  const r = await c.get('/v-basic/_design/test/_view/by_n');
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.total_rows, 10);
+  assert.equal(r.body.offset, 0);
+  assert.deepEqual(r.body.rows.map((x: { key: number }) => x.key), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  assert.deepEqual(r.body.rows[3], { id: 'd003', key: 3, value: 'odd' });
+  const range = await c.get(`/v-basic/_design/test/_view/by_n?startkey=3&endkey=6&inclusive_end=false`);
+  assert.deepEqual(range.body.rows.map((x: { key: number }) => x.key), [3, 4, 5]);
+  assert.equal(range.body.offset, 3);
+  const desc = await c.get(`/v-basic/_design/test/_view/by_n?descending=true&startkey=6&endkey=3&limit=2&skip=1`);
+  assert.deepEqual(desc.body.rows.map((x: { key: number }) => x.key), [5, 4]);
+  assert.equal(desc.body.offset, 4);
+  const key = await c.get(`/v-basic/_design/test/_view/by_n?key=7`);
+  assert.deepEqual(key.body.rows.map((x: { id: string }) => x.id), ['d007']);
+  const keys = await c.post('/v-basic/_design/test/_view/by_n', { keys: [9, 1, 42] });
+  assert.deepEqual(keys.body.rows.map((x: { key: number }) => x.key), [9, 1]);
+});
+
+test('collation: null, booleans, numbers, strings (ICU), arrays, objects', async () => {
+  const keys = [null, false, true, 1, 2, 3.5, 'a', 'A', 'aa', 'b', 'B', ['a'], ['b', 'c'], { a: 1 }, { b: 1 }];
+  const docs = keys.map((k, i) => ({ _id: `k${i}`, k }));
+  await setup('v-collate', [...docs].reverse(), { by_k: { map: 'function(doc) { emit(doc.k, null); }' } });
+  const r = await c.get('/v-collate/_design/test/_view/by_k');
+  assert.deepEqual(r.body.rows.map((x: { key: unknown }) => x.key), keys);
+});
+
+test('reduce: _sum, _count, _stats, group, group_level, reduce=false', async () => {
+  await setup('v-reduce', numbers(20), {
+    sum: { map: 'function(doc) { emit([doc.type, doc.n], doc.n); }', reduce: '_sum' },
+    count: { map: 'function(doc) { emit(doc.type, 1); }', reduce: '_count' },
+    stats: { map: 'function(doc) { emit(null, doc.n); }', reduce: '_stats' },
+    js: { map: 'function(doc) { emit(doc.type, doc.n); }', reduce: 'function(keys, values, rereduce) { return sum(values); }' },
+  });
+  const total = await c.get('/v-reduce/_design/test/_view/sum');
+  assert.deepEqual(total.body.rows, [{ key: null, value: 190 }]);
+  const byType = await c.get('/v-reduce/_design/test/_view/sum?group_level=1');
+  assert.deepEqual(byType.body.rows, [{ key: ['even'], value: 90 }, { key: ['odd'], value: 100 }]);
+  const count = await c.get('/v-reduce/_design/test/_view/count?group=true');
+  assert.deepEqual(count.body.rows, [{ key: 'even', value: 10 }, { key: 'odd', value: 10 }]);
+  const stats = await c.get('/v-reduce/_design/test/_view/stats');
+  assert.deepEqual(stats.body.rows[0].value, { sum: 190, count: 20, min: 0, max: 19, sumsqr: 2470 });
+  const js = await c.get('/v-reduce/_design/test/_view/js?group=true');
+  assert.deepEqual(js.body.rows, [{ key: 'even', value: 90 }, { key: 'odd', value: 100 }]);
+  const noReduce = await c.get('/v-reduce/_design/test/_view/count?reduce=false&limit=3');
+  assert.equal(noReduce.body.total_rows, 20);
+  assert.equal(noReduce.body.rows.length, 3);
+  const ranged = await c.get(`/v-reduce/_design/test/_view/sum?startkey=${q(['odd'])}&endkey=${q(['odd', {}])}`);
+  assert.deepEqual(ranged.body.rows, [{ key: null, value: 100 }]);
+});
+
+test('incremental updates: edits, deletions and new documents show up', async () => {
+  await setup('v-incr', numbers(5), { by_n: { map: 'function(doc) { if (doc.n !== undefined) emit(doc.n, null); }', reduce: '_count' } });
+  assert.deepEqual((await c.get('/v-incr/_design/test/_view/by_n')).body.rows, [{ key: null, value: 5 }]);
+  const d1 = await c.get('/v-incr/d001');
+  await c.put('/v-incr/d001', { ...d1.body, n: 100 });
+  const d2 = await c.get('/v-incr/d002');
+  await c.del(`/v-incr/d002?rev=${d2.body._rev}`);
+  await c.put('/v-incr/extra', { n: -1 });
+  const r = await c.get('/v-incr/_design/test/_view/by_n?reduce=false');
+  assert.deepEqual(r.body.rows.map((x: { key: number }) => x.key), [-1, 0, 3, 4, 100]);
+  assert.deepEqual((await c.get('/v-incr/_design/test/_view/by_n')).body.rows, [{ key: null, value: 5 }]);
+});
+
+test('stale=ok answers from the index as it is; stale=update_after updates afterwards', async () => {
+  await setup('v-stale', numbers(3), { by_n: { map: 'function(doc) { emit(doc.n, null); }' } });
+  assert.equal((await c.get('/v-stale/_design/test/_view/by_n')).body.rows.length, 3);
+  await c.put('/v-stale/new', { n: 50 });
+  assert.equal((await c.get('/v-stale/_design/test/_view/by_n?stale=ok')).body.rows.length, 3);
+  assert.equal((await c.get('/v-stale/_design/test/_view/by_n?stale=update_after')).body.rows.length, 3);
+  let rows = 0;
+  for (let i = 0; i < 50 && rows !== 4; i++) {
+    rows = (await c.get('/v-stale/_design/test/_view/by_n?stale=ok')).body.rows.length;
+    if (rows !== 4) await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal(rows, 4);
+});
+
+test('include_docs, and values {_id} join other documents', async () => {
+  await setup('v-docs', [{ _id: 'a', other: 'b', x: 1 }, { _id: 'b', x: 2 }], {
+    self: { map: 'function(doc) { emit(doc._id, null); }' },
+    join: { map: 'function(doc) { if (doc.other) emit(doc._id, {_id: doc.other}); }' },
+  });
+  const self = await c.get('/v-docs/_design/test/_view/self?include_docs=true');
+  assert.equal(self.body.rows[0].doc.x, 1);
+  const join = await c.get('/v-docs/_design/test/_view/join?include_docs=true');
+  assert.equal(join.body.rows[0].doc._id, 'b');
+  assert.equal(join.body.rows[0].doc.x, 2);
+});
+
+test('bad queries are query_parse_error; missing views are 404', async () => {
+  await setup('v-errors', numbers(3), {
+    map: { map: 'function(doc) { emit(doc.n, 1); }' },
+    red: { map: 'function(doc) { emit(doc.n, 1); }', reduce: '_count' },
+  });
+  for (const path of [
+    '/v-errors/_design/test/_view/map?group=true',
+    '/v-errors/_design/test/_view/red?include_docs=true',
+    '/v-errors/_design/test/_view/map?startkey=5&endkey=1',
+    '/v-errors/_design/test/_view/map?limit=-1',
+    '/v-errors/_design/test/_view/map?stale=sometimes',
+    '/v-errors/_design/test/_view/map?startkey=notjson',
+  ]) {
+    const r = await c.get(path);
+    assert.equal(r.status, 400, path);
+    assert.equal(r.body.error, 'query_parse_error', path);
+  }
+  assert.equal((await c.get('/v-errors/_design/test/_view/nope')).status, 404);
+  assert.equal((await c.get('/v-errors/_design/nope/_view/map')).status, 404);
+});
+
+test('a map function that does not compile is a compilation_error; one that throws skips the document', async () => {
+  await setup('v-bad', numbers(4), {
+    broken: { map: 'function(doc) { emit(doc.n; }' },
+    throws: { map: 'function(doc) { if (doc.n === 2) throw new Error("boom"); emit(doc.n, null); }' },
+  });
+  const broken = await c.get('/v-bad/_design/test/_view/broken');
+  assert.equal(broken.status, 400);
+  assert.equal(broken.body.error, 'compilation_error');
+  // A broken function in the design document poisons its index; a sound one in another works.
+  await c.put('/v-bad/_design/ok', { views: { throws: { map: 'function(doc) { if (doc.n === 2) throw new Error("boom"); emit(doc.n, null); }' } } });
+  const r = await c.get('/v-bad/_design/ok/_view/throws');
+  assert.deepEqual(r.body.rows.map((x: { key: number }) => x.key), [0, 1, 3]);
+});
+
+test('ETag and 304, _info, _temp_view, _view_cleanup', async () => {
+  await setup('v-misc', numbers(3), { by_n: { map: 'function(doc) { emit(doc.n, null); }' } });
+  const r = await c.get('/v-misc/_design/test/_view/by_n');
+  assert.ok(r.headers.etag);
+  const again = await c.get('/v-misc/_design/test/_view/by_n', { headers: { 'If-None-Match': String(r.headers.etag) } });
+  assert.equal(again.status, 304);
+  const info = await c.get('/v-misc/_design/test/_info');
+  assert.equal(info.body.name, 'test');
+  assert.match(info.body.view_index.signature, /^[0-9a-f]{32}$/);
+  assert.equal(info.body.view_index.language, 'javascript');
+  const temp = await c.post('/v-misc/_temp_view', { map: 'function(doc) { emit(doc.type, 1); }', reduce: '_count' });
+  assert.equal(temp.status, 200, temp.text);
+  assert.deepEqual(temp.body.rows, [{ key: null, value: 3 }]);
+  assert.equal((await c.post('/v-misc/_view_cleanup', undefined, { headers: { 'Content-Type': 'application/json' } })).status, 202);
+  assert.equal((await c.get('/v-misc/_design/test/_view/by_n')).body.rows.length, 3);
+});
+
+test('_changes?filter=_view passes documents the map function emits for', async () => {
+  await setup('v-chfilter', numbers(6), { odd: { map: 'function(doc) { if (doc.type === "odd") emit(doc.n, null); }' } });
+  const r = await c.get('/v-chfilter/_changes?filter=_view&view=test/odd');
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.body.results.map((x: { id: string }) => x.id), ['d001', 'd003', 'd005']);
+  assert.equal((await c.get('/v-chfilter/_changes?filter=_view&view=test/none')).status, 404);
+  assert.equal((await c.get('/v-chfilter/_changes?filter=_view')).status, 400);
+});
