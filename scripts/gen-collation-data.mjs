@@ -32,7 +32,9 @@
 //   8. u8   for each ordered single: 1 if the DUCET collates it equal to the previous one
 // Entries: the single code points without Han weights in DUCET collation order (ties by code
 // point), then the single code points whose weights refer to Han ideographs, then contractions.
-// Variable-weighting marks ("*") are dropped: CouchDB's ICU root collation is non-ignorable.
+// Variable-weighting marks ("*") are dropped: CLDR's root collation (ICU's, CouchDB's) is
+// non-ignorable. The --snapshot step's output format is described in src/views/collation.ts
+// (packTables, hanSnapshot).
 
 import { readFileSync, writeFileSync, readdirSync, existsSync } from 'node:fs';
 import { deflateRawSync } from 'node:zlib';
@@ -84,6 +86,7 @@ export const ICU_SNAPSHOT: IcuSnapshot | undefined = {
 ${chunked(snap.tables)},
   han:
 ${chunked(snap.han)},
+  digest: '${snap.digest}',
 };
 `;
   writeFileSync(snapshotOut, ts);
@@ -185,12 +188,11 @@ if (/UnicodeData/i.test(cccPath)) {
 // 0x02 are rank 1); <= -16 an expansion at offset (-16 - code) of the expansion array: a count,
 // then per element its packed value, or for a Han ideograph's implicit weights -(1 + code point)
 // followed by the packed secondary and tertiary (the server ranks Han ideographs by ICU).
-const isHan = (ces, i) => isHanPair(ces, i);
 const levels = [new Set(), new Set(), new Set()];
 for (const e of entries) {
   for (let i = 0; i < e.ces.length; i++) {
     const [p, s, t] = e.ces[i];
-    if (isHan(e.ces, i)) {
+    if (isHanPair(e.ces, i)) {
       levels[1].add(s);
       levels[2].add(t);
       i++;
@@ -207,27 +209,25 @@ const rankMaps = levels.map((set) => {
 });
 const [pRank, sRank, tRank] = rankMaps;
 if (sRank.get(0x20) !== 1 || tRank.get(0x02) !== 1) throw new Error('a secondary or tertiary weight below the common one');
-if (pRank.size > 0x7fff || sRank.size > 0x1ff || tRank.size > 0x3f) throw new Error('too many weights to pack');
+if (pRank.size > 0xffff || sRank.size > 0x1ff || tRank.size > 0x3f) throw new Error('too many weights to pack');
 const pack = (p, s, t) => ((p ? pRank.get(p) : 0) << 15) | ((s ? sRank.get(s) : 0) << 6) | (t ? tRank.get(t) : 0);
 const expansions = [];
 const codeOf = (ces) => {
   if (ces.length === 0) return 0;
   if (ces.length === 1) return pack(...ces[0]);
-  if (ces.length === 2 && isHan(ces, 0)) {
-    // falls through to an expansion: Han needs the server's ranks
-  }
   const at = expansions.length;
   const items = [];
   for (let i = 0; i < ces.length; i++) {
     const [p, s, t] = ces[i];
-    if (isHan(ces, i)) {
+    if (isHanPair(ces, i)) {
       items.push(-1 - (((p - (p < 0xfb80 ? 0xfb40 : 0xfb80)) << 15) | (ces[i + 1][0] & 0x7fff)), pack(0, s, t));
       i++;
     } else {
       items.push(pack(p, s, t));
     }
   }
-  expansions.push(items.filter((_, i, a) => !(i > 0 && a[i - 1] < 0)).length, ...items);
+  const count = ces.length - items.filter((v) => v < 0).length; // a Han pair is one element
+  expansions.push(count, ...items);
   return -16 - at;
 };
 

@@ -3,29 +3,38 @@
  *
  * `collate` is the comparator: JSON types in CouchDB's order (null < false < true < numbers <
  * strings < arrays < objects), strings by ICU's root collation at tertiary strength, which in
- * Node is `new Intl.Collator('en')` with default options (the same ICU collator CouchDB uses).
- * `collateRaw` is the `options.collation: "raw"` variant: strings by code point.
+ * Node is `new Intl.Collator('en')` with default options (the ICU root collator CouchDB uses;
+ * never 'und', which Node resolves to the system locale). `collateRaw` is the
+ * `options.collation: "raw"` variant: the same type order, strings by code point.
  *
  * `sortKey` turns a JSON value into bytes whose unsigned byte order (Buffer.compare) is the
  * comparator's order, so view indexes can live in an ordered key-value store. Strings are keyed
- * by a pure-TypeScript Unicode Collation Algorithm (UTS #10): collation elements from the DUCET
- * (allkeys.txt, packed in ./collation-data.ts by scripts/gen-collation-data.mjs), non-ignorable,
- * no normalization (ICU's default: canonically equivalent inputs that are not FCD may differ),
- * contiguous and discontiguous contractions, Hangul decomposition, implicit weights.
+ * by a pure-TypeScript Unicode Collation Algorithm (UTS #10): NFD (Intl.Collator treats
+ * canonically equivalent strings as equal), collation elements from the DUCET (allkeys.txt,
+ * packed into ./collation-data.ts by scripts/gen-collation-data.mjs), non-ignorable variable
+ * weighting as in CLDR's root, contiguous and discontiguous contractions, Hangul syllables by
+ * their jamo, implicit weights for unassigned code points.
  *
- * The DUCET is not exactly what the running ICU uses (CLDR root tailors it, Unicode moves on, and
- * CLDR sorts Han ideographs by radical and stroke rather than by code point), so the table is
- * calibrated against `Intl.Collator('en')` before the first key is made:
- *   1. every single code point of the table is sorted by its DUCET weights and each neighbouring
- *      pair is compared with ICU; characters ICU places differently are taken out and re-placed;
- *   2. every code point the running Unicode assigns but the table lacks (and U+FFFE, U+FFFF) is
- *      placed by binary search among the table's primaries with a primary-strength collator,
- *      then at secondary and tertiary strength (expansions are found by probing "rep + top");
- *      characters falling between the same two table primaries get new primaries in ICU's order;
- *   3. on first use of a Han ideograph, all Unified_Ideograph code points are sorted with ICU
- *      once (radical-stroke order) and their ranks become their primary weights.
- * The result depends on the table, this algorithm and the ICU version: COLLATION_VERSION names
- * all three, and indexes rebuild when it changes.
+ * The DUCET is not exactly what ICU uses: CLDR's root tailors it, Unicode has moved on since the
+ * table's version, and CLDR sorts Han ideographs by radical and stroke. So the table is
+ * calibrated against `Intl.Collator('en')` (see `calibrate`):
+ *   1. the table's single code points, in DUCET order, are compared pairwise with ICU; where a
+ *      neighbouring pair disagrees, the smaller block of misplaced characters is taken out;
+ *   2. those, and every code point the running Unicode assigns that the table lacks (Han
+ *      ideographs aside), are sorted with ICU and swept against the table's characters with
+ *      primary-, secondary- and tertiary-strength collators: a character equal to a table
+ *      character gets its weights; one between table characters with the same primaries gets
+ *      weights between theirs; an expansion is found by probing "representative + U+FFFF";
+ *      one between two table primaries gets a new primary, in ICU's order;
+ *   3. Han ideographs get primaries by their rank in ICU's order (and their variants, which
+ *      have a Han primary, are placed against that order).
+ * Calibrating costs ~100k ICU comparisons plus a Han sort (about half a second here), so the
+ * result for one ICU version is stored in ./collation-icu.ts (by the generator's --snapshot
+ * step, which also checks every code point's key order against ICU and re-places the characters
+ * of any disagreeing pair until none is left). A server whose ICU, Unicode and table match the
+ * snapshot's unpacks it (~15-20 ms) after checking a sample of keys against ICU; any other ICU
+ * is calibrated on the first string key. COLLATION_VERSION names the table, this algorithm and
+ * the ICU and Unicode versions, so indexes rebuild when any of them changes.
  *
  * Key format (self-delimiting: no key is a proper prefix of a differently collating key, so a
  * document id may follow it):
@@ -38,6 +47,8 @@
  *     table, 3 for Han, 4 for unassigned code points. Secondaries and tertiaries are 1 byte,
  *     with runs of the common weight compressed into one byte as ICU's sort keys do.
  *   raw string: UTF-8 (lone surrogates as 3-byte sequences), 00 → 01 01, 01 → 01 02, then 00.
+ * Objects are compared as their Object.keys order (note that JavaScript puts integer-like keys
+ * first, whatever the JSON text's order).
  */
 import { createHash } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
@@ -46,11 +57,14 @@ import { ICU_SNAPSHOT } from './collation-icu.js';
 
 /** Bump whenever the key format or the calibration changes. */
 const ALGORITHM_VERSION = 1;
+/** Version of raw mode's type order (2: Erlang term order, as CouchDB). */
+const RAW_ORDER_VERSION = 2;
 
 /** Changes whenever sort keys would change (table or algorithm version): indexes record it and rebuild when it differs. */
 export const COLLATION_VERSION: string =
-  `settee-uca-${ALGORITHM_VERSION};ducet-${DUCET_VERSION};ccc-${CCC_UNICODE_VERSION};` +
-  `icu-${process.versions.icu ?? 'none'};unicode-${process.versions.unicode ?? 'none'}`;
+  `settee-uca-${ALGORITHM_VERSION};raw-${RAW_ORDER_VERSION};ducet-${DUCET_VERSION};ccc-${CCC_UNICODE_VERSION};` +
+  `icu-${process.versions.icu ?? 'none'};unicode-${process.versions.unicode ?? 'none'};` +
+  `calibration-${snapshotUsable() ? (ICU_SNAPSHOT as IcuSnapshot).digest : 'runtime'}`;
 
 // ---------------------------------------------------------------------------------------------
 // The comparators
@@ -103,10 +117,24 @@ function compareCodePoints(a: string, b: string): number {
   return cx < cy ? -1 : cx > cy ? 1 : 0;
 }
 
+/**
+ * `collation: raw` orders types as Erlang orders CouchDB's terms: numbers < false < null < true
+ * < objects < arrays < strings (CouchDB's docs: 1, false, null, true, {"a":"a"}, ["a"], "a").
+ */
+function rawTypeOrder(rank: number): number {
+  return RAW_TYPE_ORDER[rank]!;
+}
+// Indexed by typeRank: null 0, false 1, true 2, number 3, string 4, array 5, object 6.
+const RAW_TYPE_ORDER = [2, 1, 3, 0, 6, 5, 4];
+
 function compareValues(a: unknown, b: unknown, strings: (x: string, y: string) => number): number {
+  const raw = strings === compareCodePoints;
   const ta = typeRank(a);
   const tb = typeRank(b);
-  if (ta !== tb) return ta < tb ? -1 : 1;
+  if (ta !== tb) {
+    const [oa, ob] = raw ? [rawTypeOrder(ta), rawTypeOrder(tb)] : [ta, tb];
+    return oa < ob ? -1 : 1;
+  }
   switch (ta) {
     case 3:
       return compareNumbers(a as number, b as number);
@@ -148,7 +176,7 @@ export function collate(a: unknown, b: unknown): number {
   return compareValues(a, b, icuCompare);
 }
 
-/** `collation: "raw"`: the same type order, strings by Unicode code point (UTF-8 byte) order. */
+/** `collation: "raw"`: types in Erlang term order (numbers < false < null < true < objects < arrays < strings), strings by Unicode code point (UTF-8 byte) order. */
 export function collateRaw(a: unknown, b: unknown): number {
   return compareValues(a, b, compareCodePoints);
 }
@@ -164,7 +192,7 @@ const CODE_HANGUL = -2;
 const CODE_EXPANSION = -16;
 /** Trie values ≤ this are contraction starters: index = CODE_CONTRACTION - value. */
 const CODE_CONTRACTION = -0x10000000;
-// Values > 0 are one collation element: primary << 15 | secondary << 6 | tertiary (ranks).
+// Values > 0 are one collation element: primary << 15 | secondary << 6 | tertiary (weight ids).
 // 0 is a completely ignorable character.
 
 interface Contraction {
@@ -212,7 +240,7 @@ export interface CollationStats {
   displaced: number;
   /** Characters the running Unicode assigns but the table lacks, placed by probing. */
   added: number;
-  /** Probed characters whose weights are only an approximation (see probe()). */
+  /** Placed characters neither equal to nor between table characters: weights partly guessed. */
   approximate: number;
   /** Contractions added for canonical decompositions of added characters. */
   addedContractions: number;
@@ -221,6 +249,7 @@ export interface CollationStats {
   primaryLeadBytes: number;
   secondaries: number;
   tertiaries: number;
+  /** ICU comparisons calibration made (for a snapshot: when it was generated). */
   icuComparisons: number;
   hanIdeographs: number;
   hanCalibrationMs: number;
@@ -264,8 +293,8 @@ const COMMON_HIGH = COMMON_MIDDLE + COMMON_MAX_COUNT - 1; // 0x40
 const WEIGHT_FIRST = COMMON_HIGH + 1; // 0x41
 const WEIGHT_ONE_BYTE = 180; // 0x41..0xf4; then 2 bytes, leads 0xf5..0xff
 
-/** Primary-rank placeholders for the non-table classes during calibration. */
-const P_TOP = Number.MAX_SAFE_INTEGER;
+/** During calibration, the primary of the characters after every implicit weight (U+FFFD, U+FFFF). */
+const P_TOP = 2 ** 40;
 
 // Characters whose primaries get one-byte codes, most important first (dropped from the end if
 // the lead bytes run out).
@@ -288,7 +317,11 @@ export function warmUpCollation(): CollationStats {
 
 /** Statistics of the calibration (builds the tables if not built yet; Han only if already used). */
 export function collationStats(): CollationStats {
-  return { ...getTables().stats };
+  const stats = getTables().stats;
+  if (hanRank !== undefined && stats.hanIdeographs === 0) {
+    for (let i = 0; i < hanRank.length; i++) if (hanRank[i] !== 0) stats.hanIdeographs++;
+  }
+  return { ...stats };
 }
 
 // ---- decoding the packed DUCET ----
@@ -414,6 +447,8 @@ class Calibrator {
   marks: Mark[] = [];
   /** The trusted table characters, in (ICU's and the DUCET's) order. */
   trusted: string[] = [];
+  /** Characters placed next to table characters so far, in ICU's order (the sweep's). */
+  placedSorted: string[] = [];
   cesOf: (s: string) => CE[];
   /** How many tertiary weights the table has. */
   tertiaries: number;
@@ -448,60 +483,90 @@ class Calibrator {
     return lo;
   }
 
-  /** A trusted table character ICU collates equal to x, if any (binary search). */
+  /** A trusted table character or a placed one that ICU collates equal to x, if any. */
   findEqual(x: string): string | undefined {
-    let lo = 0;
-    let hi = this.trusted.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.full(this.trusted[mid] as string, x) < 0) lo = mid + 1;
-      else hi = mid;
+    for (const list of [this.trusted, this.placedSorted]) {
+      let lo = 0;
+      let hi = list.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (this.full(list[mid] as string, x) < 0) lo = mid + 1;
+        else hi = mid;
+      }
+      const y = list[lo];
+      if (y !== undefined && this.full(y, x) === 0) return y;
     }
-    const y = this.trusted[lo];
-    return y !== undefined && this.full(y, x) === 0 ? y : undefined;
+    return undefined;
   }
 
   /**
-   * x has the primaries and secondaries of some trusted table characters (a compatibility
-   * variant, say) but none's tertiaries: their weights with the last tertiary moved just past
-   * (or before) the neighbours' in ICU's order. Undefined if no table character matches.
+   * Weights for x from its neighbours among the trusted table characters that equal it one level
+   * up (same primaries for level 's', same primaries and secondaries for level 't'): the lower
+   * neighbour's collation elements with the level's weight sequence raised to just past it (or
+   * the upper one's lowered) where the two neighbours first differ. Undefined if no table
+   * character is that close.
    */
-  tertiaryBetween(x: string): CE[] | undefined {
-    const first = (pred: (y: string) => boolean): number => {
-      let lo = 0;
-      let hi = this.trusted.length;
+  weightsBetween(x: string, level: 's' | 't'): CE[] | undefined {
+    const coarse = level === 's' ? (a: string, b: string) => this.base(a, b) : (a: string, b: string) => this.accent(a, b);
+    const fine = level === 's' ? (a: string, b: string) => this.accent(a, b) : (a: string, b: string) => this.full(a, b);
+    const first = (list: string[], lo: number, hi: number, pred: (y: string) => boolean): number => {
       while (lo < hi) {
         const mid = (lo + hi) >> 1;
-        if (pred(this.trusted[mid] as string)) hi = mid;
+        if (pred(list[mid] as string)) hi = mid;
         else lo = mid + 1;
       }
       return lo;
     };
-    const lo = first((y) => this.accent(y, x) >= 0);
-    const hi = first((y) => this.accent(y, x) > 0);
-    if (lo >= hi) return undefined;
-    let k = lo;
-    let h = hi;
-    while (k < h) {
-      const mid = (k + h) >> 1;
-      if (this.full(this.trusted[mid] as string, x) > 0) h = mid;
-      else k = mid + 1;
+    // The neighbours of x in each list, among those equal to it one level up.
+    let lowerStr: string | undefined;
+    let upperStr: string | undefined;
+    for (const list of [this.trusted, this.placedSorted]) {
+      const lo = first(list, 0, list.length, (y) => coarse(y, x) >= 0);
+      const hi = first(list, lo, list.length, (y) => coarse(y, x) > 0);
+      if (lo >= hi) continue;
+      const k = first(list, lo, hi, (y) => fine(y, x) > 0);
+      if (k > lo) {
+        const y = list[k - 1] as string;
+        if (fine(y, x) === 0) return undefined; // equal at this level
+        if (lowerStr === undefined || this.full(lowerStr, y) < 0) lowerStr = y;
+      }
+      if (k < hi) {
+        const y = list[k] as string;
+        if (upperStr === undefined || this.full(y, upperStr) < 0) upperStr = y;
+      }
     }
-    const below = k > lo ? this.cesOf(this.trusted[k - 1] as string) : undefined;
-    const above = k < hi ? this.cesOf(this.trusted[k] as string) : undefined;
-    const base = (below ?? above) as CE[];
-    let last = base.length - 1;
-    while (last >= 0 && (base[last] as CE).t === 0) last--;
-    if (last < 0 || (below && above && below.length !== above.length)) return undefined;
-    const result = base.map((c) => ({ ...c }));
-    const c = result[last] as CE;
+    if (lowerStr === undefined && upperStr === undefined) return undefined;
+    const below = lowerStr !== undefined ? this.cesOf(lowerStr) : undefined;
+    const above = upperStr !== undefined ? this.cesOf(upperStr) : undefined;
+    const at = (ces: CE[]): number[] => {
+      const r: number[] = [];
+      ces.forEach((c, i) => c[level] !== 0 && r.push(i));
+      return r;
+    };
     if (below) {
-      const ta = above ? (above[last] as CE).t : Infinity;
-      const decidedEarlier = above !== undefined && below.some((b, i) => i < last && b.t !== (above[i] as CE).t);
-      c.t = decidedEarlier || c.t + 0.5 < ta ? c.t + 0.5 : (c.t + ta) / 2;
-    } else {
-      c.t = c.t - 0.5 > 0 ? c.t - 0.5 : c.t / 2;
+      const result = below.map((c) => ({ ...c }));
+      const bi = at(below);
+      const ai = above ? at(above) : [];
+      let j = 0;
+      while (j < bi.length && j < ai.length && (below[bi[j] as number] as CE)[level] === ((above as CE[])[ai[j] as number] as CE)[level]) j++;
+      if (j < bi.length) {
+        const c = result[bi[j] as number] as CE;
+        const ceiling = j < ai.length ? ((above as CE[])[ai[j] as number] as CE)[level] : Infinity;
+        c[level] = c[level] + 0.5 < ceiling ? c[level] + 0.5 : (c[level] + ceiling) / 2;
+        return result;
+      }
+      // The lower neighbour's sequence is a prefix of the upper one's: append a common weight.
+      if (j < ai.length && ((above as CE[])[ai[j] as number] as CE)[level] > COMMON) {
+        result.push(level === 's' ? { p: 0, s: COMMON, t: COMMON, han: -1 } : { p: 0, s: 0, t: COMMON, han: -1 });
+        return result;
+      }
+      return undefined;
     }
+    const result = (above as CE[]).map((c) => ({ ...c }));
+    const ai = at(result);
+    const c = result[ai[ai.length - 1] as number] as CE | undefined;
+    if (!c || c[level] - 0.5 < COMMON) return undefined;
+    c[level] -= 0.5;
     return result;
   }
 
@@ -541,9 +606,12 @@ class Calibrator {
       prefix += rep;
       found.push(...this.cesOf(rep));
     }
-    // Ends in a primary the table lacks: approximated by the table primaries found.
+    // Ends in a primary the table lacks: a new one just after the representative below it (after
+    // the new primaries of that gap, whose order against it is not known).
     this.approximate++;
-    return found;
+    const i = this.searchPrimary(prefix, x);
+    const low = i >= 0 ? (this.repP[i] as number) : (this.repP[0] as number) - 1;
+    return [...found, { p: low + 0.75, s: COMMON, t: COMMON, han: -1 }];
   }
 
   /** Secondary and tertiary weights of x, whose primaries equal those of `prefix` (CEs `found`). */
@@ -641,8 +709,9 @@ class Calibrator {
    * between two representatives get new primaries, one per class of characters equal at
    * primary strength, in ICU's order.
    */
-  placeAll(cps: number[], maxTableP: number, place: (cp: number, ces: CE[]) => void): number[] {
+  placeAll(cps: number[], maxTableP: number, place: (cp: number, ces: CE[]) => void): { top: number[]; hanLike: string[] } {
     const top: number[] = [];
+    const hanLike: string[] = [];
     const strs = [...cps].sort((a, b) => a - b).map((cp) => String.fromCodePoint(cp));
     strs.sort((a, b) => this.full(a, b));
     const cpOf = (x: string): number => x.codePointAt(0) as number;
@@ -656,6 +725,23 @@ class Calibrator {
       if (classes.length > 0) this.assignGap(gap, classes, maxTableP, place);
       classes = [];
     };
+    // Characters placed next to table characters: where one's weights do not rise above the
+    // previous one's (same primaries) as ICU's order says they should, they become the previous
+    // one's with the last secondary or tertiary raised a little (or the same, if ICU says equal).
+    let prevX: string | undefined;
+    let prevCEs: CE[] = [];
+    const placeNear = (x: string, ces: CE[]): void => {
+      let mine = ces;
+      if (prevX !== undefined && compareCEs(prevCEs, mine) >= 0 && this.base(prevX, x) === 0) {
+        const c = this.full(prevX, x);
+        if (c === 0) mine = prevCEs;
+        else if (c < 0) mine = bumpWeight(prevCEs, this.accent(prevX, x) !== 0 ? 's' : 't');
+      }
+      place(cpOf(x), mine);
+      this.placedSorted.push(x);
+      prevX = x;
+      prevCEs = mine;
+    };
     for (const x of strs) {
       if (!primary) {
         if (this.full(x, '') === 0) {
@@ -664,7 +750,7 @@ class Calibrator {
         }
         if (this.base(x, '') === 0) {
           const y = this.findEqual(x);
-          place(cpOf(x), y !== undefined ? this.cesOf(y) : [this.probeMark(x)]);
+          placeNear(x, y !== undefined ? this.cesOf(y) : [this.probeMark(x)]);
           continue;
         }
         primary = true;
@@ -685,14 +771,26 @@ class Calibrator {
         const equal = rep !== undefined && this.base(rep, x) === 0;
         if (equal || (rep !== undefined && this.base(rep + '\uffff', x) > 0)) {
           const y = this.findEqual(x);
-          if (y !== undefined) place(cpOf(x), this.cesOf(y));
-          else place(cpOf(x), this.tertiaryBetween(x) ?? (equal ? this.refine(x, rep, this.cesOf(rep)) : this.probeExpansion(x)));
+          if (y !== undefined) placeNear(x, this.cesOf(y));
+          else {
+            placeNear(
+              x,
+              this.weightsBetween(x, 't') ??
+                this.weightsBetween(x, 's') ??
+                (equal ? this.refine(x, rep, this.cesOf(rep)) : this.probeExpansion(x)),
+            );
+          }
           continue;
         }
-        if (i === n - 1 && this.base(x, '\u{10fffd}') > 0) {
-          top.push(cpOf(x));
-          continue;
-        }
+      }
+      if (i === n - 1 && this.base(x, '\u{10fffd}') > 0) {
+        top.push(cpOf(x));
+        continue;
+      }
+      if (i === n - 1 && this.base(x, '\u4e00') >= 0) {
+        // Among the Han ideographs (a variant of one, say): placed against ICU's Han order.
+        hanLike.push(x);
+        continue;
       }
       if (i !== gap) {
         flush();
@@ -702,7 +800,7 @@ class Calibrator {
       prevInGap = true;
     }
     flush();
-    return top;
+    return { top, hanLike };
   }
 
   /**
@@ -809,8 +907,6 @@ function findDisplaced(strs: readonly string[], group: Int32Array, cal: Calibrat
   return removed;
 }
 
-const isHangulSyllable = (cp: number): boolean => cp >= 0xac00 && cp <= 0xd7a3;
-const isSurrogate = (cp: number): boolean => cp >= 0xd800 && cp <= 0xdfff;
 
 /** Code points the running Unicode may assign that the table lacks: all but Han and private use. */
 const SCAN_RANGES: readonly (readonly [number, number])[] = [
@@ -1032,12 +1128,13 @@ function buildTrie(values: Int32Array): { stage1: Uint16Array; stage2: Int32Arra
 
 /**
  * Byte codes of the primaries, in weight order: one byte for those in `oneByteOrder` (as many
- * as the lead bytes allow, most important first), two for the rest; `topId` gets TOP_LEAD.
+ * as the lead bytes allow, most important first), two for the rest; the ids from `topFrom` on
+ * (U+FFFD, U+FFFF: after every implicit weight) get TOP_LEAD and a second byte.
  */
 function primaryCodes(
   order: Int32Array,
   oneByteOrder: readonly number[],
-  topId: number,
+  topFrom: number,
 ): { pLead: Uint8Array; pTrail: Uint8Array; oneByte: number; leads: number } {
   const n = order.length;
   const pLead = new Uint8Array(n + 1);
@@ -1051,7 +1148,7 @@ function primaryCodes(
     let trail = 256;
     for (let k = 0; k < n; k++) {
       const id = order[k] as number;
-      if (id === topId) continue;
+      if (id >= topFrom) continue;
       if (ones[id]) {
         pLead[id] = ++lead;
         pTrail[id] = 0;
@@ -1077,11 +1174,34 @@ function primaryCodes(
     else hi = mid - 1;
   }
   const lead = allocate(lo);
-  if (topId > 0) {
-    pLead[topId] = TOP_LEAD;
-    pTrail[topId] = 0;
+  for (let id = topFrom; id <= n; id++) {
+    pLead[id] = TOP_LEAD;
+    pTrail[id] = 2 + id - topFrom;
   }
   return { pLead, pTrail, oneByte: lo, leads: lead - 1 };
+}
+
+/** The collation elements with the last non-zero weight of a level raised to just below the next integral id. */
+function bumpWeight(ces: readonly CE[], level: 's' | 't'): CE[] {
+  const out = ces.map((c) => ({ ...c }));
+  let at = out.length - 1;
+  while (at >= 0 && (out[at] as CE)[level] === 0) at--;
+  if (at < 0) return level === 's' ? bumpWeight(ces, 't') : out;
+  const c = out[at] as CE;
+  const v = c[level];
+  c[level] = Number.isInteger(v) ? v + 0.5 : (v + Math.ceil(v)) / 2;
+  return out;
+}
+
+/** UCA comparison of two collation element lists (Han primaries after all others). */
+function compareCEs(a: readonly CE[], b: readonly CE[]): number {
+  for (const level of ['p', 's', 't'] as const) {
+    const x = a.filter((c) => c[level] !== 0 || (level === 'p' && c.han >= 0)).map((c) => (level === 'p' && c.han >= 0 ? 1e9 + c.han : c[level]));
+    const y = b.filter((c) => c[level] !== 0 || (level === 'p' && c.han >= 0)).map((c) => (level === 'p' && c.han >= 0 ? 1e9 + c.han : c[level]));
+    for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return (x[i] as number) < (y[i] as number) ? -1 : 1;
+    if (x.length !== y.length) return x.length < y.length ? -1 : 1;
+  }
+  return 0;
 }
 
 function sameCEs(a: readonly CE[], b: readonly CE[]): boolean {
@@ -1110,7 +1230,11 @@ interface Calibration {
   sOrder: Int32Array;
   tOrder: Int32Array;
   /** The id of the top primary (U+FFFF), or -1. */
-  topId: number;
+  /** The primary ids from this one on are the top ones (U+FFFD, U+FFFF). */
+  topFrom: number;
+  /** Combining classes of non-starters newer than the table's: code points, classes. */
+  cccCps: Int32Array;
+  cccClasses: Float64Array;
   displaced: number;
   added: number;
   approximate: number;
@@ -1118,7 +1242,7 @@ interface Calibration {
 }
 
 /** Calibrates the DUCET against the running ICU (see the module comment). */
-function calibrate(d: Decoded, values: Int32Array): Calibration {
+function calibrate(d: Decoded, values: Int32Array, alsoDisplaced: ReadonlySet<number> = new Set()): Calibration {
   const ex = d.expansions;
   /** Characters calibration places (re-placed or added), with their collation elements. */
   const placed = new Map<number, CE[]>();
@@ -1143,6 +1267,10 @@ function calibrate(d: Decoded, values: Int32Array): Calibration {
   // 1. The table's characters in DUCET order, neighbours compared with ICU.
   const { strs, group } = orderedStrings(d);
   const displaced = findDisplaced(strs, group, cal);
+  // U+FFFD is the DUCET's last primary, but CLDR's root puts it after every implicit weight.
+  const fffd = strs.indexOf('\ufffd');
+  if (fffd >= 0) displaced[fffd] = 1;
+  for (let i = 0; i < d.ordered; i++) if (alsoDisplaced.has(d.first[i] as number)) displaced[i] = 1;
   collectRepresentatives(d, strs, displaced, cal);
 
   // 2. Placed by probing: the displaced; the code points the running Unicode assigns and the
@@ -1151,8 +1279,49 @@ function calibrate(d: Decoded, values: Int32Array): Calibration {
   for (let i = 0; i < d.ordered; i++) if (displaced[i]) probes.push(d.first[i] as number);
   const nDisplaced = probes.length;
   probes.push(...unknownAssigned(values), 0xfffe, 0xffff);
-  const top = cal.placeAll(probes, d.primaries, (cp, list) => placed.set(cp, list));
-  for (const cp of top) placed.set(cp, [{ p: P_TOP, s: COMMON, t: COMMON, han: -1 }]);
+  const { top, hanLike } = cal.placeAll(probes, d.primaries, (cp, list) => placed.set(cp, list));
+  if (hanLike.length > 0) {
+    // Characters with a Han ideograph's primary: found by binary search in ICU's Han order.
+    hanRank ??= sortHan();
+    const byRank: number[] = [];
+    hanRank.forEach((r, i) => {
+      if (r !== 0) byRank[r - 1] = i + HAN_FIRST;
+    });
+    for (const x of hanLike) {
+      let lo = 0;
+      let hi = byRank.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (cal.base(String.fromCodePoint(byRank[mid] as number), x) < 0) lo = mid + 1;
+        else hi = mid;
+      }
+      const hanCp = byRank[lo] as number;
+      const h = String.fromCodePoint(hanCp);
+      // Equal to a table character with that primary (a radical, a compatibility ideograph)?
+      let ces: CE[] | undefined;
+      for (let e = d.ordered; e < d.singles && !ces; e++) {
+        const list: CE[] = [];
+        cesOfCode(d.codes[e] as number, ex, list);
+        const y = String.fromCodePoint(d.first[e] as number);
+        if (list.length === 1 && (list[0] as CE).han === hanCp && cal.full(y, x) === 0) ces = list;
+      }
+      if (!ces) {
+        const ce: CE = { p: 0, s: COMMON, t: COMMON, han: hanCp };
+        if (cal.base(h, x) !== 0) cal.approximate++;
+        else if (cal.accent(h, x) < 0) ce.s += 0.5;
+        else if (cal.full(h, x) < 0) ce.t += 0.5;
+        else if (cal.full(h, x) > 0) cal.approximate++;
+        ces = [ce];
+      }
+      placed.set(x.codePointAt(0) as number, ces);
+    }
+  }
+  // Above every implicit weight (U+FFFD, U+FFFF in CLDR's root), in ICU's order.
+  top.forEach((cp, k) => {
+    const prev = top[k - 1];
+    const p = prev === undefined ? P_TOP : ((placed.get(prev) as CE[])[0] as CE).p + (cal.base(String.fromCodePoint(prev), String.fromCodePoint(cp)) === 0 ? 0 : 1);
+    placed.set(cp, [{ p, s: COMMON, t: COMMON, han: -1 }]);
+  });
 
   // Canonical decompositions of placed characters that ICU collates as the character itself
   // (its canonical closure) where plain lookup would not: added as contractions.
@@ -1188,14 +1357,18 @@ function calibrate(d: Decoded, values: Int32Array): Calibration {
   const moreExpansions: number[] = [];
   const codeOf = (list: CE[]): number => {
     if (list.length === 0) return 0;
-    if (list.length === 1) return pack(list[0] as CE);
+    if (list.length === 1 && (list[0] as CE).han < 0) return pack(list[0] as CE);
     const at = ex.length + moreExpansions.length;
     moreExpansions.push(list.length);
-    for (const c of list) moreExpansions.push(pack(c));
+    for (const c of list) {
+      if (c.han >= 0) moreExpansions.push(-1 - c.han);
+      moreExpansions.push(pack(c));
+    }
     return CODE_EXPANSION - at;
   };
   const placedCodes = placedCps.map((cp) => codeOf(placed.get(cp) as CE[]));
   const contractionCodes = added.map((a) => codeOf(a.ces));
+  const newCcc = combiningClasses(probes, d.ccc);
   return {
     placedCps: Int32Array.from(placedCps),
     placedCodes: Int32Array.from(placedCodes),
@@ -1206,7 +1379,9 @@ function calibrate(d: Decoded, values: Int32Array): Calibration {
     pOrder: P.order(),
     sOrder: S.order(),
     tOrder: T.order(),
-    topId: P.count > 0 && P.vals[P.count - 1] === P_TOP ? P.base + P.count : -1,
+    topFrom: top.length > 0 ? P.id(P_TOP) : P.base + P.count + 1,
+    cccCps: Int32Array.from(newCcc.keys()),
+    cccClasses: Float64Array.from(newCcc.values()),
     displaced: nDisplaced,
     added: probes.length - nDisplaced,
     approximate: cal.approximate,
@@ -1214,8 +1389,51 @@ function calibrate(d: Decoded, values: Int32Array): Calibration {
   };
 }
 
+/**
+ * Canonical combining classes of the given code points that are marks the class table (an older
+ * Unicode's) lacks, found from how NFD reorders them against one mark of each known class. Only
+ * their order and whether they are zero matter (for discontiguous contractions), so a class
+ * between two known ones is fractional.
+ */
+function combiningClasses(cps: readonly number[], known: ReadonlyMap<number, number>): Map<number, number> {
+  const refs: { cls: number; str: string }[] = [];
+  const seen = new Set<number>();
+  for (const [cp, cls] of [...known].sort((a, b) => a[1] - b[1] || a[0] - b[0])) {
+    const str = String.fromCodePoint(cp);
+    if (seen.has(cls) || str.normalize('NFD') !== str) continue;
+    seen.add(cls);
+    refs.push({ cls, str });
+  }
+  const found = new Map<number, number>();
+  if (refs.length === 0) return found;
+  const moves = (s: string): boolean => s.normalize('NFD') !== s;
+  for (const cp of cps) {
+    const x = String.fromCodePoint(cp);
+    if (known.has(cp) || !/\p{M}/u.test(x) || x.normalize('NFD') !== x) continue;
+    // NFD puts a mark of a lower (non-zero) class before x, and x before one of a higher class;
+    // a starter (class 0) never moves.
+    const lowerGoesFirst = (r: { str: string }): boolean => moves(`a${x}${r.str}`);
+    const xGoesFirst = (r: { str: string }): boolean => moves(`a${r.str}${x}`);
+    if (!lowerGoesFirst(refs[0] as { str: string }) && !xGoesFirst(refs[refs.length - 1] as { str: string })) continue;
+    // The first reference whose class is not below x's.
+    let lo = 0;
+    let hi = refs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (lowerGoesFirst(refs[mid] as { str: string })) lo = mid + 1;
+      else hi = mid;
+    }
+    const at = refs[lo];
+    if (at && !xGoesFirst(at)) found.set(cp, at.cls);
+    else found.set(cp, ((lo > 0 ? (refs[lo - 1] as { cls: number }).cls : 0) + (at ? at.cls : 256)) / 2);
+  }
+  return found;
+}
+
 /** The lookup tables from the table and a calibration. */
 function assemble(d: Decoded, values: Int32Array, cal: Calibration, source: CollationStats['source'], started: number): Tables {
+  const ccc = new Map(d.ccc);
+  cal.cccCps.forEach((cp, k) => ccc.set(cp, cal.cccClasses[k] as number));
   for (let k = 0; k < cal.placedCps.length; k++) values[calIndex(cal.placedCps[k] as number)] = cal.placedCodes[k] as number;
   const expansions = new Int32Array(d.expansions.length + cal.moreExpansions.length);
   expansions.set(d.expansions);
@@ -1236,7 +1454,7 @@ function assemble(d: Decoded, values: Int32Array, cal: Calibration, source: Coll
     c.entries.set(String.fromCodePoint(...cps.slice(1)), code);
     for (let k = 2; k < cps.length; k++) c.prefixes.add(String.fromCodePoint(...cps.slice(1, k)));
     c.maxSuffix = Math.max(c.maxSuffix, cps.length - 1);
-    if ((d.ccc.get(cps[cps.length - 1] as number) ?? 0) !== 0) c.discontiguous = true;
+    if ((ccc.get(cps[cps.length - 1] as number) ?? 0) !== 0) c.discontiguous = true;
   };
   for (let e = d.singles; e < d.first.length; e++) addContraction([d.first[e] as number, ...(d.extra[e - d.singles] as number[])], d.codes[e] as number);
   for (let k = 0, at = 0; k < cal.contractionLens.length; k++) {
@@ -1252,7 +1470,7 @@ function assemble(d: Decoded, values: Int32Array, cal: Calibration, source: Coll
     if (v <= CODE_CONTRACTION) v = (contractions[CODE_CONTRACTION - v] as Contraction).single;
     if (v > 0 && v >>> 15 !== 0 && !oneByteOrder.includes(v >>> 15)) oneByteOrder.push(v >>> 15);
   }
-  const { pLead, pTrail, oneByte, leads } = primaryCodes(cal.pOrder, oneByteOrder, cal.topId);
+  const { pLead, pTrail, oneByte, leads } = primaryCodes(cal.pOrder, oneByteOrder, cal.topFrom);
   const sRank = rankOf(cal.sOrder);
   const tRank = rankOf(cal.tOrder);
   if (sRank[COMMON] !== 1 || tRank[COMMON] !== 1) throw new Error('collation: a weight below the common weight');
@@ -1278,7 +1496,7 @@ function assemble(d: Decoded, values: Int32Array, cal: Calibration, source: Coll
     hanCalibrationMs: 0,
     memoryBytes: 0,
   };
-  const t: Tables = { stage1, stage2, expansions, contractions, starters: byStarter, ccc: d.ccc, pLead, pTrail, sRank, tRank, stats };
+  const t: Tables = { stage1, stage2, expansions, contractions, starters: byStarter, ccc, pLead, pTrail, sRank, tRank, stats };
   finishStats(t, started);
   return t;
 }
@@ -1421,7 +1639,7 @@ function packTables(t: Tables): string {
     t.stage1, Int32Array.from(t.stage2), Int32Array.from(t.expansions), t.pLead, t.pTrail, t.sRank, t.tRank,
     Int32Array.from(starters), Int32Array.from(singles), Uint8Array.from(flags), Int32Array.from(sizes),
     Uint8Array.from(suffixLens), Int32Array.from(suffixCps), Int32Array.from(codes),
-    Int32Array.from(t.ccc.keys()), Uint8Array.from(t.ccc.values()),
+    Int32Array.from(t.ccc.keys()), Int32Array.from(t.ccc.values(), (c) => c * 2), // classes may be halves
     Int32Array.from(STAT_FIELDS, (f) => t.stats[f]),
   ]);
 }
@@ -1450,9 +1668,9 @@ function unpackTables(packed: string, started: number): Tables {
     starterMap.set(starters[k] as number, c);
   }
   const cccCps = i32(14);
-  const cccValues = u8(15);
+  const cccValues = i32(15);
   const ccc = new Map<number, number>();
-  for (let k = 0; k < cccCps.length; k++) ccc.set(cccCps[k] as number, cccValues[k] as number);
+  for (let k = 0; k < cccCps.length; k++) ccc.set(cccCps[k] as number, (cccValues[k] as number) / 2);
   const numbers = i32(16);
   const stats: CollationStats = {
     source: 'snapshot',
@@ -1494,16 +1712,15 @@ function unpackTables(packed: string, started: number): Tables {
 }
 
 /**
- * Checks tables against ICU on a sample: keys for every 89th character of the calibrated planes
- * that has weights (and a few strings), sorted, each neighbouring pair compared with ICU.
+ * Checks tables against ICU on a sample: keys for every 257th code point of planes 0-1 that has
+ * weights (and a few strings), sorted, each neighbouring pair compared with ICU.
  */
 function spotCheck(t: Tables): boolean {
   const sample: string[] = ['', 'a', 'A', 'á', 'Å', 'ß', 'ss', 'æ', 'ae', 'l·l', 'й', 'й', 'й̣', '가', '각', 'ค่า'];
-  let k = 0;
-  for (let cp = 0; cp < 0x40000; cp++) {
+  for (let cp = 0; cp < 0x20000; cp += 257) {
     const code = lookup(t, cp);
     if (code === CODE_IMPLICIT || (cp >= 0xd800 && cp < 0xe000) || hasHanWeights(t, code)) continue;
-    if (k++ % 89 === 0) sample.push(String.fromCodePoint(cp));
+    sample.push(String.fromCodePoint(cp));
   }
   const keyed = sample.map((s) => ({ s, k: stringKey(t, s) }));
   keyed.sort((x, y) => Buffer.compare(x.k, y.k));
@@ -1648,20 +1865,31 @@ export interface IcuSnapshot {
   data: string;
   /** The lookup tables (packArrays). */
   tables: string;
-  /** ICU's order of the Han ideographs (packArrays: code points, ranks). */
+  /** ICU's order of the Han ideographs (packArrays: code point ranges, ranks). */
   han: string;
+  /** The digest of the tables (part of COLLATION_VERSION). */
+  digest: string;
 }
 
 /**
  * Calibrates afresh against the running ICU (ignoring any snapshot), for the generator to store
  * as src/views/collation-icu.ts; `digest` identifies the resulting tables.
  */
-export function buildCollationSnapshot(): IcuSnapshot & { digest: string; stats: CollationStats } {
+export function buildCollationSnapshot(): IcuSnapshot & { stats: CollationStats } {
   const started = performance.now();
   const d = decodePacked();
   const values = tableValues(d);
-  const cal = calibrate(d, values.slice());
-  const t = assemble(d, values, cal, 'calibrated', started);
+  // Calibrate, then check every single code point's key order against ICU; characters in a
+  // disagreeing pair are re-placed by probing, until none disagree (or a few rounds).
+  const alsoDisplaced = new Set<number>();
+  let t: Tables;
+  for (let round = 0; ; round++) {
+    const cal = calibrate(d, values.slice(), alsoDisplaced);
+    t = assemble(d, values.slice(), cal, 'calibrated', started);
+    const bad = disagreements(t);
+    if (bad.length === 0 || round === 4) break;
+    for (const cp of bad) alsoDisplaced.add(cp);
+  }
   return {
     icu: process.versions.icu ?? 'none',
     unicode: process.versions.unicode ?? 'none',
@@ -1673,13 +1901,41 @@ export function buildCollationSnapshot(): IcuSnapshot & { digest: string; stats:
   };
 }
 
+/**
+ * The code points (of the calibrated planes, Han ideographs aside) in neighbouring pairs whose
+ * key order differs from ICU's.
+ */
+function disagreements(t: Tables): number[] {
+  hanRank ??= sortHan(); // the same as ensureHan() would give, without the module's tables
+  const items: { cp: number; s: string; k: Buffer }[] = [];
+  for (let cp = 0; cp < 0x110000; cp++) {
+    if (cp === 0x40000) cp = 0xe0000;
+    if (cp === 0xe1000) break;
+    if ((cp >= 0xd800 && cp < 0xe000) || lookup(t, cp) === CODE_IMPLICIT) continue;
+    const s = String.fromCodePoint(cp);
+    items.push({ cp, s, k: stringKey(t, s) });
+  }
+  items.sort((a, b) => Buffer.compare(a.k, b.k));
+  const bad = new Set<number>();
+  for (let i = 1; i < items.length; i++) {
+    const a = items[i - 1] as { cp: number; s: string; k: Buffer };
+    const b = items[i] as { cp: number; s: string; k: Buffer };
+    if (Math.sign(Buffer.compare(a.k, b.k)) !== Math.sign(icuCompare(a.s, b.s))) {
+      bad.add(a.cp);
+      bad.add(b.cp);
+    }
+  }
+  return [...bad];
+}
+
 /** A digest of the lookup tables, to compare a snapshot's with a fresh calibration's. */
 function tablesDigest(t: Tables): string {
   const h = createHash('sha256');
   for (const a of [t.stage1, t.stage2, t.expansions, t.pLead, t.pTrail, t.sRank, t.tRank]) {
     h.update(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
   }
-  for (const c of t.contractions) h.update(`${c.single}:${[...c.entries].join(',')}|`);
+  for (const c of t.contractions) h.update(`${c.single}:${c.discontiguous}:${[...c.entries].join(',')}|`);
+  h.update([...t.ccc].join(','));
   return h.digest('hex').slice(0, 16);
 }
 
@@ -1722,7 +1978,20 @@ export function sortKey(value: unknown, raw = false): Buffer {
   return Buffer.from(out.subarray(0, pos));
 }
 
+/** Type tags in raw mode, by default tag: Erlang's term order (see rawTypeOrder). */
+const RAW_TAG: Record<number, number> = {
+  [TAG_NEGATIVE]: 0x02, [TAG_ZERO]: 0x03, [TAG_POSITIVE]: 0x04,
+  [TAG_FALSE]: 0x05, [TAG_NULL]: 0x06, [TAG_TRUE]: 0x07,
+  [TAG_OBJECT]: 0x08, [TAG_ARRAY]: 0x09, [TAG_STRING]: 0x0a,
+};
+
 function encodeValue(v: unknown, raw: boolean): void {
+  const at = pos;
+  encodeTagged(v, raw);
+  if (raw) out[at] = RAW_TAG[out[at]!]!;
+}
+
+function encodeTagged(v: unknown, raw: boolean): void {
   reserve(16);
   if (v === null || v === undefined) {
     out[pos++] = TAG_NULL;
