@@ -20,7 +20,9 @@ type Target =
   /** `>=`: Settee / pouchdb-server should be at least `ratio`; `<=`: at most. */
   | { op: '>=' | '<='; ratio: number }
   /** A bound on Settee's own figure, whatever pouchdb-server does. */
-  | { op: '>=' | '<='; absolute: number };
+  | { op: '>=' | '<='; absolute: number }
+  /** For times: pouchdb-server / Settee should be at least `faster` (Settee that many times faster). */
+  | { op: '>='; faster: number };
 
 interface RowSpec {
   key: string;
@@ -30,6 +32,10 @@ interface RowSpec {
   target?: Target;
   /** Measured in the large-attachment phase (left out with --skip-large). */
   large?: boolean;
+  /** Measured in the view phase (left out with --skip-views; the only rows with --views-only). */
+  views?: boolean;
+  /** A time: the ratio column also says how many times faster Settee is. */
+  lowerIsBetter?: boolean;
 }
 
 export const ROWS: readonly RowSpec[] = [
@@ -52,6 +58,13 @@ export const ROWS: readonly RowSpec[] = [
   { key: 'att_large_download', unit: 'MB/s', label: 'attachment GET, {large} streamed', target: { op: '>=', ratio: 2 }, large: true },
   { key: 'att_large_peak_rss', unit: 'MB', label: 'server peak RSS during the {large} PUT+GET', target: { op: '<=', absolute: 150 }, large: true },
   { key: 'att_large_peak_rss_anon', unit: 'MB', label: '  of which anonymous (RssAnon), sampled', large: true },
+  { key: 'view_build', unit: 'docs/s', label: 'view build, {viewDocs} docs (first ?limit=1)', target: { op: '>=', ratio: 45 }, views: true },
+  { key: 'view_range', unit: 'queries/s', label: 'view key-range queries, 8 clients', target: { op: '>=', ratio: 12 }, views: true },
+  { key: 'view_reduce', unit: 'ms', label: 'view reduce=true, whole index, median', target: { op: '>=', faster: 250 }, views: true, lowerIsBetter: true },
+  { key: 'view_group_level', unit: 'ms', label: 'view group_level=1, median', views: true, lowerIsBetter: true },
+  { key: 'view_incremental', unit: 'ms', label: 'view update after editing {viewEdits} docs', views: true, lowerIsBetter: true },
+  { key: 'view_peak_rss', unit: 'MB', label: 'server peak RSS during the view phase', target: { op: '<=', ratio: 0.3 }, views: true },
+  { key: 'view_peak_rss_anon', unit: 'MB', label: '  of which anonymous (RssAnon), sampled', views: true },
 ];
 
 export interface ComparisonRow {
@@ -62,11 +75,31 @@ export interface ComparisonRow {
   pouchdbServer: number | null;
   /** Settee / pouchdb-server. */
   ratio: number | null;
+  /** For times: pouchdb-server / Settee, how many times faster Settee is. */
+  faster?: number | null;
+  /** pouchdb-server's figure was scaled from a smaller run (shown with ~; see the notes). */
+  pouchExtrapolated?: boolean;
   target: string | null;
 }
 
-export function compare(settee: ServerResult, pouch: ServerResult, opts: { largeSize: string; skipLarge: boolean }): ComparisonRow[] {
-  return ROWS.filter((row) => !(row.large && opts.skipLarge)).map((row) => {
+export interface CompareOptions {
+  largeSize: string;
+  skipLarge: boolean;
+  /** The view phase's document count, for labels. */
+  viewDocs: string;
+  /** The number of documents edited before the incremental update, for labels. */
+  viewEdits: string;
+  skipViews?: boolean;
+  viewsOnly?: boolean;
+}
+
+export function compare(settee: ServerResult, pouch: ServerResult, opts: CompareOptions): ComparisonRow[] {
+  const shown = (row: RowSpec): boolean => {
+    if (opts.viewsOnly) return row.views === true;
+    if (row.views) return !opts.skipViews;
+    return !(row.large && opts.skipLarge);
+  };
+  return ROWS.filter(shown).map((row) => {
     const s = settee.figures[row.key];
     const p = pouch.figures[row.key];
     // A figure from an aborted phase is a lower bound at best: no ratio.
@@ -74,11 +107,13 @@ export function compare(settee: ServerResult, pouch: ServerResult, opts: { large
     const ratio = s && p && p.value > 0 && !aborted ? s.value / p.value : null;
     return {
       key: row.key,
-      label: row.label.replace('{large}', opts.largeSize),
+      label: row.label.replace('{large}', opts.largeSize).replace('{viewDocs}', opts.viewDocs).replace('{viewEdits}', opts.viewEdits),
       unit: row.unit,
       settee: s ? s.value : null,
       pouchdbServer: p ? p.value : null,
       ratio,
+      ...(row.lowerIsBetter ? { faster: ratio !== null && ratio > 0 ? 1 / ratio : null } : {}),
+      ...(p?.detail?.extrapolated === true ? { pouchExtrapolated: true } : {}),
       target: targetText(row),
     };
   });
@@ -88,6 +123,7 @@ function targetText(row: RowSpec): string | null {
   const t = row.target;
   if (!t) return null;
   const op = t.op === '>=' ? '≥' : '≤';
+  if ('faster' in t) return `${op}${t.faster}× faster`;
   return 'ratio' in t ? `${op}${t.ratio}×` : `Settee ${op}${t.absolute} ${row.unit}`;
 }
 
@@ -97,6 +133,14 @@ export function formatNumber(value: number | null): string {
   if (abs >= 100) return Math.round(value).toLocaleString('en-US');
   if (abs >= 10) return value.toFixed(1);
   return value.toFixed(2);
+}
+
+/** Settee / pouchdb-server; for times also how many times faster (a ratio below 0.01 keeps two significant digits). */
+function ratioText(r: ComparisonRow): string {
+  if (r.ratio === null) return '-';
+  const ratio = r.ratio !== 0 && Math.abs(r.ratio) < 0.01 ? r.ratio.toPrecision(2) : r.ratio.toFixed(2);
+  if (r.faster === undefined || r.faster === null) return `${ratio}×`;
+  return `${ratio}× (${formatNumber(r.faster)}× faster)`;
 }
 
 function cell(result: ServerResult, value: number | null): string {
@@ -111,8 +155,8 @@ export function formatTable(rows: readonly ComparisonRow[], settee: ServerResult
     r.label,
     r.unit,
     cell(settee, r.settee),
-    cell(pouch, r.pouchdbServer),
-    r.ratio === null ? '-' : `${r.ratio.toFixed(2)}×`,
+    r.pouchExtrapolated && r.pouchdbServer !== null ? `~${formatNumber(r.pouchdbServer)}` : cell(pouch, r.pouchdbServer),
+    ratioText(r),
     r.target ?? '',
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((line) => line[i]!.length)));

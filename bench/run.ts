@@ -15,6 +15,9 @@ import { existsSync } from 'node:fs';
  *   --settee-auth <user:pass>       send Basic auth with every request to Settee
  *   --out <file>                    JSON results (default bench/results/latest.json)
  *   --skip-large                    skip the large-attachment phase (1 GiB × scale up and down)
+ *   --skip-views                    skip the view phase (map/reduce index over 100k × scale docs)
+ *   --views-only                    run the view phase only
+ *   --pouch-view-docs <n>           pouchdb-server's view corpus (default: Settee's, at most 20,000)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -26,6 +29,7 @@ import { compare, formatNumber, formatTable, type ServerResult } from './report.
 import { ensurePeersInstalled, killAllServers, SERVER_NAMES, startServer, type RunningServer, type ServerName } from './servers.js';
 import { round } from './stats.js';
 import * as w from './workloads.js';
+import * as v from './views.js';
 
 /** The project root: the nearest folder above this file with the bench's peers manifest. */
 const ROOT = (() => {
@@ -42,6 +46,7 @@ const DB = 'bench';
 const RMW_DB = 'bench_rmw';
 const FEED_DB = 'bench_feed';
 const ATT_DB = 'bench_att';
+const VIEW_DB = 'bench_views';
 const MiB = 2 ** 20;
 
 /** Sizes of every workload for a scale factor. Caps are safety limits in seconds, not scaled. */
@@ -67,6 +72,30 @@ function plan(scale: number) {
       rssLimitBytes: Math.min(4 * 2 ** 30, Math.floor(os.totalmem() / 2)),
       sampleMs: 50,
     },
+    // The view phase, on a fresh server: N docs, an index built at query time, queries, reduces, an
+    // incremental update. Every step has a time cap (scaled), past which the server's figure is n/a.
+    views: {
+      docs: count(100_000, 1000),
+      // pouchdb-server's map/reduce indexes in JavaScript over LevelDB (under 1,000 docs/s here) and
+      // reduces by reading every row: at 100k docs its part alone would take several minutes, so it
+      // indexes at most 20k docs (--pouch-view-docs overrides); see extrapolateViews for the ratios.
+      pouchDocs: Math.min(count(100_000, 1000), 20_000),
+      batchSize: 1000,
+      rangeQueries: count(2000, 500),
+      rangeClients: 8,
+      rangeSpan: 50,
+      reduceReps: 20,
+      editDocs: Math.round(count(100_000, 1000) / 100),
+      caps: {
+        load: seconds(240, 30),
+        build: seconds(300, 30),
+        range: seconds(60, 15),
+        reduce: seconds(60, 15),
+        group: seconds(60, 15),
+        incremental: seconds(120, 20),
+      },
+      rssSampleMs: 100,
+    },
   };
 }
 type Plan = ReturnType<typeof plan>;
@@ -80,6 +109,9 @@ interface Options {
   setteeAuth: string | undefined;
   out: string;
   skipLarge: boolean;
+  skipViews: boolean;
+  viewsOnly: boolean;
+  pouchViewDocs: number | undefined;
 }
 
 function parseOptions(): Options {
@@ -93,15 +125,24 @@ function parseOptions(): Options {
       'settee-auth': { type: 'string' },
       out: { type: 'string', default: join(ROOT, 'bench', 'results', 'latest.json') },
       'skip-large': { type: 'boolean', default: false },
+      'skip-views': { type: 'boolean', default: false },
+      'views-only': { type: 'boolean', default: false },
+      'pouch-view-docs': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     console.log('usage: node dist/bench/run.js [--only settee|pouchdb-server] [--scale F] [--tmp-dir DIR] [--keep-data]');
     console.log('                                [--settee-config FILE] [--settee-auth USER:PASS] [--out FILE] [--skip-large]');
+    console.log('                                [--skip-views | --views-only] [--pouch-view-docs N]');
     process.exit(0);
   }
+  if (values['skip-views'] && values['views-only']) throw new Error('--skip-views and --views-only exclude each other');
   const scale = Number(values.scale);
+  const pouchViewDocs = values['pouch-view-docs'];
+  if (pouchViewDocs !== undefined && !(Number.isInteger(Number(pouchViewDocs)) && Number(pouchViewDocs) >= 100)) {
+    throw new Error(`--pouch-view-docs must be an integer of at least 100, not ${pouchViewDocs}`);
+  }
   if (!(scale > 0)) throw new Error(`--scale must be a positive number, not ${values.scale}`);
   const only = values.only;
   if (only !== undefined && !SERVER_NAMES.includes(only as ServerName)) {
@@ -116,6 +157,9 @@ function parseOptions(): Options {
     setteeAuth: values['settee-auth'],
     out: resolve(values.out!),
     skipLarge: values['skip-large']!,
+    skipViews: values['skip-views']!,
+    viewsOnly: values['views-only']!,
+    pouchViewDocs: values['pouch-view-docs'] === undefined ? undefined : Number(values['pouch-view-docs']),
   };
 }
 
@@ -307,45 +351,177 @@ async function benchServer(name: ServerName, opts: Options, p: Plan, content: Bu
       return { ...result, status: 'failed', error: message(err) };
     }
   }
-  let server: RunningServer;
-  try {
-    server = await startServer(name, { root: ROOT, tmpRoot: opts.tmpRoot, setteeConfig: opts.setteeConfig, keepData: opts.keepData });
-  } catch (err) {
-    console.log(`  ${name}: ${message(err)}`);
-    return { ...result, status: 'failed', error: message(err) };
-  }
-  result.mode = server.mode;
   const headers: Record<string, string> = {};
   if (name === 'settee' && opts.setteeAuth) headers.authorization = `Basic ${Buffer.from(opts.setteeAuth).toString('base64')}`;
-  const target: w.Target = { base: server.url, headers };
-  console.log(`\n${name} (pid ${server.pid}) at ${server.url}, data in ${server.dataDir}`);
-  try {
-    const client = new Client(server.url, headers);
+  if (!opts.viewsOnly) {
+    let server: RunningServer;
     try {
-      const welcome = JSON.parse((await client.expect('GET', '/', [200])).body) as { version?: string };
-      result.version = welcome.version;
-    } finally {
-      client.close();
+      server = await startServer(name, { root: ROOT, tmpRoot: opts.tmpRoot, setteeConfig: opts.setteeConfig, keepData: opts.keepData });
+    } catch (err) {
+      console.log(`  ${name}: ${message(err)}`);
+      return { ...result, status: 'failed', error: message(err) };
     }
-    for (const db of [DB, RMW_DB, FEED_DB, ATT_DB]) await w.createDb(target, db);
-    await runWorkloads(server, target, p, result);
-    // The main run's peak, before the attachments (the large one has its own figure).
-    mainPeak = server.peakRssBytes();
-    await runAttachmentWorkloads(server, target, p, result, content);
-  } catch (err) {
-    result.errors.setup = message(err);
-    console.log(`  ${name}: ${message(err)}`);
-  } finally {
-    const peak = mainPeak ?? server.peakRssBytes();
-    if (peak > 0) result.figures.peak_rss = { value: peak / 2 ** 20, unit: 'MB', detail: { source: '/proc/<pid>/status VmHWM, before the attachment workloads' } };
-    if (!server.alive()) result.errors.server = `server exited during the run; log tail:\n${server.logTail()}`;
-    await server.stop();
+    result.mode = server.mode;
+    const target: w.Target = { base: server.url, headers };
+    console.log(`\n${name} (pid ${server.pid}) at ${server.url}, data in ${server.dataDir}`);
+    try {
+      result.version = await serverVersion(target);
+      for (const db of [DB, RMW_DB, FEED_DB, ATT_DB]) await w.createDb(target, db);
+      await runWorkloads(server, target, p, result);
+      // The main run's peak, before the attachments (the large one has its own figure).
+      mainPeak = server.peakRssBytes();
+      await runAttachmentWorkloads(server, target, p, result, content);
+    } catch (err) {
+      result.errors.setup = message(err);
+      console.log(`  ${name}: ${message(err)}`);
+    } finally {
+      const peak = mainPeak ?? server.peakRssBytes();
+      if (peak > 0) result.figures.peak_rss = { value: peak / 2 ** 20, unit: 'MB', detail: { source: '/proc/<pid>/status VmHWM, before the attachment workloads' } };
+      if (!server.alive()) result.errors.server = `server exited during the run; log tail:\n${server.logTail()}`;
+      await server.stop();
+    }
   }
-  // The large attachment runs against a freshly started server, so its RSS figure is what a
-  // 1 GiB transfer costs, not what the earlier workloads left mapped or cached.
-  if (!opts.skipLarge) await runLargeOnFreshServer(name, opts, p, result, headers, content);
+  // The view phase and the large attachment each run against a freshly started server, so their
+  // figures (RSS above all) are what that work costs, not what the earlier workloads left behind.
+  if (!opts.skipViews) await runViewsOnFreshServer(name, opts, p, result, headers);
+  if (!opts.skipLarge && !opts.viewsOnly) await runLargeOnFreshServer(name, opts, p, result, headers, content);
   if (Object.keys(result.errors).length > 0) result.status = 'partial';
   return result;
+}
+
+async function serverVersion(target: w.Target): Promise<string | undefined> {
+  const client = new Client(target.base, target.headers);
+  try {
+    return (JSON.parse((await client.expect('GET', '/', [200])).body) as { version?: string }).version;
+  } finally {
+    client.close();
+  }
+}
+
+/** The view phase's sizes for a server: pouchdb-server may index fewer documents (see the plan). */
+function viewPlanFor(p: Plan, name: ServerName): v.ViewPlan {
+  const { rssSampleMs: _, pouchDocs, ...plan } = p.views;
+  return name === 'pouchdb-server' ? { ...plan, docs: pouchDocs } : plan;
+}
+
+/**
+ * When pouchdb-server indexed fewer documents than Settee, its figures are put on Settee's scale
+ * where the cost model is plain, and said so: whole-index reduce and group_level read every row
+ * of the range in pouchdb-mapreduce (time ∝ rows; measured here: 352 ms at 10k rows, 740–790 ms at
+ * 20k, 1.4 s at 50k, 3.8–4.0 s at 100k), so they are scaled linearly to Settee's count and shown with "~". Rates (build docs/s,
+ * range queries/s) are compared as measured, and so are the incremental update (the same number
+ * of edited documents on both servers) and peak RSS: a smaller index can only flatter
+ * pouchdb-server there. The measured values stay in the JSON.
+ */
+function extrapolateViews(p: Plan, result: ServerResult): void {
+  const measuredDocs = p.views.pouchDocs;
+  const docs = p.views.docs;
+  if (measuredDocs === docs) return;
+  const factor = docs / measuredDocs;
+  const at = `${measuredDocs.toLocaleString('en-US')} docs`;
+  for (const key of ['view_reduce', 'view_group_level']) {
+    const f = result.figures[key];
+    if (!f) continue;
+    f.detail = {
+      ...f.detail,
+      measured: f.value,
+      measuredAtDocs: measuredDocs,
+      extrapolated: true,
+      note: `measured ${formatNumber(f.value)} ${f.unit} on ${at}; shown ×${formatNumber(factor)} (linear: pouchdb-mapreduce reads every row)`,
+    };
+    f.value *= factor;
+  }
+  for (const key of ['view_build', 'view_range', 'view_incremental', 'view_peak_rss']) {
+    const f = result.figures[key];
+    if (!f) continue;
+    const same = key === 'view_incremental' ? ` (the same ${p.views.editDocs.toLocaleString('en-US')} docs edited)` : '';
+    f.detail = { ...f.detail, measuredAtDocs: measuredDocs, note: `measured on ${at}${same} and compared as is (a smaller index favours pouchdb-server)` };
+  }
+}
+
+/**
+ * The view phase: load the corpus, then build, range queries, reduces and the incremental update,
+ * with the server's peak RSS from the build on (VmHWM reset when the build starts, VmRSS sampled).
+ * A step that fails (or passes its cap) leaves its figure n/a; steps that need the index then do
+ * not run, since a server still building in the background would skew them.
+ */
+async function runViewPhase(server: RunningServer, target: w.Target, p: Plan, result: ServerResult): Promise<void> {
+  const step = stepper(server, result);
+  const vp = viewPlanFor(p, server.name);
+  const skip = (name: string, why: string): void => {
+    result.errors[name] = `not run: ${why}`;
+    console.log(`  ${server.name.padEnd(15)}${name.padEnd(22)}skipped: ${why}`);
+  };
+  await w.createDb(target, VIEW_DB);
+  let corpus: v.ViewCorpus | undefined;
+  await step('view docs load', async () => {
+    const r = await v.loadViewCorpus(target, VIEW_DB, vp);
+    corpus = r.corpus;
+    return r.figures;
+  });
+  const later = ['view range queries', 'view reduce', 'view group_level=1', 'view incremental'];
+  if (!corpus) {
+    for (const name of ['view build', ...later]) skip(name, 'the documents were not loaded');
+    return;
+  }
+  const loaded = corpus;
+  const watch = server.watchRss(p.views.rssSampleMs);
+  let built = false;
+  try {
+    built = await step('view build', () => v.viewBuild(target, VIEW_DB, vp));
+    if (!built) {
+      for (const name of later) skip(name, 'the index build did not complete');
+      return;
+    }
+    await step('view range queries', () => v.viewRangeQueries(target, VIEW_DB, vp));
+    await step('view reduce', () => v.viewReduce(target, VIEW_DB, vp));
+    await step('view group_level=1', () => v.viewGroupLevel(target, VIEW_DB, vp));
+    await step('view incremental', () => v.viewIncremental(target, VIEW_DB, vp, loaded));
+  } finally {
+    watch.stop();
+    const peak = watch.peak();
+    if (peak > 0) {
+      const source = `${watch.hwmReset ? 'VmHWM reset at the build (clear_refs), and ' : ''}VmRSS sampled every ${p.views.rssSampleMs} ms, from the build to the end of the phase`;
+      // A phase cut short gives a peak over part of it: no ratio.
+      const aborted = !built;
+      result.figures.view_peak_rss = {
+        value: peak / MiB,
+        unit: 'MB',
+        detail: { source, docs: vp.docs, peakRssAnonMB: watch.peakAnon() / MiB, peakRssFileMB: watch.peakFile() / MiB, aborted },
+      };
+      result.figures.view_peak_rss_anon = { value: watch.peakAnon() / MiB, unit: 'MB', detail: { source: `RssAnon sampled every ${p.views.rssSampleMs} ms`, aborted } };
+      const mb = (bytes: number): string => formatNumber(bytes / MiB);
+      console.log(
+        `  ${server.name.padEnd(15)}${'RSS during views'.padEnd(22)}peak ${mb(peak)} MB (sampled: anonymous ${mb(watch.peakAnon())} MB, ` +
+          `file-backed ${mb(watch.peakFile())} MB)${aborted ? ', phase cut short' : ''}`,
+      );
+    }
+  }
+}
+
+async function runViewsOnFreshServer(name: ServerName, opts: Options, p: Plan, result: ServerResult, headers: Record<string, string>): Promise<void> {
+  let fresh: RunningServer;
+  try {
+    fresh = await startServer(name, { root: ROOT, tmpRoot: opts.tmpRoot, setteeConfig: opts.setteeConfig, keepData: opts.keepData });
+  } catch (err) {
+    result.errors.views = message(err);
+    console.log(`  ${name}: ${message(err)}`);
+    return;
+  }
+  result.mode ??= fresh.mode;
+  const target: w.Target = { base: fresh.url, headers };
+  console.log(`\n${name} (pid ${fresh.pid}) at ${fresh.url}: view phase, ${viewPlanFor(p, name).docs} docs, on a fresh server`);
+  try {
+    result.version ??= await serverVersion(target);
+    await runViewPhase(fresh, target, p, result);
+    if (name === 'pouchdb-server') extrapolateViews(p, result);
+  } catch (err) {
+    result.errors.views = message(err);
+    console.log(`  ${name}: ${message(err)}`);
+  } finally {
+    if (!fresh.alive()) result.errors.viewsServer = `server exited during the view phase; log tail:\n${fresh.logTail()}`;
+    await fresh.stop();
+  }
 }
 
 async function runLargeOnFreshServer(
@@ -376,11 +552,17 @@ function notes(results: ServerResult[]): string[] {
   for (const r of results) {
     if (r.status === 'skipped') continue;
     if (r.error) lines.push(`${r.name}: ${r.error.split('\n')[0]}`);
-    for (const [name, err] of Object.entries(r.errors)) lines.push(`${r.name}: ${name} failed: ${err.split('\n')[0]}`);
+    for (const [name, err] of Object.entries(r.errors)) {
+      lines.push(`${r.name}: ${name} ${err.startsWith('not run:') ? '' : 'failed: '}${err.split('\n')[0]}`);
+    }
     for (const [key, f] of Object.entries(r.figures)) {
-      if (f.detail?.capped === true) lines.push(`${r.name}: ${key} hit its time cap (${f.detail.docs} of ${f.detail.requested} docs)`);
+      if (typeof f.detail?.note === 'string') lines.push(`${r.name}: ${key} ${f.detail.note}`);
+      else if (f.detail?.capped === true) lines.push(`${r.name}: ${key} hit its time cap (${f.detail.docs} of ${f.detail.requested} docs)`);
       if (key === 'att_large_peak_rss' && f.detail?.aborted === true) {
         lines.push(`${r.name}: its peak RSS during the large attachment covers only the part that ran (no ratio)`);
+      }
+      if (key === 'view_peak_rss' && f.detail?.aborted === true) {
+        lines.push(`${r.name}: its peak RSS during the view phase covers only the part that ran (no ratio)`);
       }
       const { rows, expectedRows } = f.detail ?? {};
       if (typeof expectedRows === 'number' && rows !== expectedRows) lines.push(`${r.name}: ${key} returned ${rows} rows, ${expectedRows} expected`);
@@ -401,6 +583,7 @@ function roundFigures(result: ServerResult): ServerResult {
 async function main(): Promise<void> {
   const opts = parseOptions();
   const p = plan(opts.scale);
+  if (opts.pouchViewDocs !== undefined) p.views.pouchDocs = opts.pouchViewDocs;
   const startedAt = new Date();
   const machine = {
     cpus: os.cpus().length,
@@ -413,12 +596,22 @@ async function main(): Promise<void> {
   console.log(`Settee benchmark, scale ${opts.scale}, ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`);
   // Other work on the machine skews the figures; the load average tells the reader how quiet it was.
   console.log(`Load average at start: ${machine.loadAverageAtStart} (1 min)`);
-  console.log(
-    `Workloads: ${p.puts.docs} single PUTs, ${p.bulk.batches}×${p.bulk.batchSize} bulk docs, ` +
-      `GETs ${p.gets.seconds} s, paging ${p.paging.seconds} s each, RMW ${p.rmw.seconds} s, ${p.feed.writes} feed writes, ` +
-      `${p.attachments.count}×256 KiB attachments up and down (${p.attachments.clients} clients), ` +
-      (opts.skipLarge ? 'large attachment skipped' : `one ${sizeLabel(p.large.bytes)} attachment up and down`),
-  );
+  if (!opts.viewsOnly) {
+    console.log(
+      `Workloads: ${p.puts.docs} single PUTs, ${p.bulk.batches}×${p.bulk.batchSize} bulk docs, ` +
+        `GETs ${p.gets.seconds} s, paging ${p.paging.seconds} s each, RMW ${p.rmw.seconds} s, ${p.feed.writes} feed writes, ` +
+        `${p.attachments.count}×256 KiB attachments up and down (${p.attachments.clients} clients), ` +
+        (opts.skipLarge ? 'large attachment skipped' : `one ${sizeLabel(p.large.bytes)} attachment up and down`),
+    );
+  }
+  if (!opts.skipViews) {
+    const c = p.views.caps;
+    console.log(
+      `Views: ${p.views.docs} docs${p.views.pouchDocs !== p.views.docs ? ` (pouchdb-server: ${p.views.pouchDocs})` : ''}, map emit([doc.type, doc.n], doc.n) + _sum; ${p.views.rangeQueries} range queries ` +
+        `(${p.views.rangeClients} clients), ${p.views.reduceReps}× reduce and group_level=1, ${p.views.editDocs} docs edited; ` +
+        `caps (s): load ${c.load}, build ${c.build}, range ${c.range}, reduce ${c.reduce}, group ${c.group}, update ${c.incremental}`,
+    );
+  }
   // Attachment bodies: windows of one deterministic pseudo-random pool, the same for every server.
   const content = w.randomPool(p.attachments.poolBytes, 42);
 
@@ -428,7 +621,14 @@ async function main(): Promise<void> {
   }
   const settee = results.get('settee')!;
   const pouch = results.get('pouchdb-server')!;
-  const rows = compare(settee, pouch, { largeSize: sizeLabel(p.large.bytes), skipLarge: opts.skipLarge });
+  const rows = compare(settee, pouch, {
+    largeSize: sizeLabel(p.large.bytes),
+    skipLarge: opts.skipLarge,
+    viewDocs: p.views.docs.toLocaleString('en-US'),
+    viewEdits: `${p.views.editDocs.toLocaleString('en-US')} (1%)`,
+    skipViews: opts.skipViews,
+    viewsOnly: opts.viewsOnly,
+  });
 
   console.log('');
   for (const r of [settee, pouch]) {
@@ -451,6 +651,7 @@ async function main(): Promise<void> {
       settee: r.settee === null ? null : round(r.settee),
       pouchdbServer: r.pouchdbServer === null ? null : round(r.pouchdbServer),
       ratio: r.ratio === null ? null : round(r.ratio),
+      ...(r.faster !== undefined ? { faster: r.faster === null ? null : round(r.faster) } : {}),
     })),
     servers: { settee: roundFigures(settee), 'pouchdb-server': roundFigures(pouch) },
   };

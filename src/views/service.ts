@@ -19,6 +19,8 @@ export interface OpenedView {
 export class ViewService {
   private readonly indexes = new Map<string, Promise<ViewIndex>>();
   private readonly programs = new Map<string, Promise<ViewProgram>>();
+  /** The last opening of each design document, by database and id, with its revision. */
+  private readonly recent = new Map<string, { rev: string; view: OpenedView }>();
 
   constructor(private readonly backend: StorageBackend, private readonly queryServer: () => Promise<QueryServer>) {}
 
@@ -28,12 +30,19 @@ export class ViewService {
       if (err instanceof CouchError && err.status === 404) throw notFound('missing');
       throw err;
     });
+    // Queries come far more often than design documents change: reuse what this revision gave.
+    const cacheKey = `${db.name}\u0000${db.instanceStartTime}\u0000${ddocId}`;
+    const cached = this.recent.get(cacheKey);
+    if (cached && cached.rev === opened.rev) return cached.view;
     const ddoc = JSON.parse(opened.json) as DesignDoc;
     const language = ddoc.language ?? 'javascript';
     if (language !== 'javascript') {
       throw new CouchError(500, 'EXIT', `Language '${language}' is not supported: only javascript`);
     }
-    return this.openDesign(db, ddoc);
+    const view = await this.openDesign(db, ddoc);
+    this.recent.set(cacheKey, { rev: opened.rev, view });
+    if (this.recent.size > 1000) this.recent.delete(this.recent.keys().next().value!);
+    return view;
   }
 
   /** Index and code of a design document given as is (also `_temp_view`). */
@@ -90,6 +99,7 @@ export class ViewService {
   }
 
   private async drop(name: string): Promise<void> {
+    this.recent.clear();
     const pending = this.indexes.get(name);
     this.indexes.delete(name);
     if (pending) await (await pending.catch(() => undefined))?.store.close();
@@ -97,6 +107,7 @@ export class ViewService {
   }
 
   async close(): Promise<void> {
+    this.recent.clear();
     for (const pending of this.indexes.values()) await (await pending.catch(() => undefined))?.store.close();
     this.indexes.clear();
     for (const program of this.programs.values()) (await program.catch(() => undefined))?.dispose();
