@@ -57,6 +57,8 @@ interface Entry {
   info: string;
 }
 
+/** Below this not even the environment fits. */
+const MIN_MEMORY_LIMIT = 2 * 1024 * 1024;
 const KIND_MAP = 0;
 const KIND_REDUCE = 1;
 
@@ -232,7 +234,7 @@ export class Engine {
   private instantiate(memoryLimitBytes: number): Live {
     return this.guard(() => {
       const runtime = this.module.newRuntime();
-      runtime.setMemoryLimit(memoryLimitBytes);
+      runtime.setMemoryLimit(Math.max(memoryLimitBytes, MIN_MEMORY_LIMIT));
       runtime.setMaxStackSize(this.options.maxStackBytes);
       runtime.setInterruptHandler(this.interruptHandler);
       const context = runtime.newContext();
@@ -242,7 +244,7 @@ export class Engine {
           if (r.error) {
             const text = JSON.stringify(context.dump(r.error));
             r.error.dispose();
-            throw new EngineCrash(`sandbox prelude failed: ${text}`);
+            throw new SandboxFailure(failure('os_process_error', `sandbox setup failed: ${text}`, 'crash'));
           }
           return r.value;
         };
@@ -254,7 +256,7 @@ export class Engine {
         if (made.error) {
           const text = JSON.stringify(context.dump(made.error));
           made.error.dispose();
-          throw new EngineCrash(`sandbox prelude failed: ${text}`);
+          throw new SandboxFailure(failure('os_process_error', `sandbox setup failed: ${text}`, 'crash'));
         }
         const api = {} as Record<ApiName, QuickJSHandle>;
         for (const name of API) api[name] = context.getProp(made.value, name);
@@ -312,8 +314,10 @@ export class Engine {
       }
     });
     error.dispose();
-    if (r.error) r.error.dispose();
-    else {
+    if (r.error) {
+      r.error.dispose();
+      if (this.interrupted) this.timedOut(entry);
+    } else {
       const text = this.takeString(live, r.value);
       try { info = JSON.parse(text) as unknown[]; } catch { info = ['other', text]; }
     }

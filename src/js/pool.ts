@@ -73,6 +73,8 @@ class Slot {
   deadline = new Float64Array(new SharedArrayBuffer(8));
   failedStarts = 0;
   dead = false;
+  /** The worker said it is exiting after its last reply: nothing of its is running any more. */
+  exiting = false;
 }
 
 export class WorkerPool {
@@ -164,6 +166,7 @@ export class WorkerPool {
     });
     slot.worker = worker;
     slot.ready = false;
+    slot.exiting = false;
     slot.loaded.clear();
     slot.deadline[0] = 0;
     return new Promise<void>((resolve, reject) => {
@@ -204,8 +207,20 @@ export class WorkerPool {
     slot.ready = false;
     slot.loaded.clear();
     slot.deadline[0] = 0;
-    const running = inFlight.shift();
-    running?.job?.reject(new SandboxError(500, error, reason, cause));
+    if (!slot.exiting) {
+      const running = inFlight.shift();
+      if (running) {
+        const failure = () => new SandboxError(500, error, reason, cause);
+        running.job?.reject(failure());
+        // A program whose loading killed the worker fails the jobs that waited for it (rather
+        // than taking the next worker down with it).
+        if (!running.job) {
+          for (let i = inFlight.length - 1; i >= 0; i--) {
+            if (inFlight[i]!.pid === running.pid) inFlight.splice(i, 1)[0]!.job?.reject(failure());
+          }
+        }
+      }
+    }
     for (const f of inFlight.reverse()) if (f.job) this.queue.unshift(f.job);
     if (this.closed) return;
     if (slot.failedStarts >= MAX_FAILED_STARTS) {
@@ -289,6 +304,7 @@ export class WorkerPool {
     if (event.ok) f!.job?.resolve(event.result);
     else {
       const e = event.failure;
+      if (event.exiting) slot.exiting = true;
       // A program whose load failed in this worker is not there: a later job loads it again.
       if (!f!.job || f!.job.request.op === 'load') slot.loaded.delete(f!.pid);
       f!.job?.reject(new SandboxError(e.status, e.error, e.reason, e.cause, event.logs));

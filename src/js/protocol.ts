@@ -35,6 +35,7 @@ export interface WorkerError {
 
 export type WorkerReply =
   | { id: number; ok: true; result: string }
-  | { id: number; ok: false; failure: WorkerError; logs: string[] };
+  /** `exiting`: the worker's QuickJS instance broke; it exits after this reply without running anything else. */
+  | { id: number; ok: false; failure: WorkerError; logs: string[]; exiting?: boolean };
 
 export type WorkerEvent = WorkerReply | { ready: true } | { ready: false; reason: string };

@@ -94,7 +94,7 @@ export class QueryServer {
   }
 
   /** Updates the timeout (e.g. after a configuration change); applies to work started afterwards. */
-  setTimeout(timeoutMs: number): void {
+  setTimeoutMs(timeoutMs: number): void {
     this.options.timeoutMs = timeoutMs;
   }
 

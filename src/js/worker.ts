@@ -53,7 +53,8 @@ function handle(req: WorkerRequest): void {
       return;
     }
     const reason = err instanceof EngineCrash ? err.message : err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    post({ id: req.id, ok: false, failure: { status: 500, error: 'os_process_error', reason: `query server crashed: ${reason}`, cause: 'crash' }, logs: [] });
+    post({ id: req.id, ok: false, failure: { status: 500, error: 'os_process_error', reason: `query server crashed: ${reason}`, cause: 'crash' }, logs: [], exiting: true });
+    backlog = []; // nothing more runs here
     process.exit(1);
   }
 }

@@ -239,9 +239,9 @@ describe('require()', () => {
       a: { map: 'function(doc) { emit(require("views/lib/counter").next(), globalThis.counterLoads) }' },
       b: { map: 'function(doc) { emit(require("views/lib/counter").next(), require("views/lib/counter") === require("views/lib/counter")) }' },
     }, lib));
-    // one worker gets all three documents when the batch is this small? Not necessarily: check per worker invariants
     const results = await p.map([{ _id: '1' }]);
     assert.deepEqual(results, [[[[1, 1]], [[2, true]]]]);
+    // split over both workers: each loaded the module once (its own runtime)
     const again = await p.map([{ _id: '2' }, { _id: '3' }, { _id: '4' }, { _id: '5' }]);
     for (const perView of again) {
       assert.equal(perView[0]![0]![1], 1, 'the module was loaded once in its worker');

@@ -145,9 +145,9 @@ describe('runaway functions', () => {
   });
 
   test('the timeout is per document: a batch of slow-but-legal documents completes', async () => {
-    const server = await QueryServer.create({ timeoutMs: 300, memoryLimitBytes: 32 << 20, workers: 1, log: () => {} });
-    const p = await server.views(ddoc({ v: { map: 'function(doc) { var end = Date.now() + 120; while (Date.now() < end) {} emit(doc._id, 1) }' } }));
-    const docs = Array.from({ length: 6 }, (_, i) => ({ _id: `s${i}` })); // 720 ms in one batch, 120 ms per document
+    const server = await QueryServer.create({ timeoutMs: 400, memoryLimitBytes: 32 << 20, workers: 1, log: () => {} });
+    const p = await server.views(ddoc({ v: { map: 'function(doc) { var end = Date.now() + 100; while (Date.now() < end) {} emit(doc._id, 1) }' } }));
+    const docs = Array.from({ length: 8 }, (_, i) => ({ _id: `s${i}` })); // 800 ms in one batch, 100 ms per document
     assert.deepEqual(await p.map(docs), docs.map((d) => [[[d._id, 1]]]));
     p.dispose();
     await server.close();
@@ -188,6 +188,8 @@ describe('runaway functions', () => {
     await assert.rejects(p.map([{ _id: 'a' }]), isProcessError);
     assert.ok(Date.now() - t0 < TIMEOUT_MS + 2500, `ended after ${Date.now() - t0} ms`);
     p.dispose();
+    // the same while compiling
+    await assert.rejects(qs.views(ddoc({ v: { map: '(function() { var s = "ab".repeat(1e6); for (var k = 0; k < 2000; k++) s.split(""); return function(doc) {} })()' } })), isProcessError);
     await stillHealthy();
   });
 });
