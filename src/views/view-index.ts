@@ -143,33 +143,39 @@ export class ViewIndex {
     const order = this.names.map((name) => program.names.indexOf(name));
     const includeDesign = this.ddoc.options?.include_design === true;
     const localSeq = this.ddoc.options?.local_seq === true;
-    let batch: { id: string; seq: number; doc: Record<string, unknown> | undefined }[] = [];
+    type Pending = { id: string; seq: number; json: string | undefined };
+    let batch: Pending[] = [];
+    // Mapping one batch overlaps writing the previous one: the sandbox's workers and the
+    // store work at the same time instead of taking turns.
+    let writing: Promise<void> = Promise.resolve();
     const flush = async () => {
       if (batch.length === 0) return;
-      const live = batch.filter((b) => b.doc !== undefined);
-      const results = live.length > 0 ? await program.map(live.map((b) => b.doc!)) : [];
-      const emitted = new Map<string, [unknown, unknown][][]>();
-      live.forEach((b, i) => emitted.set(b.id, order.map((v) => (v >= 0 ? results[i]![v] ?? [] : []))));
-      await this.apply(batch.map((b) => ({ id: b.id, rows: emitted.get(b.id) })), batch[batch.length - 1]!.seq);
+      const docs = batch;
       batch = [];
+      const live = docs.filter((d) => d.json !== undefined);
+      const mapped = live.length > 0 ? program.mapJson(live.map((d) => d.json!)) : Promise.resolve([]);
+      const [results] = await Promise.all([mapped, writing]);
+      const emitted = new Map<string, [unknown, unknown][][]>();
+      live.forEach((d, i) => emitted.set(d.id, order.map((v) => (v >= 0 ? results[i]![v] ?? [] : []))));
+      writing = this.apply(docs.map((d) => ({ id: d.id, rows: emitted.get(d.id) })), docs[docs.length - 1]!.seq);
     };
     for await (const changes of db.changes(this.info.seq)) {
       const wanted = changes.filter((c) => !c.deleted && (includeDesign || !c.id.startsWith('_design/')));
       const bodies = await db.renderKnownMany(wanted);
-      const byId = new Map<string, Record<string, unknown>>();
+      const byId = new Map<string, string>();
       wanted.forEach((c, i) => {
         const opened = bodies[i];
         if (!opened) return;
-        const doc = JSON.parse(opened.json) as Record<string, unknown>;
-        if (localSeq) doc['_local_seq'] = c.seq;
-        byId.set(c.id, doc);
+        // The stored JSON goes to the sandbox as it is (with _local_seq spliced in when asked).
+        byId.set(c.id, localSeq ? `${opened.json.slice(0, -1)},"_local_seq":${c.seq}}` : opened.json);
       });
       for (const change of changes) {
-        batch.push({ id: change.id, seq: change.seq, doc: byId.get(change.id) });
+        batch.push({ id: change.id, seq: change.seq, json: byId.get(change.id) });
         if (batch.length >= MAP_BATCH) await flush();
       }
     }
     await flush();
+    await writing;
     if (this.info.seq < db.updateSeq) {
       // Sequences with no change left (superseded, purged): the index is current up to here.
       this.info.seq = db.updateSeq;
