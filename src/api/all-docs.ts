@@ -6,7 +6,7 @@ import { stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { openDb, readObject } from './common.js';
+import { openDb, readObject, rowsEnvelope } from './common.js';
 
 export const allDocsRoutes: Route[] = [
   {
@@ -85,7 +85,7 @@ async function allDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: un
   const head = `{"total_rows":${totalRows},${offset === undefined ? '' : `"offset":${offset},`}`
     + `${q.updateSeq ? `"update_seq":${updateSeq},` : ''}"rows":[\r\n`;
   const rows = q.keys ? keyedRows(db, q) : rangeRows(db, q);
-  return stream(200, envelope(head, rows, ']}\n'));
+  return stream(200, rowsEnvelope(head, rows, ']}\n'));
 }
 
 /**
@@ -103,22 +103,6 @@ async function rangeOffset(db: Database, q: AllDocsQuery): Promise<number> {
   return Math.min(before + q.skip, Math.max(before, throughEnd));
 }
 
-/** Wraps chunks of rows (each already joined) in the result envelope, separating rows as CouchDB does. */
-async function* envelope(head: string, chunks: AsyncIterable<string>, tail: string): AsyncIterable<string> {
-  let first = true;
-  let out = head;
-  for await (const chunk of chunks) {
-    if (chunk === '') continue;
-    out += first ? chunk : `,\r\n${chunk}`;
-    first = false;
-    // Coalesce into writes of a useful size: fewer syscalls, still bounded memory.
-    if (out.length >= 16384) {
-      yield out;
-      out = '';
-    }
-  }
-  yield `${out}${first ? '' : '\r\n'}${tail}`;
-}
 
 /** How included documents are rendered: conflicts and attachment details only when asked. */
 function docOptions(q: AllDocsQuery): { conflicts: boolean; attachments: boolean; attEncodingInfo: boolean } {

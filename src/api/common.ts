@@ -90,3 +90,23 @@ export async function editDocs(
     for (const upload of uploads) upload.release();
   }
 }
+
+/**
+ * A JSON result streamed as CouchDB writes it: `head`, then rows separated by ",\r\n", then
+ * `tail`. Each chunk of `rows` holds one or more rows already joined (empty chunks are skipped);
+ * output is coalesced into writes of a useful size: fewer syscalls, still bounded memory.
+ */
+export async function* rowsEnvelope(head: string, rows: AsyncIterable<string>, tail: string): AsyncIterable<string> {
+  let out = head;
+  let first = true;
+  for await (const chunk of rows) {
+    if (chunk === '') continue;
+    out += first ? chunk : `,\r\n${chunk}`;
+    first = false;
+    if (out.length >= 16384) {
+      yield out;
+      out = '';
+    }
+  }
+  yield `${out}${first ? '' : '\r\n'}${tail}`;
+}

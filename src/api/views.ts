@@ -8,7 +8,7 @@ import { stream, json, raw, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { openDb, readObject, quote } from './common.js';
+import { openDb, readObject, quote, rowsEnvelope } from './common.js';
 import type { OpenedView } from '../views/service.js';
 import type { DesignDoc } from '../views/view-index.js';
 import { mapRows, reduceRows, reducerFor, rowRange, rowsBefore, type RangeQuery } from '../views/query.js';
@@ -188,7 +188,7 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
       }
     }
     // Errors surface before the first byte: reduce the first group eagerly.
-    const body = await primed(envelope(`{${updateSeq}"rows":[\r\n`, rows(), ']}\n'));
+    const body = await primed(rowsEnvelope(`{${updateSeq}"rows":[\r\n`, rows(), ']}\n'));
     return stream(200, body, headers);
   }
 
@@ -209,7 +209,7 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
         }
       }
     }
-    return stream(200, envelope(`{"total_rows":${totalRows},"offset":0,${updateSeq}"rows":[\r\n`, rows(), ']}\n'), headers);
+    return stream(200, rowsEnvelope(`{"total_rows":${totalRows},"offset":0,${updateSeq}"rows":[\r\n`, rows(), ']}\n'), headers);
   }
   const range = rowRange(view.index, number, q);
   const offset = Math.min(totalRows, (await rowsBefore(view.index, number, range)) + q.skip);
@@ -218,7 +218,7 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
       for (const row of chunk) yield await renderRow(db, row, q);
     }
   }
-  return stream(200, envelope(`{"total_rows":${totalRows},"offset":${offset},${updateSeq}"rows":[\r\n`, rows(), ']}\n'), headers);
+  return stream(200, rowsEnvelope(`{"total_rows":${totalRows},"offset":${offset},${updateSeq}"rows":[\r\n`, rows(), ']}\n'), headers);
 }
 
 /** A map row, with the document when `include_docs` asks (an `{_id}` value joins another). */
@@ -238,19 +238,6 @@ async function renderRow(db: Database, row: { id: string; key: unknown; value: u
   return `${text}}`;
 }
 
-async function* envelope(head: string, rows: AsyncIterable<string>, tail: string): AsyncIterable<string> {
-  let out = head;
-  let first = true;
-  for await (const row of rows) {
-    out += first ? row : `,\r\n${row}`;
-    first = false;
-    if (out.length >= 16384) {
-      yield out;
-      out = '';
-    }
-  }
-  yield `${out}${first ? '' : '\r\n'}${tail}`;
-}
 
 /** Starts a stream so that an error in its first chunk becomes an ordinary error reply. */
 async function primed(source: AsyncIterable<string>): Promise<AsyncIterable<string>> {

@@ -9,6 +9,7 @@
  */
 import { CouchError, conflict, notFound, badRequest, toCouchError } from '../errors.js';
 import type { KeyValueStore, WriteOp } from '../storage/types.js';
+import { skipAndLimit } from '../storage/slice.js';
 import * as revtree from './revtree.js';
 import type { RevTree, Leaf } from './revtree.js';
 import { newRevHash } from './revid.js';
@@ -565,24 +566,11 @@ export class Database {
   async *allDocs(options: { start?: string; end?: string; inclusiveEnd?: boolean; descending?: boolean; skip?: number; limit?: number }): AsyncIterable<{ id: string; rev: string }[]> {
     const range = liveRange(options);
     if (range.empty) return;
-    let skip = options.skip ?? 0;
-    let limit = options.limit ?? Infinity;
-    if (limit <= 0) return;
     const snapshot = await this.store.snapshot();
     try {
-      for await (const entries of snapshot.rangeChunks({ ...range.bounds, reverse: options.descending ?? false }, CHUNK)) {
-        let from = 0;
-        if (skip > 0) {
-          from = Math.min(skip, entries.length);
-          skip -= from;
-        }
-        const take = Math.min(entries.length - from, limit);
-        if (take <= 0) continue;
-        const rows = new Array<{ id: string; rev: string }>(take);
-        for (let i = 0; i < take; i++) rows[i] = decodeLive(entries[from + i]!.key, entries[from + i]!.value);
-        yield rows;
-        limit -= take;
-        if (limit <= 0) break;
+      const chunks = snapshot.rangeChunks({ ...range.bounds, reverse: options.descending ?? false }, CHUNK);
+      for await (const entries of skipAndLimit(chunks, options.skip ?? 0, options.limit ?? Infinity)) {
+        yield entries.map((e) => decodeLive(e.key, e.value));
       }
     } finally {
       snapshot.release();

@@ -8,6 +8,7 @@
  */
 import { CouchError } from '../errors.js';
 import type { Entry, RangeOptions } from '../storage/types.js';
+import { skipAndLimit } from '../storage/slice.js';
 import { decodeRow, type Row, type ViewIndex } from './view-index.js';
 import { collate, collateRaw } from './collation.js';
 import { isBuiltin, reduceBuiltin, rereduceBuiltin } from './builtin-reduce.js';
@@ -62,20 +63,10 @@ export async function rowsBefore(index: ViewIndex, view: number, range: RangeOpt
 
 /** Map rows of a range, in chunks, after `skip`, at most `limit`. */
 export async function* mapRows(index: ViewIndex, range: RangeOptions, skip: number, limit: number): AsyncIterable<Row[]> {
-  if (limit <= 0) return;
   const snapshot = await index.store.snapshot();
   try {
-    for await (const entries of snapshot.rangeChunks(range, 256)) {
-      let from = 0;
-      if (skip > 0) {
-        from = Math.min(skip, entries.length);
-        skip -= from;
-      }
-      const take = Math.min(entries.length - from, limit);
-      if (take <= 0) continue;
-      yield entries.slice(from, from + take).map((e: Entry) => decodeRow(e.value));
-      limit -= take;
-      if (limit <= 0) return;
+    for await (const entries of skipAndLimit(snapshot.rangeChunks(range, 256), skip, limit)) {
+      yield entries.map((e: Entry) => decodeRow(e.value));
     }
   } finally {
     snapshot.release();
