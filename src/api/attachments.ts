@@ -7,7 +7,7 @@ import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { badRequest, conflict, CouchError, notFound } from '../errors.js';
 import { emptyDoc, parseIncomingDoc, type AttachmentInput, type IncomingDoc } from '../core/document.js';
 import type { Database, OpenedDoc } from '../core/database.js';
-import { parseRev } from '../core/revtree.js';
+import { parseRev, winner } from '../core/revtree.js';
 import { validateDocId, isLocalId } from '../core/names.js';
 import { json, raw, stream, type HeaderMap, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
@@ -168,7 +168,11 @@ async function putAttachment(req: Request, p: RouteParams, svc: Services): Promi
 
   // The edit it extends: the named revision, or none (a new document).
   const base = rev === undefined ? undefined : await openForEdit(db, p.docId, rev);
-  if (rev === undefined && (await db.docInfo(p.docId)) && !(await isDeleted(db, p.docId))) throw conflict();
+  if (rev === undefined) {
+    // Without a rev only a new (or deleted) document may take the attachment.
+    const info = await db.docInfo(p.docId);
+    if (info && !winner(info.tree)!.deleted) throw conflict();
+  }
 
   const md5 = createHash('md5');
   const upload = await db.attachments.write(requestBody(req, md5), {
@@ -203,16 +207,6 @@ async function deleteAttachment(req: Request, p: RouteParams, svc: Services): Pr
   const doc = editOf(p.docId, rev, base);
   doc.atts!.delete(p.attachment);
   return commit(req, p, svc, db, doc, 200, undefined);
-}
-
-async function isDeleted(db: Database, id: string): Promise<boolean> {
-  try {
-    await db.openDoc(id);
-    return false;
-  } catch (err) {
-    if (err instanceof CouchError && err.status === 404) return true;
-    throw err;
-  }
 }
 
 /**

@@ -1100,9 +1100,9 @@ function nodeAvailable(tree: RevTree, rev: string): boolean {
 /** The newest leaf descending from `rev` (CouchDB's `latest=true`), or undefined. */
 function latestLeafOf(tree: RevTree, rev: string): string | undefined {
   if (!revtree.hasRev(tree, rev)) return undefined;
+  const parsed = revtree.parseRev(rev)!;
   for (const leaf of revtree.leaves(tree)) {
     const path = revtree.pathTo(tree, leaf.rev)!;
-    const parsed = revtree.parseRev(rev)!;
     const idx = path.pos - parsed.pos;
     if (idx >= 0 && path.hashes[idx] === parsed.hash) return leaf.rev;
   }

@@ -67,7 +67,7 @@ export class HttpServer {
     } catch (err) {
       const error = toCouchError(err);
       status = error.status;
-      if (error.status >= 500) this.services().log.error(`${req.method} ${raw.url} failed: ${(err as Error)?.stack ?? String(err)}`);
+      if (error.status >= 500) this.services().log.error(`${req.method} ${raw.url} failed: ${describe(err)}`);
       this.writeError(req, res, error);
     } finally {
       req.finished();
@@ -79,7 +79,7 @@ export class HttpServer {
           observer(req.method, status, elapsed, req);
         } catch (err) {
           // An observer (access log, stats) must never take the server down with it.
-          this.services().log.error(`request observer failed: ${(err as Error)?.stack ?? String(err)}`);
+          this.services().log.error(`request observer failed: ${describe(err)}`);
         }
       }
     }
@@ -88,7 +88,7 @@ export class HttpServer {
   /** Anything that escaped handle(): log it and drop the connection rather than the process. */
   private lastResort(res: ServerResponse, err: unknown): void {
     try {
-      this.services().log.error(`unhandled request failure: ${(err as Error)?.stack ?? String(err)}`);
+      this.services().log.error(`unhandled request failure: ${describe(err)}`);
     } catch {
       // Nothing left to report to.
     }
@@ -151,7 +151,7 @@ export class HttpServer {
       res.end(jsonp ? ');\n' : undefined);
     } catch (err) {
       // Headers are gone: the only honest signal left is an unterminated chunked body.
-      this.services().log.error(`stream ${req.method} ${req.rawPath} failed: ${(err as Error)?.stack ?? String(err)}`);
+      this.services().log.error(`stream ${req.method} ${req.rawPath} failed: ${describe(err)}`);
       res.destroy();
     }
   }
@@ -204,4 +204,9 @@ function writeChunk(res: ServerResponse, chunk: string | Uint8Array): Promise<bo
     res.once('drain', onDrain);
     res.once('close', onClose);
   });
+}
+
+/** An error as a log line wants it: its stack when it has one. */
+function describe(err: unknown): string {
+  return err instanceof Error && err.stack ? err.stack : String(err);
 }

@@ -376,26 +376,10 @@ function decodePacked(): Decoded {
     if (!LITTLE_ENDIAN) copy.swap32();
     return copy.buffer.slice(copy.byteOffset, copy.byteOffset + copy.length);
   };
-  const deltas = (b: Buffer, into: Int32Array): void => {
-    let at = 0;
-    let v = 0;
-    for (let i = 0; i < into.length; i++) {
-      let z = 0;
-      let shift = 0;
-      let x: number;
-      do {
-        x = b[at++] as number;
-        z |= (x & 0x7f) << shift;
-        shift += 7;
-      } while (x >= 0x80);
-      v += (z >>> 1) ^ -(z & 1);
-      into[i] = v;
-    }
-  };
   const first = new Int32Array(entries);
-  deltas(col(0), first);
+  readDeltas(col(0), 0, first);
   const codes = new Int32Array(entries);
-  deltas(col(1), codes);
+  readDeltas(col(1), 0, codes);
   const keyLens = col(2);
   const extraCps = new Uint32Array(aligned(col(3)));
   const extra: number[][] = [];
@@ -1572,6 +1556,27 @@ function packArrays(arrays: readonly Packable[]): string {
   return deflateRawSync(Buffer.concat(parts), { level: 9 }).toString('base64');
 }
 
+/**
+ * Fills `into` from zigzag-encoded LEB128 deltas starting at `at` in `b`; returns the position
+ * after them.
+ */
+function readDeltas(b: Buffer, at: number, into: Int32Array): number {
+  let v = 0;
+  for (let i = 0; i < into.length; i++) {
+    let z = 0;
+    let shift = 0;
+    let x: number;
+    do {
+      x = b[at++] as number;
+      z |= (x & 0x7f) << shift;
+      shift += 7;
+    } while (x >= 0x80);
+    v += (z >>> 1) ^ -(z & 1);
+    into[i] = v;
+  }
+  return at;
+}
+
 function unpackArrays(packed: string): Packable[] {
   const b = inflateRawSync(Buffer.from(packed, 'base64'));
   const out: Packable[] = [];
@@ -1582,19 +1587,7 @@ function unpackArrays(packed: string): Packable[] {
     at += 5;
     if (kind === 0) {
       const a = new Int32Array(n);
-      let v = 0;
-      for (let i = 0; i < n; i++) {
-        let z = 0;
-        let shift = 0;
-        let x: number;
-        do {
-          x = b[at++] as number;
-          z |= (x & 0x7f) << shift;
-          shift += 7;
-        } while (x >= 0x80);
-        v += (z >>> 1) ^ -(z & 1);
-        a[i] = v;
-      }
+      at = readDeltas(b, at, a);
       out.push(a);
     } else if (kind === 1) {
       out.push(new Uint8Array(b.subarray(at, at + n)));
