@@ -15,41 +15,28 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { gunzipSync } from 'node:zlib';
-import PouchDB from 'pouchdb';
 import nano from 'nano';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { type TestServer } from '../helpers/server.js';
 import { client } from '../helpers/http.js';
-import { startProxy, type LoggingProxy, type Exchange } from './proxy.js';
+import { type LoggingProxy, type Exchange } from './proxy.js';
+import { PouchFixture, failure } from './pouch-fixture.js';
 
+let fx: PouchFixture;
 let server: TestServer;
 let proxy: LoggingProxy;
 let raw: ReturnType<typeof client>;
 let couch: nano.ServerScope;
-let localDir: string;
-const opened: any[] = [];
 
 before(async () => {
-  server = await startServer();
-  proxy = await startProxy(server.url);
-  raw = client(server.url);
+  fx = await PouchFixture.start('settee-attclients-');
+  ({ server, proxy, raw } = fx);
   couch = nano(proxy.url);
-  localDir = mkdtempSync(join(tmpdir(), 'settee-attclients-'));
 });
-after(async () => {
-  for (const db of opened) {
-    try { await db.close(); } catch { /* already closed */ }
-  }
-  await proxy.stop();
-  await server.stop();
-  rmSync(localDir, { recursive: true, force: true });
-});
+after(async () => fx.close());
 
 // ---------------------------------------------------------------------------------------------
 // Content used throughout.
@@ -70,31 +57,8 @@ const b64 = (b: Buffer) => b.toString('base64');
 // ---------------------------------------------------------------------------------------------
 // Helpers.
 
-/** A Settee database created with raw HTTP, opened through PouchDB's HTTP adapter (via the proxy). */
-async function remote(name: string): Promise<any> {
-  const r = await raw.put(`/${encodeURIComponent(name)}`);
-  assert.equal(r.status, 201, r.text);
-  const db = new PouchDB(proxy.url + encodeURIComponent(name));
-  opened.push(db);
-  return db;
-}
 
-/** A local leveldb PouchDB in the temporary directory. */
-function local(name: string): any {
-  const db = new PouchDB(join(localDir, name));
-  opened.push(db);
-  return db;
-}
 
-/** Awaits a call that must fail and returns its error. */
-async function failure(p: Promise<unknown>): Promise<any> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  assert.fail('expected the call to fail');
-}
 
 /** The URL path of one attachment, as CouchDB clients write it (segments encoded, `/` kept). */
 function attPath(db: string, id: string, name: string, query = ''): string {
@@ -184,7 +148,7 @@ async function rows(db: any) {
 
 test('PouchDB putAttachment / getAttachment: text, all 256 byte values, 2 MiB random, empty', { timeout: 60000 }, async () => {
   const dbName = 'att-pouch-put';
-  const db = await remote(dbName);
+  const db = await fx.remote(dbName);
   // No rev: the document is created by the upload.
   const r1 = await db.putAttachment('doc', 'hello.txt', TEXT, 'text/plain');
   assert.equal(r1.ok, true, proxy.show('/att-pouch-put/doc'));
@@ -243,7 +207,7 @@ test('PouchDB putAttachment / getAttachment: text, all 256 byte values, 2 MiB ra
 });
 
 test('PouchDB removeAttachment', async () => {
-  const db = await remote('att-pouch-remove');
+  const db = await fx.remote('att-pouch-remove');
   const r1 = await db.putAttachment('doc', 'a.bin', ALL_BYTES, 'application/octet-stream');
   const r2 = await db.putAttachment('doc', 'b.bin', r1.rev, BIG.subarray(0, 1000), 'application/octet-stream');
   const removed = await db.removeAttachment('doc', 'a.bin', r2.rev);
@@ -267,7 +231,7 @@ test('PouchDB removeAttachment', async () => {
 });
 
 test('PouchDB get with attachments: true (base64) and attachments + binary (Buffers)', async () => {
-  const db = await remote('att-pouch-get');
+  const db = await fx.remote('att-pouch-get');
   const put = await db.put({
     _id: 'doc', kind: 'inline',
     _attachments: {
@@ -318,7 +282,7 @@ test('PouchDB get with attachments: true (base64) and attachments + binary (Buff
 
 test('PouchDB bulkDocs with _attachments base64 data, stubs kept, revpos', async () => {
   const dbName = 'att-pouch-bulk';
-  const db = await remote(dbName);
+  const db = await fx.remote(dbName);
   const res = await db.bulkDocs([
     { _id: 'a', _attachments: { 'all.bin': { content_type: 'application/octet-stream', data: b64(ALL_BYTES) } } },
     { _id: 'b', _attachments: { 'note.txt': { content_type: 'text/plain', data: b64(TEXT) }, 'empty.bin': { content_type: 'application/octet-stream', data: '' } } },
@@ -375,7 +339,7 @@ test('PouchDB bulkDocs with _attachments base64 data, stubs kept, revpos', async
 
 test('PouchDB allDocs({include_docs, attachments}) and changes({include_docs, attachments})', async () => {
   const dbName = 'att-pouch-feeds';
-  const db = await remote(dbName);
+  const db = await fx.remote(dbName);
   await db.bulkDocs([
     { _id: 'a', n: 1, _attachments: { 'all.bin': { content_type: 'application/octet-stream', data: b64(ALL_BYTES) } } },
     { _id: 'b', n: 2, _attachments: { 'note.txt': { content_type: 'text/plain', data: b64(TEXT) }, 'empty.bin': { content_type: 'application/octet-stream', data: '' } } },
@@ -430,7 +394,7 @@ test('PouchDB allDocs({include_docs, attachments}) and changes({include_docs, at
 
 test('PouchDB: Unicode and / in attachment names, on normal and design documents', async () => {
   const dbName = 'att-pouch-names';
-  const db = await remote(dbName);
+  const db = await fx.remote(dbName);
   const names = [UNICODE_NAME, SLASH_NAME, 'a/b', 'x%2Fy ?#&+=.bin', 'emoji 🙂/😀 .bin'];
   for (const id of ['plain', '_design/dd', 'doc/with slash é']) {
     let rev: string | undefined;
@@ -500,8 +464,8 @@ async function assertReplicated(ldb: any, rdb: any, dbName: string): Promise<voi
 
 test('replication local → Settee (push) with attachments', { timeout: 60000 }, async () => {
   const dbName = 'att-repl-push';
-  const rdb = await remote(dbName);
-  const ldb = local('push-local');
+  const rdb = await fx.remote(dbName);
+  const ldb = fx.local('push-local');
   const put = await ldb.bulkDocs(replDocs());
   assert.ok(put.every((r: any) => r.ok), JSON.stringify(put));
 
@@ -530,7 +494,7 @@ test('replication local → Settee (push) with attachments', { timeout: 60000 },
 
 test('replication Settee → local (pull) with attachments; which requests PouchDB makes', { timeout: 60000 }, async (t) => {
   const dbName = 'att-repl-pull';
-  const rdb = await remote(dbName);
+  const rdb = await fx.remote(dbName);
   // Written through the HTTP adapter: standalone uploads and inline data.
   let rev: string | undefined;
   for (const [id, name, bytes, type] of REPL_SET.filter(([id]) => id === 'bin')) {
@@ -541,7 +505,7 @@ test('replication Settee → local (pull) with attachments; which requests Pouch
   const put = await rdb.bulkDocs(rest);
   assert.ok(put.every((r: any) => r.ok), JSON.stringify(put));
 
-  const ldb = local('pull-local');
+  const ldb = fx.local('pull-local');
   const from = proxy.log.length;
   const res = await ldb.replicate.from(rdb);
   assert.equal(res.ok, true);
@@ -566,8 +530,8 @@ test('replication Settee → local (pull) with attachments; which requests Pouch
 
 test('replication both ways: attachments updated on either side, removed, and a conflict', { timeout: 90000 }, async (t) => {
   const dbName = 'att-repl-sync';
-  const rdb = await remote(dbName);
-  const ldb = local('sync-local');
+  const rdb = await fx.remote(dbName);
+  const ldb = fx.local('sync-local');
   const v = (tag: string, size = 300) => Buffer.concat([Buffer.from(`${tag}:`), randomBytes(size)]);
   const content: Record<string, Buffer> = { lu: v('lu1'), ru: v('ru1'), shared: v('shared1', 5000), gone: v('gone') };
   await ldb.bulkDocs([

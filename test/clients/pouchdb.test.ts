@@ -6,60 +6,22 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import PouchDB from 'pouchdb';
-import { startServer, type TestServer } from '../helpers/server.js';
 import { client } from '../helpers/http.js';
-import { startProxy, type LoggingProxy } from './proxy.js';
+import { type LoggingProxy } from './proxy.js';
+import { PouchFixture, failure } from './pouch-fixture.js';
 
-let server: TestServer;
+let fx: PouchFixture;
 let proxy: LoggingProxy;
 let raw: ReturnType<typeof client>;
-let localDir: string;
-const opened: any[] = [];
 
 before(async () => {
-  server = await startServer();
-  proxy = await startProxy(server.url);
-  raw = client(server.url);
-  localDir = mkdtempSync(join(tmpdir(), 'settee-pouch-'));
+  fx = await PouchFixture.start('settee-pouch-');
+  ({ proxy, raw } = fx);
 });
-after(async () => {
-  for (const db of opened) {
-    try { await db.close(); } catch { /* already closed or destroyed */ }
-  }
-  await proxy.stop();
-  await server.stop();
-  rmSync(localDir, { recursive: true, force: true });
-});
+after(async () => fx.close());
 
-/** A Settee database created with raw HTTP first, then opened through PouchDB's HTTP adapter. */
-async function remote(name: string): Promise<any> {
-  const r = await raw.put(`/${encodeURIComponent(name)}`);
-  assert.equal(r.status, 201, r.text);
-  const db = new PouchDB(proxy.url + encodeURIComponent(name));
-  opened.push(db);
-  return db;
-}
 
-/** A local leveldb PouchDB. */
-function local(name: string): any {
-  const db = new PouchDB(join(localDir, name));
-  opened.push(db);
-  return db;
-}
 
-/** Awaits a PouchDB call that must fail and returns its error. */
-async function failure(p: Promise<unknown>): Promise<any> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  assert.fail('expected the call to fail');
-}
 
 /** The exchanges with a path containing `fragment`, for assertion messages. */
 const wire = (fragment: string) => proxy.show(fragment);
@@ -81,7 +43,7 @@ async function rows(db: any) {
 }
 
 test('info() of a remote database', async () => {
-  const db = await remote('pouch-info');
+  const db = await fx.remote('pouch-info');
   await db.put({ _id: 'x' });
   const info = await db.info();
   assert.equal(info.db_name, 'pouch-info');
@@ -92,7 +54,7 @@ test('info() of a remote database', async () => {
 });
 
 test('compact() and destroy() of a remote database', async () => {
-  const db = await remote('pouch-compact-destroy');
+  const db = await fx.remote('pouch-compact-destroy');
   const a = await db.put({ _id: 'a', v: 1 });
   await db.put({ _id: 'a', _rev: a.rev, v: 2 });
   const compacted = await db.compact();
@@ -106,7 +68,7 @@ test('compact() and destroy() of a remote database', async () => {
 });
 
 test('put / get / remove and their errors', async () => {
-  const db = await remote('pouch-crud');
+  const db = await fx.remote('pouch-crud');
   const put = await db.put({ _id: 'p1', n: 1 });
   assert.equal(put.ok, true);
   assert.equal(put.id, 'p1');
@@ -153,7 +115,7 @@ test('put / get / remove and their errors', async () => {
 });
 
 test('allDocs with its options', async () => {
-  const db = await remote('pouch-alldocs');
+  const db = await fx.remote('pouch-alldocs');
   const res = await db.bulkDocs(['a', 'b', 'c', 'd', 'e'].map((id, i) => ({ _id: id, i })));
   const rev = Object.fromEntries(res.map((r: any) => [r.id, r.rev]));
   const eDeleted = await db.remove('e', rev.e);
@@ -192,7 +154,7 @@ test('allDocs with its options', async () => {
 });
 
 test('bulkDocs: creates, updates, deletes, per-document conflicts, new_edits=false', async () => {
-  const db = await remote('pouch-bulk');
+  const db = await fx.remote('pouch-bulk');
   const first = await db.bulkDocs([{ _id: 'x', v: 1 }, { _id: 'y', v: 1 }, { v: 'auto' }]);
   assert.equal(first.length, 3);
   assert.ok(first.every((r: any) => r.ok === true));
@@ -253,7 +215,7 @@ test('bulkDocs: creates, updates, deletes, per-document conflicts, new_edits=fal
 });
 
 test('changes: since, include_docs, limit, doc_ids, style all_docs', async () => {
-  const db = await remote('pouch-changes');
+  const db = await fx.remote('pouch-changes');
   const a = await db.put({ _id: 'a', v: 1 });
   await db.put({ _id: 'b', v: 1 });
   await db.put({ _id: 'a', _rev: a.rev, v: 2 });
@@ -285,7 +247,7 @@ test('changes: since, include_docs, limit, doc_ids, style all_docs', async () =>
 });
 
 test('live changes: a write made with raw HTTP reaches a live PouchDB listener', { timeout: 30000 }, async () => {
-  const db = await remote('pouch-live');
+  const db = await fx.remote('pouch-live');
   await db.put({ _id: 'before' });
   // Start after the current sequence (not since=now, which would race with the write below).
   const since = (await db.info()).update_seq;
@@ -313,7 +275,7 @@ test('live changes: a write made with raw HTTP reaches a live PouchDB listener',
 });
 
 test('revsDiff', async () => {
-  const db = await remote('pouch-revsdiff');
+  const db = await fx.remote('pouch-revsdiff');
   const a = await db.put({ _id: 'a' });
   const diff = await db.revsDiff({ a: [a.rev, '2-ffff'], zz: ['1-abcd'] });
   assert.deepEqual(diff, {
@@ -324,8 +286,8 @@ test('revsDiff', async () => {
 });
 
 test('one-shot replication both ways: docs, updates, deletions and conflicts end identical', { timeout: 60000 }, async () => {
-  const rdb = await remote('pouch-repl');
-  const ldb = local('repl-local');
+  const rdb = await fx.remote('pouch-repl');
+  const ldb = fx.local('repl-local');
 
   // Documents on both sides.
   // 230 on Settee: more than PouchDB's batch of 100, so _changes is read in pages.
@@ -422,8 +384,8 @@ test('one-shot replication both ways: docs, updates, deletions and conflicts end
 });
 
 test('replicate.to / replicate.from one-shot, idempotent second run', async () => {
-  const rdb = await remote('pouch-repl-oneway');
-  const ldb = local('oneway-local');
+  const rdb = await fx.remote('pouch-repl-oneway');
+  const ldb = fx.local('oneway-local');
   await ldb.bulkDocs([{ _id: 'a', v: 1 }, { _id: 'b', v: 2 }]);
   const push = await ldb.replicate.to(rdb);
   assert.equal(push.docs_written, 2);
@@ -431,7 +393,7 @@ test('replicate.to / replicate.from one-shot, idempotent second run', async () =
   assert.equal(again.docs_written, 0);
   assert.deepEqual(await rows(rdb), await rows(ldb));
 
-  const fresh = local('oneway-fresh');
+  const fresh = fx.local('oneway-fresh');
   const pull = await fresh.replicate.from(rdb);
   assert.equal(pull.docs_written, 2);
   assert.deepEqual(await rows(fresh), await rows(rdb));
@@ -440,9 +402,9 @@ test('replicate.to / replicate.from one-shot, idempotent second run', async () =
 });
 
 test('filtered replication with doc_ids', async () => {
-  const rdb = await remote('pouch-repl-docids');
+  const rdb = await fx.remote('pouch-repl-docids');
   await rdb.bulkDocs([{ _id: 'keep1' }, { _id: 'skip' }, { _id: 'keep2' }]);
-  const ldb = local('docids-local');
+  const ldb = fx.local('docids-local');
   const res = await ldb.replicate.from(rdb, { doc_ids: ['keep2', 'keep1', 'absent'] });
   assert.equal(res.docs_written, 2, wire('/pouch-repl-docids/_changes'));
   assert.deepEqual((await rows(ldb)).map((r: any) => r[0]), ['keep1', 'keep2']);
@@ -450,8 +412,8 @@ test('filtered replication with doc_ids', async () => {
 });
 
 test('live sync sees later changes in both directions, then cancels', { timeout: 60000 }, async () => {
-  const rdb = await remote('pouch-live-sync');
-  const ldb = local('live-sync-local');
+  const rdb = await fx.remote('pouch-live-sync');
+  const ldb = fx.local('live-sync-local');
   await rdb.put({ _id: 'seed' });
 
   const pulled = new Set<string>();
@@ -498,8 +460,7 @@ test('live sync sees later changes in both directions, then cancels', { timeout:
 // Last, because it is the request that can take the server down: PouchDB's own setup of a
 // database that does not exist yet (GET /db/ -> 404, then PUT /db/).
 test('PouchDB creates a missing remote database itself', async () => {
-  const db = new PouchDB(`${proxy.url}pouch-autocreate`);
-  opened.push(db);
+  const db = fx.open('pouch-autocreate');
   const info = await db.info();
   assert.equal(info.db_name, 'pouch-autocreate', wire('/pouch-autocreate'));
   const probe = proxy.log.find((e) => e.path === '/pouch-autocreate/' && e.method === 'GET')!;
