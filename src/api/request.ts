@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { badRequest, queryParseError, tooLarge, badContentType } from '../errors.js';
+import { adminPartyContext, type UserContext } from '../auth/user-context.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -33,6 +34,8 @@ export class Request {
   /** Set when the query string had malformed percent-encoding. */
   readonly badQuery: boolean = false;
   private bodyCache: Buffer | undefined;
+  /** Who is asking; set by authentication before the handler runs. */
+  userCtx: UserContext = adminPartyContext();
 
   constructor(raw: IncomingMessage) {
     this.raw = raw;
