@@ -11,7 +11,8 @@ import type { Services } from './services.js';
 import { openDb, readObject, quote, rowsEnvelope } from './common.js';
 import type { OpenedView } from '../views/service.js';
 import type { DesignDoc } from '../views/view-index.js';
-import { mapRows, reduceRows, reducerFor, rowRange, rowsBefore, type RangeQuery } from '../views/query.js';
+import { mapRows, reduceRows, rowRange, rowsBefore, type RangeQuery } from '../views/query.js';
+import { reducerFor } from '../views/reducer.js';
 import { collate, collateRaw } from '../views/collation.js';
 
 export const viewRoutes: Route[] = [
@@ -164,11 +165,12 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
   const hasReduce = typeof definition.reduce === 'string' && definition.reduce.trim() !== '';
   const q = parseParams(req, bodyKeys, hasReduce, view.index.raw);
 
+  const reduceLimit = svc.config.getBool('query_server_config', 'reduce_limit', true);
   if (q.stale !== 'ok') {
     if (q.stale === 'update_after') {
-      void view.index.update(db, view.program).catch((err) => svc.log.error(`view update failed: ${String(err)}`));
+      void view.index.update(db, view.program, { reduceLimit }).catch((err) => svc.log.error(`view update failed: ${String(err)}`));
     } else {
-      await view.index.update(db, view.program);
+      await view.index.update(db, view.program, { reduceLimit });
     }
   }
   const etag = quote(`${view.index.signature}-${view.index.seq}`);
@@ -177,12 +179,12 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
   const updateSeq = q.updateSeq ? `"update_seq":${view.index.seq},` : '';
 
   if (hasReduce && q.reduce) {
-    const reducer = reducerFor(definition.reduce!, name, view.program, svc.config.getBool('query_server_config', 'reduce_limit', true));
+    const reducer = reducerFor(definition.reduce!, name, view.program, reduceLimit);
     const ranges = q.keys === undefined ? [rowRange(view.index, number, q)]
       : q.keys.map((key) => rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key }, inclusiveEnd: true, startDocId: undefined, endDocId: undefined }));
     async function* rows(): AsyncIterable<string> {
       for (const range of ranges) {
-        for await (const [key, value] of reduceRows(view.index, range, q.groupLevel, reducer, q.keys ? 0 : q.skip, q.keys ? Infinity : q.limit)) {
+        for await (const [key, value] of reduceRows(view.index, number, range, q.groupLevel, reducer, q.keys ? 0 : q.skip, q.keys ? Infinity : q.limit)) {
           yield `{"key":${JSON.stringify(key ?? null)},"value":${JSON.stringify(value ?? null)}}`;
         }
       }

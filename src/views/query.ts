@@ -7,12 +7,12 @@
  * and id D" is [K D, K D 0x00 0xFF 0xFF].
  */
 import { CouchError } from '../errors.js';
-import type { Entry, RangeOptions } from '../storage/types.js';
+import type { Entry, RangeOptions, ReadView } from '../storage/types.js';
 import { skipAndLimit } from '../storage/slice.js';
-import { decodeRow, type Row, type ViewIndex } from './view-index.js';
-import { collate, collateRaw } from './collation.js';
-import { isBuiltin, reduceBuiltin, rereduceBuiltin } from './builtin-reduce.js';
-import type { ViewProgram } from '../js/query-server.js';
+import { decodeRow, SORT_KEY_MAX, type Row, type ViewIndex } from './view-index.js';
+import { collate, collateRaw, sortKey } from './collation.js';
+import type { Reducer, RowsToReduce } from './reducer.js';
+import type { Aggregate } from './reductions.js';
 
 export interface RangeQuery {
   startKey?: { key: unknown };
@@ -24,6 +24,8 @@ export interface RangeQuery {
 }
 
 const FF = Buffer.of(0xff);
+const ZERO = Buffer.of(0x00);
+const ROW = 0x6b; // k: view rows, as in view-index.ts
 const ROW_END = Buffer.of(0x00, 0xff, 0xff);
 
 /** The store range of a query's rows. */
@@ -52,13 +54,43 @@ export function rowRange(index: ViewIndex, view: number, q: RangeQuery): RangeOp
 export async function rowsBefore(index: ViewIndex, view: number, range: RangeOptions): Promise<number> {
   const prefix = index.viewPrefix(view);
   const next = Buffer.of(prefix[0]!, view + 1);
-  if (!range.reverse) {
-    const start = range.gte ?? range.gt;
-    if (!start || Buffer.compare(start, prefix) <= 0) return 0;
-    return index.store.count(range.gt ? { gte: prefix, lte: range.gt } : { gte: prefix, lt: start });
+  const snapshot = await index.store.snapshot();
+  try {
+    const tree = await index.reductionsIn(snapshot, view);
+    if (tree) {
+      const { lo, hi } = windowOf(view, range);
+      const before = range.reverse ? (hi === undefined ? undefined : await tree.aggregate(snapshot, hi, undefined, false))
+        : await tree.aggregate(snapshot, Buffer.alloc(0), lo, false);
+      if (before || (range.reverse && hi === undefined)) return before?.count ?? 0;
+    }
+    if (!range.reverse) {
+      const start = range.gte ?? range.gt;
+      if (!start || Buffer.compare(start, prefix) <= 0) return 0;
+      return await snapshot.count(range.gt ? { gte: prefix, lte: range.gt } : { gte: prefix, lt: start });
+    }
+    if (range.lt && Buffer.compare(range.lt, next) >= 0) return 0;
+    return await snapshot.count(range.lte ? { gt: range.lte, lt: next } : { gte: range.lt!, lt: next });
+  } finally {
+    snapshot.release();
   }
-  if (range.lt && Buffer.compare(range.lt, next) >= 0) return 0;
-  return index.store.count(range.lte ? { gt: range.lte, lt: next } : { gte: range.lt!, lt: next });
+}
+
+/**
+ * A store range of view rows as row-key suffixes (after `k <view>`): [lo, hi), hi undefined
+ * meaning the view's end.
+ */
+function windowOf(view: number, range: RangeOptions): { lo: Buffer; hi: Buffer | undefined } {
+  const prefix = Buffer.of(ROW, view);
+  const next = Buffer.of(ROW, view + 1);
+  const suffix = (bound: Uint8Array): Buffer | undefined => {
+    if (Buffer.compare(bound, prefix) <= 0) return Buffer.alloc(0);
+    if (Buffer.compare(bound, next) >= 0) return undefined;
+    return Buffer.from(bound.subarray(2));
+  };
+  const lo = range.gte ? suffix(range.gte) : range.gt ? suffix(Buffer.concat([range.gt, ZERO])) : Buffer.alloc(0);
+  const hi = range.lt ? suffix(range.lt) : range.lte ? suffix(Buffer.concat([range.lte, ZERO])) : undefined;
+  // A lower bound past the view's end leaves nothing: an empty window at the end.
+  return lo === undefined ? { lo: Buffer.of(0xff), hi: Buffer.of(0xff) } : { lo, hi };
 }
 
 /** Map rows of a range, in chunks, after `skip`, at most `limit`. */
@@ -73,87 +105,172 @@ export async function* mapRows(index: ViewIndex, range: RangeOptions, skip: numb
   }
 }
 
-export interface Reducer {
-  reduce(keys: [unknown, string][], values: unknown[]): Promise<unknown>;
-  rereduce(values: unknown[]): Promise<unknown>;
+/**
+ * Reduces a range, grouped by whole key (`groupLevel` Infinity), by array prefix (`groupLevel` n)
+ * or not at all (`groupLevel` 0: one row, key null). Yields [key, value] per group in the range's
+ * order. With the view's partial reductions each group costs O(log N) reads, not one per row.
+ */
+export async function* reduceRows(
+  index: ViewIndex, view: number, range: RangeOptions, groupLevel: number, reducer: Reducer, skip: number, limit: number,
+): AsyncIterable<[unknown, unknown]> {
+  if (limit <= 0) return;
+  const snapshot = await index.store.snapshot();
+  try {
+    const tree = reducer.combinable ? await index.reductionsIn(snapshot, view) : undefined;
+    if (!tree) {
+      yield* scanReduce(index, snapshot, range, groupLevel, reducer, skip, limit);
+      return;
+    }
+    let { lo, hi } = windowOf(view, range);
+    if (groupLevel === 0) {
+      const whole = await tree.aggregate(snapshot, lo, hi, true, reducer.reads);
+      if (!whole) {
+        yield* scanReduce(index, snapshot, range, groupLevel, reducer, skip, limit);
+        return;
+      }
+      if (whole.count > 0 && skip === 0) yield [null, await finish(whole, reducer)];
+      return;
+    }
+    const groupKey = (key: unknown): unknown => groupLevel !== Infinity && Array.isArray(key) ? key.slice(0, groupLevel) : key;
+    const rowKeyOf = (suffix: Buffer) => Buffer.concat([Buffer.of(ROW, view), suffix]);
+    const viewEnd = Buffer.of(ROW, view + 1);
+    let produced = 0;
+    // Groups of few rows are reduced together, one batch per sandbox round trip.
+    let pending: { key: unknown; rows?: RowsToReduce; whole?: Aggregate }[] = [];
+    const flush = async function* (): AsyncIterable<[unknown, unknown]> {
+      const small = pending.filter((g) => g.rows);
+      const reduced = await reducer.reduce(small.map((g) => g.rows!));
+      let n = 0;
+      for (const g of pending) {
+        yield [g.key, g.rows ? reduced[n++] : await finish(g.whole!, reducer)];
+      }
+      pending = [];
+    };
+    for (;;) {
+      if (hi !== undefined && Buffer.compare(lo, hi) >= 0) break;
+      // The next row in the query's direction starts the next group.
+      const [edge] = await firstEntries(snapshot.rangeChunks({ gte: rowKeyOf(lo), lt: hi ? rowKeyOf(hi) : viewEnd, reverse: range.reverse === true, limit: 1 }, 1));
+      if (!edge) break;
+      const row = decodeRow(edge.value);
+      const key = groupKey(row.key);
+      const prefix = groupPrefix(key, row.key, groupLevel, index.raw);
+      // Keys beyond the sort-key limit share cut prefixes: their group spans the cut prefix.
+      const start = prefix ?? Buffer.from(edge.key.subarray(2, 2 + SORT_KEY_MAX));
+      const gLo = Buffer.compare(start, lo) > 0 ? start : lo;
+      const startEnd = Buffer.concat([start, FF]);
+      const gHi = hi !== undefined && Buffer.compare(hi, startEnd) < 0 ? hi : startEnd;
+      if (!prefix) {
+        // Long keys: grouped row by row by the comparator, within the cut prefix.
+        const sub: RangeOptions = { gte: rowKeyOf(gLo), lt: rowKeyOf(gHi), reverse: range.reverse === true };
+        yield* flush();
+        for await (const group of scanReduce(index, snapshot, sub, groupLevel, reducer, 0, Infinity)) {
+          if (skip > 0) { skip--; continue; }
+          yield group;
+          if (++produced >= limit) return;
+        }
+      } else if (skip > 0) {
+        skip--;
+      } else {
+        const few = await firstEntries(snapshot.rangeChunks({ gte: rowKeyOf(gLo), lt: rowKeyOf(gHi), limit: SMALL_GROUP + 1 }, SMALL_GROUP + 1));
+        if (few.length <= SMALL_GROUP) {
+          const rows: RowsToReduce = { keys: [], values: [] };
+          for (const entry of range.reverse ? few.reverse() : few) {
+            const r = decodeRow(entry.value);
+            rows.keys.push([r.key, r.id]);
+            rows.values.push(r.value ?? null);
+          }
+          pending.push({ key, rows });
+        } else {
+          const whole = await tree.aggregate(snapshot, gLo, gHi, true, reducer.reads);
+          if (!whole) throw new CouchError(500, 'view_error', 'partial reductions disagree with the rows');
+          pending.push({ key, whole });
+        }
+        produced++;
+        if (pending.length >= GROUP_BATCH || produced >= limit) yield* flush();
+        if (produced >= limit) return;
+      }
+      if (range.reverse) hi = gLo;
+      else lo = gHi;
+    }
+    yield* flush();
+  } finally {
+    snapshot.release();
+  }
 }
 
-/** The reduce of a view: a builtin computed natively, or its JavaScript in the sandbox. */
-export function reducerFor(source: string, name: string, program: () => Promise<ViewProgram>, reduceLimit: boolean): Reducer {
-  const trimmed = source.trim();
-  if (isBuiltin(trimmed)) {
-    return {
-      reduce: async (keys, values) => reduceBuiltin(trimmed, keys, values),
-      rereduce: async (values) => rereduceBuiltin(trimmed, values),
-    };
-  }
-  const checked = (input: unknown[], output: unknown): unknown => {
-    // CouchDB's reduce_limit: a reduce whose output does not shrink its input is a mistake.
-    if (reduceLimit) {
-      const outLen = JSON.stringify(output ?? null).length;
-      if (outLen > 200 && outLen * 2 > JSON.stringify(input).length) {
-        throw new CouchError(500, 'reduce_overflow_error', `Reduce output must shrink more rapidly: Current output: '${JSON.stringify(output).slice(0, 100)}'... (first 100 of ${outLen} bytes)`);
-      }
-    }
-    return output;
-  };
-  return {
-    reduce: async (keys, values) => checked(values, await (await program()).reduce(name, keys, values, false)),
-    rereduce: async (values) => checked(values, await (await program()).reduce(name, null, values, true)),
-  };
+/** Groups with at most this many rows are reduced from their rows directly. */
+const SMALL_GROUP = 16;
+/** Groups reduced per batch. */
+const GROUP_BATCH = 64;
+
+/** The first chunk of a chunked range (the range has a limit that fits one chunk). */
+async function firstEntries(chunks: AsyncIterable<Entry[]>): Promise<Entry[]> {
+  for await (const entries of chunks) return entries;
+  return [];
+}
+
+/**
+ * The sort-key prefix every row of a group starts with: a whole key's sort key, or for an array
+ * prefix (group_level) the array's sort key without its end marker. Undefined when that would
+ * exceed the stored sort-key length.
+ */
+function groupPrefix(group: unknown, key: unknown, groupLevel: number, raw: boolean): Buffer | undefined {
+  const truncated = groupLevel !== Infinity && Array.isArray(key) && Array.isArray(group) && key.length >= groupLevel;
+  const sk = sortKey(group, raw);
+  const prefix = truncated ? sk.subarray(0, sk.length - 1) : sk;
+  return prefix.length < SORT_KEY_MAX ? prefix : undefined;
+}
+
+/** The value of an aggregate: its loose rows reduced, then everything rereduced. */
+async function finish(whole: Aggregate, reducer: Reducer): Promise<unknown> {
+  const pieces = [...whole.partials];
+  if (whole.rows.values.length > 0) pieces.unshift((await reducer.reduce([whole.rows]))[0]);
+  if (pieces.length === 1) return pieces[0];
+  return (await reducer.rereduce([pieces]))[0];
 }
 
 /** Values reduced per batch before rereducing. */
 const REDUCE_BATCH = 1000;
 
-/**
- * Reduces a range, grouped by whole key (`groupLevel` Infinity), by array prefix (`groupLevel` n)
- * or not at all (`groupLevel` 0: one row, key null). Yields [key, value] per group in order.
- */
-export async function* reduceRows(
-  index: ViewIndex, range: RangeOptions, groupLevel: number, reducer: Reducer, skip: number, limit: number,
+/** Reduces a range by reading every row (views without stored reductions, and long keys). */
+async function* scanReduce(
+  index: ViewIndex, read: ReadView, range: RangeOptions, groupLevel: number, reducer: Reducer, skip: number, limit: number,
 ): AsyncIterable<[unknown, unknown]> {
   const compare = index.raw ? collateRaw : collate;
   const groupKey = (key: unknown): unknown => groupLevel === Infinity ? key
     : groupLevel === 0 ? null
     : Array.isArray(key) ? key.slice(0, groupLevel) : key;
-  let current: { key: unknown; keys: [unknown, string][]; values: unknown[]; partials: unknown[] } | undefined;
+  let current: { key: unknown; rows: RowsToReduce; partials: unknown[] } | undefined;
   let produced = 0;
-  const finish = async (): Promise<[unknown, unknown] | undefined> => {
+  const finishGroup = async (): Promise<[unknown, unknown] | undefined> => {
     if (!current) return undefined;
-    if (current.values.length > 0) current.partials.push(await reducer.reduce(current.keys, current.values));
-    const value = current.partials.length === 1 ? current.partials[0] : await reducer.rereduce(current.partials);
+    if (current.rows.values.length > 0) current.partials.push((await reducer.reduce([current.rows]))[0]);
+    const value = current.partials.length === 1 ? current.partials[0] : (await reducer.rereduce([current.partials]))[0];
     return [current.key, value];
   };
-  const snapshot = await index.store.snapshot();
-  try {
-    for await (const entries of snapshot.rangeChunks(range, 256)) {
-      for (const entry of entries) {
-        const row = decodeRow(entry.value);
-        const key = groupKey(row.key);
-        if (!current || compare(current.key, key) !== 0) {
-          const done = await finish();
-          if (done) {
-            if (skip > 0) skip--;
-            else {
-              yield done;
-              if (++produced >= limit) return;
-            }
+  for await (const entries of read.rangeChunks(range, 256)) {
+    for (const entry of entries) {
+      const row = decodeRow(entry.value);
+      const key = groupKey(row.key);
+      if (!current || compare(current.key, key) !== 0) {
+        const done = await finishGroup();
+        if (done) {
+          if (skip > 0) skip--;
+          else {
+            yield done;
+            if (++produced >= limit) return;
           }
-          current = { key, keys: [], values: [], partials: [] };
         }
-        current.keys.push([row.key, row.id]);
-        current.values.push(row.value);
-        if (current.values.length >= REDUCE_BATCH) {
-          current.partials.push(await reducer.reduce(current.keys, current.values));
-          current.keys = [];
-          current.values = [];
-        }
+        current = { key, rows: { keys: [], values: [] }, partials: [] };
+      }
+      current.rows.keys.push([row.key, row.id]);
+      current.rows.values.push(row.value);
+      if (current.rows.values.length >= REDUCE_BATCH) {
+        current.partials.push((await reducer.reduce([current.rows]))[0]);
+        current.rows = { keys: [], values: [] };
       }
     }
-    const done = await finish();
-    if (done && skip === 0 && produced < limit) yield done;
-  } finally {
-    snapshot.release();
   }
+  const done = await finishGroup();
+  if (done && skip === 0 && produced < limit) yield done;
 }

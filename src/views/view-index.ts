@@ -4,15 +4,18 @@
  * from the database's by-sequence index; all views of the design document are updated together.
  *
  * Layout (keys):
- *   m info                       {signature, collation, seq, purgeSeq, counts}
+ *   m info                       {signature, collation, seq, purgeSeq, counts, reductionsValid}
  *   k <view:1> <sortKey> <docid> 0x00 <n:2>   a row: [key, value, docid]
+ *   <0x30+level> <view:1> <row key suffix>     a segment's count and reduction (reductions.ts)
  *   b <docid>                    the row keys a document emitted (to replace them when it changes)
  */
 import { createHash } from 'node:crypto';
-import type { KeyValueStore, WriteOp } from '../storage/types.js';
+import type { KeyValueStore, ReadView, WriteOp } from '../storage/types.js';
 import type { Database } from '../core/database.js';
 import { COLLATION_VERSION, sortKey } from './collation.js';
 import type { ViewProgram } from '../js/query-server.js';
+import { ViewReductions, type ChangedRow } from './reductions.js';
+import { reducerFor, type Reducer } from './reducer.js';
 
 export interface ViewDefinition {
   map: string;
@@ -54,6 +57,15 @@ interface IndexInfo {
   purgeSeq: number;
   /** Rows per view, in `names` order. */
   counts: number[];
+  /** Whether the stored partial reductions match the rows (false while a bulk update runs). */
+  reductionsValid?: boolean;
+  /** Views whose reduce failed while the index stored partials: they keep counts only. */
+  unstoredReduces?: number[];
+}
+
+export interface UpdateOptions {
+  /** `[query_server_config] reduce_limit` */
+  reduceLimit?: boolean;
 }
 
 export interface Row {
@@ -66,15 +78,21 @@ const META = Buffer.from('minfo');
 const ROW = 0x6b; // k
 const BACK = 0x62; // b
 /** Longest sort key kept whole; longer ones are cut (rows sharing the cut prefix order by id). */
-const SORT_KEY_MAX = 1400;
+export const SORT_KEY_MAX = 1400;
 /** Documents mapped per batch while building. */
 const MAP_BATCH = 500;
+/**
+ * An update touching more documents than this share of the index's rows rebuilds the partial
+ * reductions in one pass at the end instead of maintaining them batch by batch.
+ */
+const BULK_SHARE = 1 / 8;
 
 export class ViewIndex {
   readonly names: string[];
   private info!: IndexInfo;
   private updating: Promise<void> | undefined;
   readonly raw: boolean;
+  private reductions: ViewReductions[] = [];
 
   private constructor(readonly store: KeyValueStore, readonly ddoc: DesignDoc, readonly signature: string) {
     this.names = Object.keys(ddoc.views ?? {}).filter((name) => name !== 'lib').sort();
@@ -90,7 +108,26 @@ export class ViewIndex {
     } else {
       await index.reset();
     }
+    index.reductions = index.names.map((_, view) => new ViewReductions(store, view, index.storesReduceValues(view)));
     return index;
+  }
+
+  /** A view whose reduce results combine exactly (and have not failed) keeps them in its segments. */
+  private storesReduceValues(view: number): boolean {
+    const source = this.ddoc.views?.[this.names[view]!]?.reduce?.trim();
+    return source !== undefined && source !== '' && source !== '_approx_count_distinct' && !(this.info.unstoredReduces ?? []).includes(view);
+  }
+
+  /**
+   * The partial reductions of `view` as `read` (a snapshot of this index's store) sees them, or
+   * undefined while they are being rebuilt (queries then scan rows).
+   */
+  async reductionsIn(read: ReadView, view: number): Promise<ViewReductions | undefined> {
+    const stored = await read.get(META);
+    if (!stored) return undefined;
+    const info = JSON.parse(Buffer.from(stored).toString('utf8')) as IndexInfo;
+    if (info.reductionsValid !== true || (info.unstoredReduces ?? []).includes(view)) return undefined;
+    return this.reductions[view];
   }
 
   get seq(): number {
@@ -120,7 +157,7 @@ export class ViewIndex {
       for (const { key } of entries) ops.push({ type: 'del', key: Buffer.from(key) });
       if (ops.length >= 4096) await this.store.write(ops.splice(0), { durable: false });
     }
-    this.info = { signature: this.signature, collation: COLLATION_VERSION, seq: 0, purgeSeq: 0, counts: this.names.map(() => 0) };
+    this.info = { signature: this.signature, collation: COLLATION_VERSION, seq: 0, purgeSeq: 0, counts: this.names.map(() => 0), reductionsValid: true };
     ops.push({ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) });
     await this.store.write(ops, { durable: false });
   }
@@ -129,15 +166,57 @@ export class ViewIndex {
    * Brings the index up to the database's current sequence. Concurrent callers share one
    * update; `program` runs the map functions.
    */
-  update(db: Database, program: () => Promise<ViewProgram>): Promise<void> {
+  update(db: Database, program: () => Promise<ViewProgram>, options: UpdateOptions = {}): Promise<void> {
     if (this.updating) return this.updating;
-    if (this.info.seq >= db.updateSeq && this.info.purgeSeq === db.purgeSeq) return Promise.resolve();
-    this.updating = this.runUpdate(db, program).finally(() => { this.updating = undefined; });
+    if (this.info.seq >= db.updateSeq && this.info.purgeSeq === db.purgeSeq && this.info.reductionsValid === true) return Promise.resolve();
+    this.updating = this.runUpdate(db, program, options).finally(() => { this.updating = undefined; });
     return this.updating;
   }
 
-  private async runUpdate(db: Database, programOf: () => Promise<ViewProgram>): Promise<void> {
+  private async runUpdate(db: Database, programOf: () => Promise<ViewProgram>, options: UpdateOptions): Promise<void> {
+    const reducers = this.names.map((name) => {
+      const source = this.ddoc.views?.[name]?.reduce;
+      return typeof source === 'string' && source.trim() !== '' ? reducerFor(source, name, programOf, options.reduceLimit ?? true) : undefined;
+    });
+    this.maintain = reducers;
     if (db.purgeSeq !== this.info.purgeSeq) await this.followPurges(db);
+    // Many changes: rows first, partial reductions rebuilt in one pass at the end.
+    const rows = Math.max(0, ...this.info.counts);
+    const bulk = this.info.reductionsValid !== true || this.info.seq === 0 || db.updateSeq - this.info.seq > rows * BULK_SHARE;
+    if (bulk) this.info.reductionsValid = false;
+    this.maintain = bulk ? undefined : reducers;
+    try {
+      await this.mapChanges(db, programOf);
+    } finally {
+      this.maintain = undefined;
+    }
+    if (bulk) {
+      for (let view = 0; view < this.names.length; view++) {
+        await this.withReducer(view, reducers[view], (reductions, reducer) => reductions.rebuild(reducer));
+      }
+      this.info.reductionsValid = true;
+      await this.store.write([{ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) }], { durable: false });
+    }
+  }
+
+  /** Reducers of views whose partial reductions are maintained batch by batch (not in bulk mode). */
+  private maintain: (Reducer | undefined)[] | undefined;
+
+  /**
+   * Runs a rebuild or update of one view's partial reductions; a reduce that fails leaves the
+   * view with counts only (its queries then reduce rows and report the error).
+   */
+  private async withReducer(view: number, reducer: Reducer | undefined, run: (r: ViewReductions, reducer: Reducer | undefined) => Promise<void>): Promise<void> {
+    try {
+      await run(this.reductions[view]!, reducer);
+    } catch {
+      this.info.unstoredReduces = [...(this.info.unstoredReduces ?? []), view];
+      this.reductions[view] = new ViewReductions(this.store, view, false);
+      await this.reductions[view]!.rebuild(undefined);
+    }
+  }
+
+  private async mapChanges(db: Database, programOf: () => Promise<ViewProgram>): Promise<void> {
     const program = await programOf();
     // The sandbox answers in its own view order; the index numbers views by sorted name.
     const order = this.names.map((name) => program.names.indexOf(name));
@@ -207,12 +286,20 @@ export class ViewIndex {
     const ops: WriteOp[] = [];
     const backKeys = docs.map((d) => backKey(d.id));
     const previous = await this.store.getMany(backKeys);
+    const maintain = this.maintain;
+    // The final state of each changed row, per view, for the partial reductions.
+    const changed = maintain ? this.names.map(() => new Map<string, ChangedRow>()) : undefined;
+    const note = (rowKey: Buffer, present: boolean) => {
+      const suffix = rowKey.subarray(2);
+      changed?.[rowKey[1]!]!.set(suffix.toString('latin1'), { suffix, present });
+    };
     docs.forEach((doc, i) => {
       const old = previous[i];
       if (old) {
         for (const rowKey of decodeBack(old)) {
           ops.push({ type: 'del', key: rowKey });
           this.info.counts[rowKey[1]!]!--;
+          note(rowKey, false);
         }
       }
       const added: Buffer[] = [];
@@ -222,14 +309,26 @@ export class ViewIndex {
           ops.push({ type: 'put', key: rowKey, value: Buffer.from(JSON.stringify([key, value ?? null, doc.id])) });
           added.push(rowKey);
           this.info.counts[view]!++;
+          note(rowKey, true);
         });
       });
       if (added.length > 0) ops.push({ type: 'put', key: backKeys[i]!, value: encodeBack(added) });
       else if (old) ops.push({ type: 'del', key: backKeys[i]! });
     });
     this.info.seq = Math.max(this.info.seq, seq);
+    const touched = changed?.some((rows) => rows.size > 0) ?? false;
+    // Rows and reductions are written separately; a crash between them leaves the reductions
+    // marked invalid, to be rebuilt by the next update.
+    if (touched) this.info.reductionsValid = false;
     ops.push({ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) });
     await this.store.write(ops, { durable: false });
+    if (!touched) return;
+    for (let view = 0; view < this.names.length; view++) {
+      const rows = [...changed![view]!.values()];
+      if (rows.length > 0) await this.withReducer(view, maintain![view], (reductions, reducer) => reductions.update(rows, reducer));
+    }
+    this.info.reductionsValid = true;
+    await this.store.write([{ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) }], { durable: false });
   }
 
   private rowKey(view: number, key: unknown, id: string, n: number): Buffer {

@@ -1,0 +1,68 @@
+/**
+ * The reduce function of a view, as the index and queries call it: a builtin computed natively,
+ * or JavaScript in the sandbox. Calls come in batches so that reducing many segments or groups
+ * costs one round trip to the sandbox, not one each.
+ */
+import { CouchError } from '../errors.js';
+import { isBuiltin, reduceBuiltin, rereduceBuiltin } from './builtin-reduce.js';
+import type { ViewProgram } from '../js/query-server.js';
+
+export interface RowsToReduce {
+  /** The rows' [key, docid] pairs. */
+  keys: [unknown, string][];
+  values: unknown[];
+}
+
+export interface Reducer {
+  /** reduce(keys, values) of each call, in order. */
+  reduce(calls: readonly RowsToReduce[]): Promise<unknown[]>;
+  /** rereduce(partials) of each call, in order. */
+  rereduce(calls: readonly (readonly unknown[])[]): Promise<unknown[]>;
+  /**
+   * Whether partial results of disjoint ranges combine exactly, so the index may store them.
+   * False for `_approx_count_distinct`, whose exact distinct counts cannot be merged.
+   */
+  readonly combinable: boolean;
+  /**
+   * What of each row the reduce reads: only how many there are (`_count`), their values
+   * (the other builtins), or keys and values (JavaScript). Rows are decoded no further.
+   */
+  readonly reads: 'count' | 'values' | 'rows';
+}
+
+/** The reducer of view `name` whose reduce source is `source`. */
+export function reducerFor(source: string, name: string, program: () => Promise<ViewProgram>, reduceLimit: boolean): Reducer {
+  const trimmed = source.trim();
+  if (isBuiltin(trimmed)) {
+    return {
+      reduce: async (calls) => calls.map((c) => reduceBuiltin(trimmed, c.keys, c.values)),
+      rereduce: async (calls) => calls.map((partials) => rereduceBuiltin(trimmed, partials)),
+      combinable: trimmed !== '_approx_count_distinct',
+      reads: trimmed === '_count' ? 'count' : trimmed === '_approx_count_distinct' ? 'rows' : 'values',
+    };
+  }
+  const checked = (input: readonly unknown[], output: unknown): unknown => {
+    // CouchDB's reduce_limit: a reduce whose output does not shrink its input is a mistake.
+    if (reduceLimit) {
+      const outLen = JSON.stringify(output ?? null).length;
+      if (outLen > 200 && outLen * 2 > JSON.stringify(input).length) {
+        throw new CouchError(500, 'reduce_overflow_error', `Reduce output must shrink more rapidly: Current output: '${JSON.stringify(output).slice(0, 100)}'... (first 100 of ${outLen} bytes)`);
+      }
+    }
+    return output;
+  };
+  return {
+    reduce: async (calls) => {
+      if (calls.length === 0) return [];
+      const results = await (await program()).reduceMany(name, calls.map((c) => ({ keys: c.keys, values: c.values, rereduce: false })));
+      return results.map((r, i) => checked(calls[i]!.values, r));
+    },
+    rereduce: async (calls) => {
+      if (calls.length === 0) return [];
+      const results = await (await program()).reduceMany(name, calls.map((values) => ({ keys: null, values: [...values], rereduce: true })));
+      return results.map((r, i) => checked(calls[i]!, r));
+    },
+    combinable: true,
+    reads: 'rows',
+  };
+}

@@ -1,0 +1,358 @@
+/**
+ * Partial reductions of one view, stored beside its rows so that reducing any key range reads
+ * O(log N) records instead of every row (CouchDB keeps them in its B-tree's inner nodes; in an
+ * ordered key-value store a skip list of segment aggregates does the same job).
+ *
+ * Every row is given a level from a hash of its row key: level ≥ l with probability 16^-l.
+ * A row of level ≥ l is a "boundary" at level l, and starts a segment there that runs to the
+ * next boundary of that level. Each segment is stored as one record `<0x30+l> <view> <suffix>`
+ * (suffix = the row key after `k <view>`, so records sort exactly as their first rows) holding
+ * the segment's row count and reduction. A level-l segment is the union of the level-(l-1)
+ * segments that start inside it, so its reduction is the rereduce of theirs (level 1: the
+ * reduce of its rows). Rows before the first boundary of a level belong to no segment there.
+ *
+ * Reducing a range walks up from its first row (rows, then ever longer segments) and back down
+ * before its end: at most ~16 reads per level either way. Levels are a function of the row key
+ * alone, so the structure is the same however the rows arrived, and an update only recomputes
+ * the segments that contain changed rows.
+ */
+import type { Entry, KeyValueStore, ReadView, WriteOp } from '../storage/types.js';
+import type { Reducer, RowsToReduce } from './reducer.js';
+
+export const MAX_LEVEL = 6;
+const ROW = 0x6b; // k, as in view-index.ts
+const LEVEL_BASE = 0x30;
+const COUNT_BYTES = 6;
+/** Segments computed per batch (one sandbox round trip for JavaScript reduces). */
+const SEGMENT_BATCH = 256;
+
+/**
+ * The level of a row key suffix (the bytes of `key` from `offset`): trailing zero nibbles of
+ * its hash, at most MAX_LEVEL.
+ */
+export function levelOf(key: Uint8Array, offset = 0): number {
+  let h = 0x811c9dc5;
+  for (let i = offset; i < key.length; i++) {
+    h ^= key[i]!;
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  let level = 0;
+  while (level < MAX_LEVEL && (h & 0xf) === 0) {
+    level++;
+    h >>>= 4;
+  }
+  return level;
+}
+
+/** What a range reduces to: rows not covered by a stored segment, and the segments' results. */
+export interface Aggregate {
+  count: number;
+  rows: RowsToReduce;
+  partials: unknown[];
+}
+
+/** A changed row of this view: its key suffix and whether it exists after the change. */
+export interface ChangedRow {
+  suffix: Buffer;
+  present: boolean;
+}
+
+interface Segment {
+  suffix: Buffer;
+  count: number;
+  rows: RowsToReduce;
+  partials: unknown[];
+}
+
+/** Adds a stored row (`[key, value, docid]` JSON) to rows to reduce, decoding only what is read. */
+function addRow(rows: RowsToReduce, value: Uint8Array, reads: Reducer['reads']): void {
+  if (reads === 'count') {
+    rows.values.push(null);
+    return;
+  }
+  const [key, rowValue, id] = JSON.parse(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8')) as [unknown, unknown, string];
+  rows.values.push(rowValue ?? null);
+  if (reads === 'rows') rows.keys.push([key, id]);
+}
+
+export class ViewReductions {
+  private reducer: Reducer | undefined;
+
+  /**
+   * `storesValues` false: the view has no reduce (or one whose partials cannot be stored);
+   * segments then hold counts only, which still serve `offset`.
+   */
+  constructor(private readonly store: KeyValueStore, private readonly view: number, readonly storesValues: boolean) {}
+
+  private rowKey(suffix: Uint8Array): Buffer {
+    return Buffer.concat([Buffer.of(ROW, this.view), suffix]);
+  }
+
+  private recordKey(level: number, suffix: Uint8Array): Buffer {
+    return Buffer.concat([Buffer.of(LEVEL_BASE + level, this.view), suffix]);
+  }
+
+  private levelStart(level: number): Buffer {
+    return level === 0 ? Buffer.of(ROW, this.view) : Buffer.of(LEVEL_BASE + level, this.view);
+  }
+
+  private levelEnd(level: number): Buffer {
+    return level === 0 ? Buffer.of(ROW, this.view + 1) : Buffer.of(LEVEL_BASE + level, this.view + 1);
+  }
+
+  /** Rewrites every segment of this view from its rows. */
+  async rebuild(reducer: Reducer | undefined): Promise<void> {
+    this.reducer = this.storesValues ? reducer : undefined;
+    for (let level = 1; level <= MAX_LEVEL; level++) {
+      const ops: WriteOp[] = [];
+      for await (const entries of this.store.rangeChunks({ gte: this.levelStart(level), lt: this.levelEnd(level) }, 1024)) {
+        for (const { key } of entries) ops.push({ type: 'del', key: Buffer.from(key) });
+      }
+      let pending: Segment[] = [];
+      let current: Segment | undefined;
+      const snapshot = await this.store.snapshot();
+      try {
+        for await (const entries of snapshot.rangeChunks({ gte: this.levelStart(level - 1), lt: this.levelEnd(level - 1) }, 1024)) {
+          for (const entry of entries) {
+            if (levelOf(entry.key, 2) >= level) {
+              if (current) pending.push(current);
+              current = { suffix: Buffer.from(entry.key.subarray(2)), count: 0, rows: { keys: [], values: [] }, partials: [] };
+              if (pending.length >= SEGMENT_BATCH) {
+                ops.push(...await this.records(level, pending));
+                pending = [];
+                if (ops.length >= 4096) await this.store.write(ops.splice(0), { durable: false });
+              }
+            }
+            if (current) this.addChild(level, current, entry.value);
+          }
+        }
+      } finally {
+        snapshot.release();
+      }
+      if (current) pending.push(current);
+      ops.push(...await this.records(level, pending));
+      await this.store.write(ops, { durable: false });
+    }
+  }
+
+  /** Recomputes the segments that contain changed rows; `changed` is the final state of each row. */
+  async update(changed: readonly ChangedRow[], reducer: Reducer | undefined): Promise<void> {
+    if (changed.length === 0) return;
+    this.reducer = this.storesValues ? reducer : undefined;
+    const rows = [...changed].sort((x, y) => Buffer.compare(x.suffix, y.suffix)).map((c) => ({ ...c, level: levelOf(c.suffix) }));
+    for (let level = 1; level <= MAX_LEVEL; level++) {
+      const deleted = new Set<string>();
+      const added: Buffer[] = [];
+      for (const c of rows) {
+        if (c.level < level) continue;
+        if (c.present) added.push(c.suffix);
+        else deleted.add(c.suffix.toString('latin1'));
+      }
+      const boundaries = new BoundaryFinder(this.store, this.recordKey(level, Buffer.alloc(0)), this.levelEnd(level), deleted, added);
+      // Segments (after the change) holding changed rows. Rows are sorted, so consecutive rows in
+      // one segment need no lookup.
+      const dirty = new Map<string, { start: Buffer; end: Buffer | undefined }>();
+      let last: { start: Buffer | undefined; end: Buffer | undefined } | undefined;
+      for (const c of rows) {
+        const inLast = last && (last.start === undefined || Buffer.compare(last.start, c.suffix) <= 0)
+          && (last.end === undefined || Buffer.compare(c.suffix, last.end) < 0);
+        if (!inLast) last = { start: await boundaries.previous(c.suffix, true), end: await boundaries.next(c.suffix) };
+        if (last!.start) dirty.set(last!.start.toString('latin1'), { start: last!.start, end: last!.end });
+        if (c.present && c.level >= level) {
+          // A new boundary shortens the segment before it.
+          const before = await boundaries.previous(c.suffix, false);
+          if (before) dirty.set(before.toString('latin1'), { start: before, end: c.suffix });
+        }
+      }
+      if (dirty.size === 0 && deleted.size === 0) break;
+      const ops: WriteOp[] = [...deleted].map((s) => ({ type: 'del', key: this.recordKey(level, Buffer.from(s, 'latin1')) }));
+      const segments = [...dirty.values()];
+      for (let at = 0; at < segments.length; at += SEGMENT_BATCH) {
+        const batch: Segment[] = [];
+        for (const { start, end } of segments.slice(at, at + SEGMENT_BATCH)) {
+          const segment: Segment = { suffix: start, count: 0, rows: { keys: [], values: [] }, partials: [] };
+          const range = { gte: Buffer.concat([this.levelStart(level - 1), start]), lt: end ? Buffer.concat([this.levelStart(level - 1), end]) : this.levelEnd(level - 1) };
+          for await (const entries of this.store.rangeChunks(range, 64)) {
+            for (const entry of entries) this.addChild(level, segment, entry.value);
+          }
+          batch.push(segment);
+        }
+        ops.push(...await this.records(level, batch));
+      }
+      await this.store.write(ops, { durable: false });
+    }
+  }
+
+  private addChild(level: number, segment: Segment, value: Uint8Array): void {
+    if (level === 1) {
+      segment.count++;
+      if (this.reducer) addRow(segment.rows, value, this.reducer.reads);
+    } else {
+      const [count, partial] = decodeRecord(value, this.reducer !== undefined);
+      segment.count += count;
+      if (this.reducer) segment.partials.push(partial);
+    }
+  }
+
+  private async records(level: number, segments: readonly Segment[]): Promise<WriteOp[]> {
+    if (segments.length === 0) return [];
+    let values: unknown[] | undefined;
+    if (this.reducer) {
+      values = level === 1
+        ? await this.reducer.reduce(segments.map((s) => s.rows))
+        : await this.reducer.rereduce(segments.map((s) => s.partials));
+    }
+    return segments.map((s, i) => ({ type: 'put', key: this.recordKey(level, s.suffix), value: encodeRecord(s.count, values?.[i]) }));
+  }
+
+  /**
+   * What the rows with key suffixes in [lo, hi) reduce to (hi undefined: to the view's end), read
+   * from `read`. Undefined if the stored segments disagree with the rows (never expected).
+   */
+  async aggregate(read: ReadView, lo: Buffer, hi: Buffer | undefined, withValues: boolean, reads: Reducer['reads'] = 'rows'): Promise<Aggregate | undefined> {
+    const out: Aggregate = { count: 0, rows: { keys: [], values: [] }, partials: [] };
+    const values = withValues && this.storesValues;
+    const fits = (end: Buffer | undefined): boolean => hi === undefined || (end !== undefined && Buffer.compare(end, hi) <= 0);
+    const takeRow = (value: Uint8Array) => {
+      out.count++;
+      if (values) addRow(out.rows, value, reads);
+    };
+    const take = (value: Uint8Array) => {
+      const [count, partial] = decodeRecord(value, values);
+      out.count += count;
+      if (values) out.partials.push(partial);
+    };
+    const rowsUntil = (from: Buffer, to: Buffer | undefined) => read.rangeChunks({ gte: this.rowKey(from), lt: to ? this.rowKey(to) : this.levelEnd(0) }, 64);
+
+    // Up: single rows until the first boundary, then ever higher segments while they fit.
+    let at: Buffer | undefined;
+    scan: for await (const entries of rowsUntil(lo, hi)) {
+      for (const entry of entries) {
+        if (levelOf(entry.key, 2) >= 1) {
+          at = Buffer.from(entry.key.subarray(2));
+          break scan;
+        }
+        takeRow(entry.value);
+      }
+    }
+    if (!at) return out;
+    let pos: Buffer = at;
+    let level = 1;
+    let descending = false;
+    for (;;) {
+      if (!descending && level < MAX_LEVEL && levelOf(pos) > level) {
+        level++;
+        continue;
+      }
+      const it: AsyncIterator<Entry> = read.range({ gte: this.recordKey(level, pos), lt: this.levelEnd(level) })[Symbol.asyncIterator]();
+      let current: IteratorResult<Entry> = await it.next();
+      if (current.done || Buffer.compare(current.value.key.subarray(2), pos) !== 0) return undefined;
+      let moved = false;
+      for (;;) {
+        const next: IteratorResult<Entry> = await it.next();
+        const end: Buffer | undefined = next.done ? undefined : Buffer.from(next.value.key.subarray(2));
+        if (!fits(end)) break;
+        take((current as IteratorYieldResult<Entry>).value.value);
+        if (!end) {
+          await it.return?.();
+          return out;
+        }
+        pos = end;
+        current = next;
+        if (!descending && level < MAX_LEVEL && levelOf(pos) > level) {
+          moved = true;
+          break;
+        }
+      }
+      await it.return?.();
+      if (moved) continue;
+      // The segment at `pos` runs past the end: go down inside it.
+      descending = true;
+      level--;
+      if (level === 0) {
+        for await (const entries of rowsUntil(pos, hi)) for (const entry of entries) takeRow(entry.value);
+        return out;
+      }
+    }
+  }
+}
+
+/** Finds the boundaries of one level as they are after an update: stored ones minus deleted plus added. */
+class BoundaryFinder {
+  constructor(
+    private readonly store: ReadView,
+    private readonly start: Buffer,
+    private readonly end: Buffer,
+    private readonly deleted: ReadonlySet<string>,
+    private readonly added: readonly Buffer[],
+  ) {}
+
+  /** The greatest boundary ≤ suffix (or < suffix when not `inclusive`). */
+  async previous(suffix: Buffer, inclusive: boolean): Promise<Buffer | undefined> {
+    const bound = Buffer.concat([this.start, suffix]);
+    let stored: Buffer | undefined;
+    for await (const { key } of this.store.range(inclusive ? { gte: this.start, lte: bound, reverse: true } : { gte: this.start, lt: bound, reverse: true })) {
+      const s = Buffer.from(key.subarray(this.start.length));
+      if (!this.deleted.has(s.toString('latin1'))) {
+        stored = s;
+        break;
+      }
+    }
+    // Greatest added ≤ (or <) suffix, by binary search.
+    let lo = 0;
+    let hi = this.added.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const c = Buffer.compare(this.added[mid]!, suffix);
+      if (c < 0 || (inclusive && c === 0)) lo = mid + 1;
+      else hi = mid;
+    }
+    const fresh = lo > 0 ? this.added[lo - 1] : undefined;
+    if (!stored) return fresh;
+    if (!fresh) return stored;
+    return Buffer.compare(stored, fresh) >= 0 ? stored : fresh;
+  }
+
+  /** The smallest boundary > suffix. */
+  async next(suffix: Buffer): Promise<Buffer | undefined> {
+    let stored: Buffer | undefined;
+    for await (const { key } of this.store.range({ gt: Buffer.concat([this.start, suffix]), lt: this.end })) {
+      const s = Buffer.from(key.subarray(this.start.length));
+      if (!this.deleted.has(s.toString('latin1'))) {
+        stored = s;
+        break;
+      }
+    }
+    let lo = 0;
+    let hi = this.added.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (Buffer.compare(this.added[mid]!, suffix) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    const fresh = this.added[lo];
+    if (!stored) return fresh;
+    if (!fresh) return stored;
+    return Buffer.compare(stored, fresh) <= 0 ? stored : fresh;
+  }
+}
+
+function encodeRecord(count: number, value: unknown): Buffer {
+  const json = value === undefined ? '' : JSON.stringify(value ?? null);
+  const out = Buffer.allocUnsafe(COUNT_BYTES + Buffer.byteLength(json));
+  out.writeUIntBE(count, 0, COUNT_BYTES);
+  out.write(json, COUNT_BYTES, 'utf8');
+  return out;
+}
+
+function decodeRecord(bytes: Uint8Array, withValue: boolean): [number, unknown] {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const count = buf.readUIntBE(0, COUNT_BYTES);
+  if (!withValue || buf.length === COUNT_BYTES) return [count, undefined];
+  return [count, JSON.parse(buf.toString('utf8', COUNT_BYTES))];
+}

@@ -1,0 +1,168 @@
+/**
+ * Reduce queries answered from the index's partial reductions, checked against values computed
+ * here from the documents: whole-range, grouped, ranged and descending, after a first build,
+ * small (incremental) updates and large (rebuilding) ones.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+});
+after(async () => server.stop());
+
+const q = (v: unknown) => encodeURIComponent(JSON.stringify(v));
+const TYPES = ['apple', 'banana', 'cherry', 'date', 'elder'];
+
+interface Doc { _id: string; _rev?: string; type: string; n: number }
+
+/** A seeded generator, so a failure can be replayed. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const next = random(7);
+const makeDoc = (i: number): Doc => ({ _id: `doc${String(i).padStart(5, '0')}`, type: TYPES[Math.floor(next() * TYPES.length)]!, n: Math.floor(next() * 200) });
+
+/** Rows as the view emits them, sorted as CouchDB collates [type, n % 20] keys (ASCII type names). */
+function rowsOf(docs: Iterable<Doc>): { key: [string, number]; value: number }[] {
+  const rows = [...docs].map((d) => ({ key: [d.type, d.n % 20] as [string, number], value: d.n, id: d._id }));
+  rows.sort((a, b) => (a.key[0] < b.key[0] ? -1 : a.key[0] > b.key[0] ? 1 : a.key[1] - b.key[1] || (a.id < b.id ? -1 : 1)));
+  return rows;
+}
+
+function grouped(rows: { key: [string, number]; value: number }[], level: number): { key: unknown; value: number }[] {
+  const out: { key: unknown; value: number }[] = [];
+  for (const row of rows) {
+    const key = level === Infinity ? row.key : row.key.slice(0, level);
+    const last = out[out.length - 1];
+    if (last && JSON.stringify(last.key) === JSON.stringify(key)) last.value += row.value;
+    else out.push({ key, value: row.value });
+  }
+  return out;
+}
+
+const cmp = (a: [string, number], b: [string, number]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]);
+const inRange = (key: [string, number], lo: [string, number], hi: [string, number]) => cmp(key, lo) >= 0 && cmp(key, hi) <= 0;
+
+async function checkAll(db: string, docs: Map<string, Doc>): Promise<void> {
+  const rows = rowsOf(docs.values());
+  const total = rows.reduce((s, r) => s + r.value, 0);
+  for (const view of ['sum', 'js_sum']) {
+    const base = `/${db}/_design/r/_view/${view}`;
+    const whole = await c.get(base);
+    assert.equal(whole.status, 200, whole.text);
+    assert.deepEqual(whole.body.rows, [{ key: null, value: total }], `${view} whole`);
+    for (const level of [1, 2]) {
+      const r = await c.get(`${base}?group_level=${level}`);
+      assert.deepEqual(r.body.rows, grouped(rows, level), `${view} group_level=${level}`);
+    }
+    const exact = await c.get(`${base}?group=true`);
+    assert.deepEqual(exact.body.rows, grouped(rows, Infinity), `${view} group=true`);
+    const desc = await c.get(`${base}?group_level=1&descending=true`);
+    assert.deepEqual(desc.body.rows, grouped(rows, 1).reverse(), `${view} descending`);
+    const paged = await c.get(`${base}?group=true&skip=7&limit=11`);
+    assert.deepEqual(paged.body.rows, grouped(rows, Infinity).slice(7, 18), `${view} skip/limit`);
+  }
+  const count = await c.get(`/${db}/_design/r/_view/count`);
+  assert.deepEqual(count.body.rows, [{ key: null, value: rows.length }]);
+  const stats = await c.get(`/${db}/_design/r/_view/stats?group_level=1`);
+  for (const g of stats.body.rows as { key: [string]; value: { sum: number; count: number; min: number; max: number } }[]) {
+    const mine = rows.filter((r) => r.key[0] === g.key[0]).map((r) => r.value);
+    assert.deepEqual([g.value.sum, g.value.count, g.value.min, g.value.max],
+      [mine.reduce((a, b) => a + b, 0), mine.length, Math.min(...mine), Math.max(...mine)], `stats ${g.key[0]}`);
+  }
+  // Random key ranges, both directions, inclusive and exclusive ends.
+  for (let i = 0; i < 12; i++) {
+    const a: [string, number] = [TYPES[Math.floor(next() * 5)]!, Math.floor(next() * 20)];
+    const b: [string, number] = [TYPES[Math.floor(next() * 5)]!, Math.floor(next() * 20)];
+    const [lo, hi] = cmp(a, b) <= 0 ? [a, b] : [b, a];
+    const expected = rows.filter((r) => inRange(r.key, lo, hi)).reduce((s, r) => s + r.value, 0);
+    const r = await c.get(`/${db}/_design/r/_view/sum?startkey=${q(lo)}&endkey=${q(hi)}`);
+    assert.deepEqual(r.body.rows, expected === 0 && !rows.some((x) => inRange(x.key, lo, hi)) ? [] : [{ key: null, value: expected }], `range ${JSON.stringify([lo, hi])}`);
+    const d = await c.get(`/${db}/_design/r/_view/sum?startkey=${q(hi)}&endkey=${q(lo)}&descending=true&group=true`);
+    assert.deepEqual(d.body.rows, grouped(rows.filter((x) => inRange(x.key, lo, hi)), Infinity).reverse(), `descending range ${JSON.stringify([lo, hi])}`);
+    const excl = await c.get(`/${db}/_design/r/_view/sum?startkey=${q(lo)}&endkey=${q(hi)}&inclusive_end=false&group_level=1`);
+    const exclRows = rows.filter((x) => inRange(x.key, lo, hi) && JSON.stringify(x.key) !== JSON.stringify(hi));
+    assert.deepEqual(excl.body.rows, grouped(exclRows, 1), `exclusive range ${JSON.stringify([lo, hi])}`);
+  }
+  // Offsets of a map view come from the stored counts.
+  const key: [string, number] = ['cherry', 10];
+  const before = rows.filter((r) => !inRange(r.key, key, ['zzz', 0])).length;
+  const offset = await c.get(`/${db}/_design/r/_view/sum?reduce=false&startkey=${q(key)}&limit=1`);
+  assert.equal(offset.body.offset, before);
+  const after = rows.filter((r) => inRange(r.key, ['cherry', 11], ['zzz', 0])).length;
+  const descOffset = await c.get(`/${db}/_design/r/_view/sum?reduce=false&descending=true&startkey=${q(key)}&limit=1`);
+  assert.equal(descOffset.body.offset, after);
+}
+
+test('reduce results match the documents after a build, small updates and large updates', async () => {
+  const db = 'reductions';
+  assert.equal((await c.put(`/${db}`)).status, 201);
+  const docs = new Map<string, Doc>();
+  for (let i = 0; i < 4000; i++) {
+    const d = makeDoc(i);
+    docs.set(d._id, d);
+  }
+  const put = async (list: Doc[]) => {
+    const r = await c.post(`/${db}/_bulk_docs`, { docs: list });
+    assert.equal(r.status, 201, r.text);
+    (r.body as { id: string; rev: string }[]).forEach((res) => {
+      const d = docs.get(res.id);
+      if (d) d._rev = res.rev;
+    });
+  };
+  await put([...docs.values()]);
+  const map = 'function(doc) { if (doc.type) emit([doc.type, doc.n % 20], doc.n); }';
+  const ddoc = await c.put(`/${db}/_design/r`, {
+    views: {
+      sum: { map, reduce: '_sum' },
+      count: { map, reduce: '_count' },
+      stats: { map, reduce: '_stats' },
+      js_sum: { map, reduce: 'function(keys, values, rereduce) { return sum(values); }' },
+    },
+  });
+  assert.equal(ddoc.status, 201);
+  await checkAll(db, docs);
+
+  // Small changes (maintained segment by segment): edits, deletions, new documents.
+  for (let round = 0; round < 3; round++) {
+    const edits: (Doc & { _deleted?: boolean })[] = [];
+    const ids = [...docs.keys()];
+    for (let i = 0; i < 60; i++) {
+      const d = docs.get(ids[Math.floor(next() * ids.length)]!)!;
+      if (edits.some((e) => e._id === d._id)) continue;
+      if (next() < 0.3) {
+        edits.push({ ...d, _deleted: true });
+        docs.delete(d._id);
+      } else {
+        d.n = Math.floor(next() * 200);
+        d.type = TYPES[Math.floor(next() * TYPES.length)]!;
+        edits.push(d);
+      }
+    }
+    for (let i = 0; i < 20; i++) {
+      const d = makeDoc(10_000 + round * 100 + i);
+      docs.set(d._id, d);
+      edits.push(d);
+    }
+    await put(edits);
+    await checkAll(db, docs);
+  }
+
+  // A large change (more than an eighth of the rows): rebuilt in one pass.
+  const large = [...docs.values()].slice(0, 1500);
+  for (const d of large) d.n = Math.floor(next() * 200);
+  await put(large);
+  await checkAll(db, docs);
+});

@@ -1,0 +1,175 @@
+/**
+ * The partial-reduction skip list against brute force, on the real LMDB backend: random rows,
+ * random ranges, incremental updates compared with a full rebuild.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LmdbBackend } from '../../src/storage/lmdb.js';
+import type { KeyValueStore, WriteOp } from '../../src/storage/types.js';
+import { ViewReductions, levelOf, type ChangedRow } from '../../src/views/reductions.js';
+import { reducerFor } from '../../src/views/reducer.js';
+import type { ViewProgram } from '../../src/js/query-server.js';
+
+const VIEW = 3;
+const noProgram = (): Promise<ViewProgram> => Promise.reject(new Error('builtins only'));
+const sum = reducerFor('_sum', 'v', noProgram, true);
+const stats = reducerFor('_stats', 'v', noProgram, true);
+
+/** A seeded generator, so a failure can be replayed. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+function suffixOf(n: number): Buffer {
+  // Fixed-width so byte order is numeric order.
+  return Buffer.from(String(n).padStart(8, '0'), 'latin1');
+}
+
+function rowKey(view: number, suffix: Buffer): Buffer {
+  return Buffer.concat([Buffer.of(0x6b, view), suffix]);
+}
+
+function rowValue(n: number, value: number): Buffer {
+  return Buffer.from(JSON.stringify([n, value, `doc${n}`]));
+}
+
+async function withStore(fn: (store: KeyValueStore) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'settee-reductions-'));
+  const backend = new LmdbBackend(dir);
+  try {
+    const store = (await backend.open('index', { create: true }))!;
+    await fn(store);
+  } finally {
+    await backend.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function expectRange(store: KeyValueStore, tree: ViewReductions, rows: Map<number, number>, lo: number, hi: number | undefined): Promise<void> {
+  const snapshot = await store.snapshot();
+  try {
+    const agg = await tree.aggregate(snapshot, suffixOf(lo), hi === undefined ? undefined : suffixOf(hi), true);
+    assert.ok(agg, 'segments agree with rows');
+    let count = 0;
+    let total = 0;
+    for (const [n, v] of rows) {
+      if (n >= lo && (hi === undefined || n < hi)) {
+        count++;
+        total += v;
+      }
+    }
+    assert.equal(agg.count, count, `count of [${lo}, ${hi})`);
+    const pieces = [...agg.partials, ...(await sum.reduce([agg.rows]))];
+    const value = (await sum.rereduce([pieces]))[0];
+    assert.equal(value, total, `sum of [${lo}, ${hi})`);
+  } finally {
+    snapshot.release();
+  }
+}
+
+test('levels are spread as 1/16 per level and depend only on the key', () => {
+  const counts = [0, 0, 0, 0];
+  for (let n = 0; n < 100_000; n++) {
+    const level = levelOf(suffixOf(n));
+    if (level >= 1) counts[1]!++;
+    if (level >= 2) counts[2]!++;
+    assert.equal(level, levelOf(suffixOf(n)));
+  }
+  assert.ok(counts[1]! > 5000 && counts[1]! < 7500, `level ≥1: ${counts[1]}`);
+  assert.ok(counts[2]! > 250 && counts[2]! < 550, `level ≥2: ${counts[2]}`);
+});
+
+test('aggregates over random ranges equal brute force, after rebuilds and incremental updates', async () => {
+  await withStore(async (store) => {
+    const next = random(42);
+    const rows = new Map<number, number>();
+    const ops: WriteOp[] = [];
+    for (let i = 0; i < 6000; i++) {
+      const n = Math.floor(next() * 50_000);
+      const v = Math.floor(next() * 100);
+      rows.set(n, v);
+      ops.push({ type: 'put', key: rowKey(VIEW, suffixOf(n)), value: rowValue(n, v) });
+    }
+    // Rows of neighbouring views must not leak in.
+    ops.push({ type: 'put', key: rowKey(VIEW - 1, suffixOf(5)), value: rowValue(5, 1000) });
+    ops.push({ type: 'put', key: rowKey(VIEW + 1, suffixOf(5)), value: rowValue(5, 1000) });
+    await store.write(ops, { durable: false });
+    const tree = new ViewReductions(store, VIEW, true);
+    await tree.rebuild(sum);
+
+    const check = async () => {
+      await expectRange(store, tree, rows, 0, undefined);
+      for (let i = 0; i < 150; i++) {
+        const a = Math.floor(next() * 52_000);
+        const b = Math.floor(next() * 52_000);
+        await expectRange(store, tree, rows, Math.min(a, b), next() < 0.1 ? undefined : Math.max(a, b));
+      }
+    };
+    await check();
+
+    // Incremental: inserts, deletes and value changes, several rounds.
+    for (let round = 0; round < 4; round++) {
+      const changed: ChangedRow[] = [];
+      const batch: WriteOp[] = [];
+      for (let i = 0; i < 300; i++) {
+        const n = Math.floor(next() * 50_000);
+        if (rows.has(n) && next() < 0.5) {
+          rows.delete(n);
+          batch.push({ type: 'del', key: rowKey(VIEW, suffixOf(n)) });
+          changed.push({ suffix: suffixOf(n), present: false });
+        } else {
+          const v = Math.floor(next() * 100);
+          rows.set(n, v);
+          batch.push({ type: 'put', key: rowKey(VIEW, suffixOf(n)), value: rowValue(n, v) });
+          changed.push({ suffix: suffixOf(n), present: true });
+        }
+      }
+      // A row changed twice in one batch: only its final state counts.
+      const last = new Map(changed.map((c) => [c.suffix.toString('latin1'), c]));
+      await store.write(batch, { durable: false });
+      await tree.update([...last.values()], sum);
+      await check();
+    }
+
+    // The incrementally maintained segments are exactly those a rebuild writes.
+    const dump = async () => {
+      const out: string[] = [];
+      for await (const { key, value } of store.range({ gte: Buffer.of(0x31), lt: Buffer.of(0x40) })) {
+        out.push(`${Buffer.from(key).toString('hex')}=${Buffer.from(value).toString('hex')}`);
+      }
+      return out;
+    };
+    const maintained = await dump();
+    await tree.rebuild(sum);
+    assert.deepEqual(maintained, await dump());
+  });
+});
+
+test('deleting every row empties the segments; counts-only views store no values', async () => {
+  await withStore(async (store) => {
+    const ops: WriteOp[] = [];
+    const changed: ChangedRow[] = [];
+    for (let n = 0; n < 2000; n++) ops.push({ type: 'put', key: rowKey(0, suffixOf(n)), value: rowValue(n, n) });
+    await store.write(ops, { durable: false });
+    const counts = new ViewReductions(store, 0, false);
+    await counts.rebuild(stats);
+    const snapshot = await store.snapshot();
+    const all = await counts.aggregate(snapshot, Buffer.alloc(0), undefined, true);
+    snapshot.release();
+    assert.equal(all?.count, 2000);
+    assert.deepEqual(all?.partials.filter((p) => p !== undefined), []);
+    await store.write(ops.map((op) => ({ type: 'del', key: op.key })), { durable: false });
+    for (let n = 0; n < 2000; n++) changed.push({ suffix: suffixOf(n), present: false });
+    await counts.update(changed, undefined);
+    let left = 0;
+    for await (const _ of store.range({ gte: Buffer.of(0x31), lt: Buffer.of(0x40) })) left++;
+    assert.equal(left, 0);
+  });
+});
