@@ -142,14 +142,52 @@ export class HttpServer {
       res.end();
       return;
     }
-    res.flushHeaders();
-    try {
-      if (jsonp) res.write(`/* CouchDB */${jsonp}(`);
-      for await (const chunk of reply.body) {
-        if (!(await writeChunk(res, chunk))) break;
+    // Chunks produced in one turn of the event loop go out in one write (with the headers):
+    // a small streamed reply costs one syscall. Whatever waits longer (live feeds) is flushed
+    // on the next turn, and the headers go out then even if no chunk has.
+    const pending: (string | Uint8Array)[] = [];
+    let pendingBytes = 0;
+    let sent = false;
+    const flush = (): Promise<boolean> | boolean => {
+      if (pending.length === 0) {
+        // writeHead only queued the headers (headersSent is already true): send them.
+        if (!sent) res.flushHeaders();
+        sent = true;
+        return true;
       }
-      res.end(jsonp ? ');\n' : undefined);
+      sent = true;
+      res.cork();
+      let ok = true;
+      for (const chunk of pending.splice(0)) ok = !res.destroyed && res.write(chunk) && ok;
+      pendingBytes = 0;
+      res.uncork();
+      return ok || drained(res);
+    };
+    let scheduled: NodeJS.Immediate | undefined = setImmediate(() => { scheduled = undefined; void flush(); });
+    try {
+      if (jsonp) pending.push(`/* CouchDB */${jsonp}(`);
+      for await (const chunk of reply.body) {
+        if (res.destroyed) break;
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        if (pendingBytes >= COALESCE_BYTES) {
+          if (!(await flush())) break;
+        } else {
+          scheduled ??= setImmediate(() => { scheduled = undefined; void flush(); });
+        }
+      }
+      if (scheduled) clearImmediate(scheduled);
+      if (jsonp) pending.push(');\n');
+      if (!res.destroyed) {
+        // The last chunks, the chunked-encoding terminator (and the headers, if still queued) in one write.
+        res.cork();
+        const last = pending.pop();
+        for (const chunk of pending) res.write(chunk);
+        res.end(last);
+        res.uncork();
+      }
     } catch (err) {
+      if (scheduled) clearImmediate(scheduled);
       // Headers are gone: the only honest signal left is an unterminated chunked body.
       this.services().log.error(`stream ${req.method} ${req.rawPath} failed: ${describe(err)}`);
       res.destroy();
@@ -190,9 +228,13 @@ export function jsonContentType(req: Request): string {
  * Writes a chunk, waiting for the socket to drain when its buffer is full, so a slow client holds
  * back the producer instead of growing server memory. False once the client is gone.
  */
-function writeChunk(res: ServerResponse, chunk: string | Uint8Array): Promise<boolean> | boolean {
+/** Bytes of streamed chunks gathered before they are written without waiting for the next turn. */
+const COALESCE_BYTES = 16 * 1024;
+
+/** Resolves once a response's buffered output has drained (true) or the response closed (false). */
+function drained(res: ServerResponse): Promise<boolean> | boolean {
   if (res.destroyed || res.writableEnded) return false;
-  if (res.write(chunk)) return true;
+  if (!res.writableNeedDrain) return true;
   return new Promise((resolve) => {
     const done = (ok: boolean) => {
       res.off('drain', onDrain);
