@@ -180,8 +180,8 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
 
   if (hasReduce && q.reduce) {
     const reducer = reducerFor(definition.reduce!, name, view.program, reduceLimit);
-    const ranges = q.keys === undefined ? [rowRange(view.index, number, q)]
-      : q.keys.map((key) => rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key }, inclusiveEnd: true, startDocId: undefined, endDocId: undefined }));
+    const ranges = q.keys === undefined ? [await rowRange(view.index, number, q)]
+      : await Promise.all(q.keys.map((key) => rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key }, inclusiveEnd: true, startDocId: undefined, endDocId: undefined })));
     async function* rows(): AsyncIterable<string> {
       for (const range of ranges) {
         for await (const [key, value] of reduceRows(view.index, number, range, q.groupLevel, reducer, q.keys ? 0 : q.skip, q.keys ? Infinity : q.limit)) {
@@ -201,7 +201,7 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
     let limit = q.limit;
     async function* rows(): AsyncIterable<string> {
       for (const key of keys) {
-        const range = rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key }, inclusiveEnd: true, startDocId: undefined, endDocId: undefined });
+        const range = await rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key }, inclusiveEnd: true, startDocId: undefined, endDocId: undefined });
         for await (const chunk of mapRows(view.index, range, 0, Infinity)) {
           for (const row of chunk) {
             if (skip > 0) { skip--; continue; }
@@ -213,7 +213,7 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
     }
     return stream(200, rowsEnvelope(`{"total_rows":${totalRows},"offset":0,${updateSeq}"rows":[\r\n`, rows(), ']}\n'), headers);
   }
-  const range = rowRange(view.index, number, q);
+  const range = await rowRange(view.index, number, q);
   const offset = Math.min(totalRows, (await rowsBefore(view.index, number, range)) + q.skip);
   async function* rows(): AsyncIterable<string> {
     for await (const chunk of mapRows(view.index, range, q.skip, q.limit)) {

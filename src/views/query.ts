@@ -29,23 +29,26 @@ const ROW = 0x6b; // k: view rows, as in view-index.ts
 const ROW_END = Buffer.of(0x00, 0xff, 0xff);
 
 /** The store range of a query's rows. */
-export function rowRange(index: ViewIndex, view: number, q: RangeQuery): RangeOptions {
+export async function rowRange(index: ViewIndex, view: number, q: RangeQuery): Promise<RangeOptions> {
   const prefix = index.viewPrefix(view);
   const next = Buffer.of(prefix[0]!, view + 1);
-  const at = (key: unknown, docId?: string) =>
-    Buffer.concat([prefix, index.sortKeyOf(key), ...(docId !== undefined ? [Buffer.from(docId, 'utf8')] : [])]);
+  const start = q.startKey ? await index.keyBounds(view, q.startKey.key) : undefined;
+  const end = q.endKey ? await index.keyBounds(view, q.endKey.key) : undefined;
+  // Bounds refined by document id exist only where the key has rows.
+  const withId = (b: { rows: Buffer | undefined }, docId: string | undefined, after: boolean): Buffer | undefined =>
+    docId === undefined || !b.rows ? undefined : Buffer.concat([b.rows, Buffer.from(docId, 'utf8'), ...(after ? [ROW_END] : [])]);
   const range: RangeOptions = { reverse: q.descending };
   if (!q.descending) {
-    range.gte = q.startKey ? at(q.startKey.key, q.startDocId) : prefix;
-    if (!q.endKey) range.lt = next;
-    else if (q.inclusiveEnd) range.lte = q.endDocId !== undefined ? Buffer.concat([at(q.endKey.key, q.endDocId), ROW_END]) : Buffer.concat([at(q.endKey.key), FF]);
-    else range.lt = at(q.endKey.key, q.endDocId);
+    range.gte = start ? withId(start, q.startDocId, false) ?? start.start : prefix;
+    if (!end) range.lt = next;
+    else if (q.inclusiveEnd) range.lte = withId(end, q.endDocId, true) ?? end.end;
+    else range.lt = withId(end, q.endDocId, false) ?? end.start;
   } else {
-    if (!q.startKey) range.lt = next;
-    else range.lte = q.startDocId !== undefined ? Buffer.concat([at(q.startKey.key, q.startDocId), ROW_END]) : Buffer.concat([at(q.startKey.key), FF]);
-    if (!q.endKey) range.gte = prefix;
-    else if (q.inclusiveEnd) range.gte = at(q.endKey.key, q.endDocId);
-    else range.gt = q.endDocId !== undefined ? Buffer.concat([at(q.endKey.key, q.endDocId), ROW_END]) : Buffer.concat([at(q.endKey.key), FF]);
+    if (!start) range.lt = next;
+    else range.lte = withId(start, q.startDocId, true) ?? start.end;
+    if (!end) range.gte = prefix;
+    else if (q.inclusiveEnd) range.gte = withId(end, q.endDocId, false) ?? end.start;
+    else range.gt = withId(end, q.endDocId, true) ?? end.end;
   }
   return range;
 }

@@ -12,7 +12,8 @@
 import { createHash } from 'node:crypto';
 import type { KeyValueStore, ReadView, WriteOp } from '../storage/types.js';
 import type { Database } from '../core/database.js';
-import { COLLATION_VERSION, sortKey } from './collation.js';
+import { COLLATION_VERSION, collate, collateRaw, sortKey } from './collation.js';
+import { TagAssigner, longKeyBounds } from './long-keys.js';
 import type { ViewProgram } from '../js/query-server.js';
 import { ViewReductions, type ChangedRow } from './reductions.js';
 import { reducerFor, type Reducer } from './reducer.js';
@@ -77,7 +78,7 @@ export interface Row {
 const META = Buffer.from('minfo');
 const ROW = 0x6b; // k
 const BACK = 0x62; // b
-/** Longest sort key kept whole; longer ones are cut (rows sharing the cut prefix order by id). */
+/** Longest sort key kept whole; longer ones keep this much and an order tag (long-keys.ts). */
 export const SORT_KEY_MAX = 1400;
 /** Documents mapped per batch while building. */
 const MAP_BATCH = 500;
@@ -293,7 +294,9 @@ export class ViewIndex {
       const suffix = rowKey.subarray(2);
       changed?.[rowKey[1]!]!.set(suffix.toString('latin1'), { suffix, present });
     };
-    docs.forEach((doc, i) => {
+    let tags: TagAssigner | undefined;
+    for (let i = 0; i < docs.length; i++) {
+      const doc = docs[i]!;
       const old = previous[i];
       if (old) {
         for (const rowKey of decodeBack(old)) {
@@ -303,18 +306,27 @@ export class ViewIndex {
         }
       }
       const added: Buffer[] = [];
-      doc.rows?.forEach((rows, view) => {
-        rows.forEach(([key, value], n) => {
-          const rowKey = this.rowKey(view, key, doc.id, n);
+      for (let view = 0; view < (doc.rows?.length ?? 0); view++) {
+        const rows = doc.rows![view]!;
+        for (let n = 0; n < rows.length; n++) {
+          const [key, value] = rows[n]!;
+          let sk = sortKey(key, this.raw);
+          if (sk.length > SORT_KEY_MAX) {
+            // A long key: its group's prefix and an order tag (long-keys.ts).
+            const group = Buffer.concat([Buffer.of(ROW, view), sk.subarray(0, SORT_KEY_MAX)]);
+            tags ??= new TagAssigner(this.store, this.raw ? collateRaw : collate);
+            sk = Buffer.concat([sk.subarray(0, SORT_KEY_MAX), await tags.tagFor(group, key), Buffer.of(0x00)]);
+          }
+          const rowKey = rowKeyOf(view, sk, doc.id, n);
           ops.push({ type: 'put', key: rowKey, value: Buffer.from(JSON.stringify([key, value ?? null, doc.id])) });
           added.push(rowKey);
           this.info.counts[view]!++;
           note(rowKey, true);
-        });
-      });
+        }
+      }
       if (added.length > 0) ops.push({ type: 'put', key: backKeys[i]!, value: encodeBack(added) });
       else if (old) ops.push({ type: 'del', key: backKeys[i]! });
-    });
+    }
     this.info.seq = Math.max(this.info.seq, seq);
     const touched = changed?.some((rows) => rows.size > 0) ?? false;
     // Rows and reductions are written separately; a crash between them leaves the reductions
@@ -331,29 +343,38 @@ export class ViewIndex {
     await this.store.write([{ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) }], { durable: false });
   }
 
-  private rowKey(view: number, key: unknown, id: string, n: number): Buffer {
-    const sk = this.sortKeyOf(key);
-    const idBytes = Buffer.from(id, 'utf8');
-    const out = Buffer.allocUnsafe(2 + sk.length + idBytes.length + 3);
-    out[0] = ROW;
-    out[1] = view;
-    sk.copy(out, 2);
-    idBytes.copy(out, 2 + sk.length);
-    out[2 + sk.length + idBytes.length] = 0;
-    out.writeUInt16BE(n, 3 + sk.length + idBytes.length);
-    return out;
-  }
-
-  /** A key's sort key, cut to fit the store's key limit. */
-  sortKeyOf(key: unknown): Buffer {
+  /**
+   * Where the rows of `key` lie in `view`: `start` before them (and after every smaller key),
+   * `end` after them, and `rows` the prefix their document ids follow (undefined if no row
+   * has the key; only known without a read for keys of ordinary length).
+   */
+  async keyBounds(view: number, key: unknown): Promise<{ start: Buffer; end: Buffer; rows: Buffer | undefined }> {
     const sk = sortKey(key, this.raw);
-    return sk.length <= SORT_KEY_MAX ? sk : sk.subarray(0, SORT_KEY_MAX);
+    const prefix = Buffer.of(ROW, view);
+    if (sk.length > SORT_KEY_MAX) {
+      return longKeyBounds(this.store, Buffer.concat([prefix, sk.subarray(0, SORT_KEY_MAX)]), key, this.raw ? collateRaw : collate);
+    }
+    const rows = Buffer.concat([prefix, sk]);
+    return { start: rows, end: Buffer.concat([rows, Buffer.of(0xff)]), rows };
   }
 
   /** The key range of a view, optionally narrowed by sort-key bounds. */
   viewPrefix(view: number): Buffer {
     return Buffer.from([ROW, view]);
   }
+}
+
+/** `k <view> <sort key> <docid> 0x00 <n:2>` */
+function rowKeyOf(view: number, sk: Buffer, id: string, n: number): Buffer {
+  const idBytes = Buffer.from(id, 'utf8');
+  const out = Buffer.allocUnsafe(2 + sk.length + idBytes.length + 3);
+  out[0] = ROW;
+  out[1] = view;
+  sk.copy(out, 2);
+  idBytes.copy(out, 2 + sk.length);
+  out[2 + sk.length + idBytes.length] = 0;
+  out.writeUInt16BE(n, 3 + sk.length + idBytes.length);
+  return out;
 }
 
 function backKey(id: string): Buffer {

@@ -166,3 +166,50 @@ test('reduce results match the documents after a build, small updates and large 
   await put(large);
   await checkAll(db, docs);
 });
+
+test('keys longer than the store allows sort, range, group and update exactly', async () => {
+  const db = 'long-keys';
+  assert.equal((await c.put(`/${db}`)).status, 201);
+  const long = 'a'.repeat(1600);
+  // Keys share far more than the stored sort-key prefix; they differ only at the end.
+  const docs = Array.from({ length: 60 }, (_, i) => ({ _id: `d${String((i * 37) % 60).padStart(2, '0')}`, n: (i * 7) % 20, tail: 'bca'[i % 3] }));
+  assert.equal((await c.post(`/${db}/_bulk_docs`, { docs })).status, 201);
+  assert.equal((await c.put(`/${db}/_design/l`, {
+    views: {
+      pairs: { map: `function(doc) { emit([${JSON.stringify(long)}, doc.n], doc.n); }`, reduce: '_count' },
+      strings: { map: `function(doc) { emit(${JSON.stringify(long)} + doc.tail, 1); }`, reduce: '_sum' },
+    },
+  })).status, 201);
+  type R = { id: string; key: [string, number]; value: number };
+  const expected = (list: { _id: string; n: number }[]) => [...list].sort((x, y) => x.n - y.n || (x._id < y._id ? -1 : 1)).map((d) => [d.n, d._id]);
+  const all = await c.get(`/${db}/_design/l/_view/pairs?reduce=false`);
+  assert.equal(all.status, 200, all.text);
+  assert.deepEqual(all.body.rows.map((r: R) => [r.key[1], r.id]), expected(docs));
+  // Ranges with long bounds, both directions, exclusive end, docid refinement, offset.
+  const k = (n: number) => q([long, n]);
+  const range = await c.get(`/${db}/_design/l/_view/pairs?reduce=false&startkey=${k(5)}&endkey=${k(9)}&inclusive_end=false`);
+  assert.deepEqual(range.body.rows.map((r: R) => [r.key[1], r.id]), expected(docs.filter((d) => d.n >= 5 && d.n < 9)));
+  assert.equal(range.body.offset, docs.filter((d) => d.n < 5).length);
+  const desc = await c.get(`/${db}/_design/l/_view/pairs?reduce=false&descending=true&startkey=${k(9)}&endkey=${k(5)}`);
+  assert.deepEqual(desc.body.rows.map((r: R) => [r.key[1], r.id]), expected(docs.filter((d) => d.n >= 5 && d.n <= 9)).reverse());
+  const firstOf7 = expected(docs.filter((d) => d.n === 7))[1]![1];
+  const refined = await c.get(`/${db}/_design/l/_view/pairs?reduce=false&startkey=${k(7)}&startkey_docid=${firstOf7}&endkey=${k(7)}`);
+  assert.deepEqual(refined.body.rows.map((r: R) => r.id), expected(docs.filter((d) => d.n === 7)).slice(1).map((x) => x[1]));
+  const missing = await c.get(`/${db}/_design/l/_view/pairs?reduce=false&startkey=${k(20)}`);
+  assert.deepEqual(missing.body.rows, []);
+  // Grouping by whole long keys.
+  const groups = await c.get(`/${db}/_design/l/_view/pairs?group=true`);
+  const counts = new Map<number, number>();
+  for (const d of docs) counts.set(d.n, (counts.get(d.n) ?? 0) + 1);
+  assert.deepEqual(groups.body.rows.map((r: { key: [string, number]; value: number }) => [r.key[1], r.value]), [...counts].sort((x, y) => x[0] - y[0]));
+  const strings = await c.get(`/${db}/_design/l/_view/strings?group=true`);
+  assert.deepEqual(strings.body.rows.map((r: { key: string; value: number }) => [r.key.slice(1600), r.value]), [['a', 20], ['b', 20], ['c', 20]]);
+  // Updates move rows to their new places among existing long keys.
+  const current = (await c.get(`/${db}/_all_docs?include_docs=true`)).body.rows
+    .map((r: { doc: { _id: string; _rev: string; n: number; tail: string } }) => r.doc)
+    .filter((d: { _id: string }) => !d._id.startsWith('_design/'));
+  for (const d of current.slice(0, 15)) d.n = 30 - d.n;
+  assert.equal((await c.post(`/${db}/_bulk_docs`, { docs: current.slice(0, 15) })).status, 201);
+  const after = await c.get(`/${db}/_design/l/_view/pairs?reduce=false`);
+  assert.deepEqual(after.body.rows.map((r: R) => [r.key[1], r.id]), expected(current));
+});
