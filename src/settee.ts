@@ -20,6 +20,7 @@ import { routes } from './api/routes.js';
 import { ViewService } from './views/service.js';
 import { QueryServer } from './js/query-server.js';
 import { availableParallelism } from 'node:os';
+import { Authenticator } from './auth/authenticator.js';
 
 export interface SetteeOptions {
   port?: number;
@@ -127,10 +128,11 @@ export class Settee {
       if (type === 'deleted') void views.dropDatabase(name).catch((err) => log.error(`dropping indexes of ${name}: ${String(err)}`));
     });
     // CouchDB 1.6 creates its system databases at start-up; clients expect them to exist.
-    await dbs.ensure(config.getString(HTTPD_AUTH_SECTION, 'authentication_db', '_users'));
+    // (The users database comes with authentication, below.)
+    const auth = await Authenticator.start(config, dbs);
     await dbs.ensure(config.getString('replicator', 'db', '_replicator'));
     return {
-      config, log, dbs, uuids, serverUuid, views,
+      config, log, dbs, uuids, serverUuid, views, auth,
       tasks: new TaskRegistry(),
       restart: () => void this.restart(),
     };
@@ -139,6 +141,7 @@ export class Settee {
   /** Reloads configuration and reopens storage, keeping the listening socket. */
   async restart(): Promise<void> {
     const old = this.services;
+    old.auth.close();
     await old.views.close();
     await old.dbs.closeAll();
     await old.config.reload();
@@ -149,6 +152,7 @@ export class Settee {
 
   async stop(): Promise<void> {
     await this.http.close();
+    this.services.auth.close();
     await this.services.views.close();
     await this.services.dbs.closeAll();
     await this.services.log.close();

@@ -12,6 +12,8 @@ import type { Services } from '../api/services.js';
 import { badRequest, toCouchError, type CouchError } from '../errors.js';
 import { SERVER_HEADER } from '../couchdb-names.js';
 import { Router } from './router.js';
+import { authorize } from '../api/authorize.js';
+import { challengeHeaders } from './challenge.js';
 
 export interface RequestObserver {
   (method: string, status: number, elapsedMs: number, req: Request): void;
@@ -60,8 +62,13 @@ export class HttpServer {
     let status = 500;
     try {
       if (req.badQuery) throw badRequest('Invalid URL encoding in query string');
-      const { handler, params } = this.router.resolve(req.method, req.rawSegments);
-      const reply = await handler(req, params, this.services());
+      const services = this.services();
+      const auth = await services.auth.authenticate(req);
+      req.userCtx = auth.ctx;
+      req.authMethod = auth.method;
+      if (auth.setCookie) req.addReplyHeaders({ 'Set-Cookie': auth.setCookie });
+      const resolved = this.router.resolve(req.method, req.rawSegments);
+      const reply = (await authorize(req, resolved, services)) ?? await resolved.handler(req, resolved.params, services);
       status = reply.status;
       await this.write(req, res, reply);
     } catch (err) {
@@ -115,6 +122,7 @@ export class HttpServer {
       const text = jsonp ? `/* CouchDB */${jsonp}(${json});\n` : `${json}\n`;
       res.writeHead(reply.status, {
         ...standardHeaders(),
+        ...req.extraHeaders,
         'Content-Type': jsonp ? 'application/javascript' : jsonContentType(req),
         'Content-Length': Buffer.byteLength(text),
         ...reply.headers,
@@ -126,6 +134,7 @@ export class HttpServer {
       const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
       res.writeHead(reply.status, {
         ...standardHeaders(),
+        ...req.extraHeaders,
         'Content-Type': reply.contentType,
         'Content-Length': body.byteLength,
         ...reply.headers,
@@ -135,6 +144,7 @@ export class HttpServer {
     }
     res.writeHead(reply.status, {
       ...standardHeaders(),
+      ...req.extraHeaders,
       'Content-Type': jsonp ? 'application/javascript' : reply.contentType ?? jsonContentType(req),
       ...reply.headers,
     });
@@ -162,11 +172,14 @@ export class HttpServer {
       return;
     }
     const text = JSON.stringify({ error: err.error, reason: err.reason }) + '\n';
-    res.writeHead(err.status, {
+    const challenge = err.status === 401 ? challengeHeaders(req, err, this.services().config) : undefined;
+    res.writeHead(challenge?.status ?? err.status, {
       ...standardHeaders(),
+      ...req.extraHeaders,
       'Content-Type': jsonContentType(req),
       'Content-Length': Buffer.byteLength(text),
       ...err.headers,
+      ...challenge?.headers,
     });
     res.end(req.method === 'HEAD' ? undefined : text);
   }
