@@ -48,7 +48,7 @@ export async function openDb(services: Services, name: string, req: Request): Pr
 export function absoluteUrl(req: Request, path: string, services?: Services): string {
   const forwardedHeader = services?.config.get('httpd', 'x_forwarded_host') ?? 'X-Forwarded-Host';
   const host = req.header(forwardedHeader) ?? req.header('host') ?? 'localhost';
-  return `http://${host}${path}`;
+  return `${req.secure ? 'https' : 'http'}://${host}${path}`;
 }
 
 /** Encodes a document id for a URL, keeping the `/` after `_design` and `_local` readable. */
