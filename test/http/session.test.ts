@@ -44,7 +44,7 @@ test('POST /_session with JSON sets the AuthSession cookie in CouchDB\'s format'
   assert.equal(r.status, 200);
   assert.deepEqual(r.body, { ok: true, name: 'bob', roles: ['reader'] });
   const header = String(r.headers['set-cookie']);
-  assert.match(header, /^AuthSession=[A-Za-z0-9_-]+; Version=1; Path=\/; HttpOnly$/);
+  assert.match(header, /^AuthSession=[A-Za-z0-9_-]+; Version=1; Path=\/; HttpOnly; Expires=[^;]+ GMT; Max-Age=600$/);
   const raw = Buffer.from(sessionCookie(r.headers['set-cookie'])!.slice('AuthSession='.length), 'base64url');
   const text = raw.toString('latin1');
   const [name, hexTime] = text.split(':');
@@ -216,5 +216,15 @@ test('proxy authentication, with and without the token', async () => {
   } finally {
     await c.put('/_config/couch_httpd_auth/proxy_use_secret', 'false', { headers: ROOT });
     await c.put('/_config/httpd/authentication_handlers', handlers, { headers: ROOT });
+  }
+});
+
+test('allow_persistent_cookies = false gives CouchDB 1.6\'s session cookie without an expiry', async () => {
+  await c.put('/_config/couch_httpd_auth/allow_persistent_cookies', 'false', { headers: ROOT });
+  try {
+    const r = await c.post('/_session', { name: 'bob', password: 'bobpw' });
+    assert.match(String(r.headers['set-cookie']), /^AuthSession=[A-Za-z0-9_-]+; Version=1; Path=\/; HttpOnly$/);
+  } finally {
+    await c.put('/_config/couch_httpd_auth/allow_persistent_cookies', 'true', { headers: ROOT });
   }
 });
