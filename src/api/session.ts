@@ -39,7 +39,7 @@ const login: Handler = async (req, _p, svc) => {
   const password = typeof given.password === 'string' ? given.password : '';
   const creds = name === '' ? undefined : await svc.auth.checkPassword(name, password);
   if (!creds) throw unauthorized('Name or password is incorrect.');
-  const headers: HeaderMap = { 'Set-Cookie': svc.auth.sessionCookie(creds) };
+  const headers: HeaderMap = { 'Set-Cookie': svc.auth.sessionCookie(creds, req.secure) };
   const location = redirectTarget(req, req.string('next') ?? given.next, svc);
   if (location) headers['Location'] = location;
   return json(location ? 302 : 200, { ok: true, name: creds.name, roles: creds.roles }, headers);

@@ -223,7 +223,7 @@ export class Authenticator {
     if (!tokenMacValid(token, secret, creds.hash.salt) || token.issued + timeout <= now) return undefined;
     const result: Authentication = { ctx: { name: creds.name, roles: creds.roles }, method: 'cookie' };
     // Refreshed once a tenth of its life is used, so active sessions never expire.
-    if (token.issued + timeout - now < timeout * 0.9) result.setCookie = this.sessionCookie(creds, now);
+    if (token.issued + timeout - now < timeout * 0.9) result.setCookie = this.sessionCookie(creds, req.secure, now);
     return result;
   }
 
@@ -242,15 +242,15 @@ export class Authenticator {
     return { ctx: { name, roles }, method: 'proxy' };
   }
 
-  /** The `Set-Cookie` value of a new session for these credentials. */
-  sessionCookie(creds: UserCreds, now = Math.floor(Date.now() / 1000)): string {
+  /** The `Set-Cookie` value of a new session for these credentials; `Secure` when issued over TLS. */
+  sessionCookie(creds: UserCreds, secure: boolean, now = Math.floor(Date.now() / 1000)): string {
     const token = makeSessionToken(creds.name, now, this.secret, creds.hash?.salt ?? '');
     let cookie = `${AUTH_COOKIE}=${token}; Version=1; Path=/; HttpOnly`;
     if (this.config.getBool(HTTPD_AUTH_SECTION, 'allow_persistent_cookies', false)) {
       const expires = new Date((now + this.sessionTimeout) * 1000).toUTCString();
       cookie += `; Expires=${expires}; Max-Age=${this.sessionTimeout}`;
     }
-    return cookie;
+    return secure ? `${cookie}; Secure` : cookie;
   }
 
   /** The `Set-Cookie` value that ends a session. */
