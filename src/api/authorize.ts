@@ -15,6 +15,8 @@ import { isServerAdmin, type UserContext } from '../auth/user-context.js';
 import { parsePublicFields, publicView } from '../auth/users-db.js';
 import { HTTPD_AUTH_SECTION, USER_DOC_PREFIX } from '../couchdb-names.js';
 import { json, type Reply } from './reply.js';
+import { readObject } from './common.js';
+import { readRevsMap } from './databases.js';
 import type { Access, RouteParams, RouteShape } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
@@ -65,12 +67,31 @@ async function usersDbRead(req: Request, target: RouteTarget, svc: Services): Pr
       throw notFound('missing');
     case 'dbHandler':
       if (['_bulk_docs', '_ensure_full_commit', '_security', '_revs_limit'].includes(target.name ?? '')) return undefined;
+      if (target.name === '_revs_diff' || target.name === '_missing_revs') return ownRevsDiff(req, target, svc);
       if ((target.name === '_all_docs' || target.name === '_changes') && !req.bool('include_docs')
         && svc.config.getBool(HTTPD_AUTH_SECTION, 'users_db_public', false)) return undefined;
       throw listingRefused(ctx, target.name ?? '');
     default:
       throw listingRefused(ctx, target.name ?? '');
   }
+}
+
+/**
+ * `_revs_diff` (or `_missing_revs`) limited to the caller's own document, so a user can push
+ * it by replication: every other id is answered as wholly missing, existing or not.
+ */
+async function ownRevsDiff(req: Request, target: RouteTarget, svc: Services): Promise<Reply> {
+  const body = await readObject(req, svc);
+  const ownId = req.userCtx.name === null ? undefined : USER_DOC_PREFIX + req.userCtx.name;
+  const asked = readRevsMap(body);
+  const db = await svc.dbs.get(target.params.db);
+  const own = ownId !== undefined && asked[ownId] ? await db.revsDiff({ [ownId]: asked[ownId]! }) : {};
+  const diff: Record<string, { missing: string[] }> = {};
+  for (const [id, revs] of Object.entries(asked)) diff[id] = id === ownId ? own[id] ?? { missing: [] } : { missing: [...new Set(revs)] };
+  for (const id of Object.keys(diff)) if (diff[id]!.missing.length === 0) delete diff[id];
+  if (target.name === '_revs_diff') return json(200, diff);
+  const missing = Object.fromEntries(Object.entries(diff).map(([id, entry]) => [id, entry.missing]));
+  return json(200, { missing_revs: missing, missed_revs: missing });
 }
 
 function listingRefused(ctx: UserContext, name: string): CouchError {

@@ -187,7 +187,7 @@ async function liveSignatures(db: Database): Promise<Set<string>> {
 }
 
 /** `{docid: [rev, ...]}` bodies of _revs_diff, _missing_revs and _purge. */
-function readRevsMap(body: Record<string, unknown>): Record<string, string[]> {
+export function readRevsMap(body: Record<string, unknown>): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const [id, revs] of Object.entries(body)) {
     if (!Array.isArray(revs) || revs.some((r) => typeof r !== 'string')) {

@@ -89,12 +89,14 @@ export class Authenticator {
 
   private constructor(private readonly config: Config, private readonly dbs: DatabaseRegistry) {
     this.adminCount = Object.keys(config.section('admins')).length;
-    this.unsubscribe = config.onChange((section) => {
+    this.unsubscribe = config.onChange((section, key) => {
       if (section === 'admins') {
         this.adminCount = Object.keys(config.section('admins')).length;
         this.cache.clear();
       } else if (section === HTTPD_AUTH_SECTION) {
         this.cache.clear();
+        // A new authentication database is created as soon as it is named.
+        if (key === 'authentication_db') void this.ensureUsersDb().catch(() => undefined);
       }
     });
     const lookup: OAuthUserLookup = async (name) => this.userCreds(name);
@@ -127,8 +129,13 @@ export class Authenticator {
       await config.set(HTTPD_AUTH_SECTION, 'secret', randomBytes(16).toString('hex'), true);
     }
     const auth = new Authenticator(config, dbs);
-    await ensureAuthDesignDoc(await dbs.ensure(auth.usersDbName));
+    await auth.ensureUsersDb();
     return auth;
+  }
+
+  /** The users database, with its `_design/_auth`, created when missing. */
+  private async ensureUsersDb(): Promise<void> {
+    await ensureAuthDesignDoc(await this.dbs.ensure(this.usersDbName));
   }
 
   close(): void {
@@ -266,12 +273,21 @@ export class Authenticator {
   /** The user's credentials when `password` is theirs; undefined otherwise. */
   async checkPassword(name: string, password: string): Promise<UserCreds | undefined> {
     const entry = await this.entry(name);
-    if (!entry?.creds.hash) return undefined;
+    if (!entry?.creds.hash) {
+      // As long to answer for a user who does not exist as for a wrong password: names stay private.
+      await verifyPassword(password, this.decoyHash());
+      return undefined;
+    }
     const fingerprint = passwordFingerprint(this.fingerprintKey, password);
     if (entry.verified && entry.verified.equals(fingerprint)) return entry.creds;
     if (!(await verifyPassword(password, entry.creds.hash))) return undefined;
     entry.verified = fingerprint;
     return entry.creds;
+  }
+
+  private decoyHash(): PasswordHash {
+    const iterations = Math.max(1, this.config.getInt(HTTPD_AUTH_SECTION, 'iterations', 10));
+    return { scheme: 'pbkdf2', derivedKey: '', salt: 'decoy', iterations };
   }
 
   /** A cache entry, fresh: admins by their config value, users by the users database's sequence. */

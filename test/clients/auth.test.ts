@@ -117,3 +117,18 @@ test('a member\'s PouchDB cannot push design documents', async () => {
   assert.equal((await raw.get('/team/_design/app', { headers: ROOT })).status, 404);
   assert.equal((await raw.get('/team/plain', { headers: ROOT })).status, 200);
 });
+
+test('replicating a user document with more roles into _users as that user is refused', async () => {
+  const users = pouch('_users', { username: 'bob', password: 'bobpw' });
+  const own = await users.get('org.couchdb.user:bob');
+  const local = new PouchDB(join(localDir, 'users-copy'));
+  opened.push(local);
+  await local.bulkDocs([{ ...own, roles: ['boss'], _rev: own._rev }], { new_edits: false });
+  const edited = await local.get('org.couchdb.user:bob');
+  await local.put({ ...edited, roles: ['boss'] });
+  const result = await local.replicate.to(users, { doc_ids: ['org.couchdb.user:bob'] });
+  assert.equal(result.doc_write_failures, 1);
+  assert.deepEqual((await raw.get('/_users/org.couchdb.user:bob', { headers: ROOT })).body.roles, []);
+  const session = await raw.get('/_session', { headers: basic('bob', 'bobpw') });
+  assert.deepEqual(session.body.userCtx.roles, []);
+});

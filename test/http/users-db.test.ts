@@ -103,8 +103,18 @@ test('listings, changes, bulk reads and views of the users database are admin-on
   }
   const bulkGet = await c.post('/_users/_bulk_get', { docs: [{ id: 'org.couchdb.user:alice' }] }, { headers: BOB });
   assert.equal(bulkGet.status, 403);
-  const revsDiff = await c.post('/_users/_revs_diff', { 'org.couchdb.user:alice': ['1-a'] }, { headers: BOB });
-  assert.equal(revsDiff.status, 403);
+  // _revs_diff answers for one's own document only: others' revisions all read as missing,
+  // so it tells nothing about who exists.
+  const aliceRev = (await c.get('/_users/org.couchdb.user:alice', { headers: ROOT })).body._rev;
+  const bobRev = (await c.get('/_users/org.couchdb.user:bob', { headers: BOB })).body._rev;
+  const revsDiff = await c.post('/_users/_revs_diff', {
+    'org.couchdb.user:alice': [aliceRev], 'org.couchdb.user:bob': [bobRev, '9-abc'],
+  }, { headers: BOB });
+  assert.equal(revsDiff.status, 200);
+  assert.deepEqual(revsDiff.body, {
+    'org.couchdb.user:alice': { missing: [aliceRev] },
+    'org.couchdb.user:bob': { missing: ['9-abc'], possible_ancestors: [bobRev] },
+  });
   const all = await c.get('/_users/_all_docs?include_docs=true', { headers: ROOT });
   assert.equal(all.status, 200);
   assert.ok(all.body.rows.some((row: { id: string }) => row.id === 'org.couchdb.user:alice'));
@@ -217,4 +227,25 @@ test('1000 wrong passwords do not stop another user from working', async () => {
   const [wrongResults, rightResults] = await Promise.all([Promise.all(wrong), Promise.all(right)]);
   assert.ok(wrongResults.every((r) => r.status === 401));
   assert.ok(rightResults.every((r) => r.status === 200 && r.body.userCtx.name === 'bob'));
+});
+
+test('naming another authentication_db creates it with _design/_auth; its users log in', async () => {
+  const r = await c.put('/_config/couch_httpd_auth/authentication_db', 'people', { headers: ROOT });
+  assert.equal(r.status, 200);
+  try {
+    let ddoc = await c.get('/people/_design/_auth', { headers: ROOT });
+    for (let i = 0; i < 50 && ddoc.status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      ddoc = await c.get('/people/_design/_auth', { headers: ROOT });
+    }
+    assert.equal(ddoc.status, 200);
+    assert.equal((await c.put('/people/org.couchdb.user:zoe', { name: 'zoe', password: 'zoepw', roles: [], type: 'user' })).status, 201);
+    const session = await c.get('/_session', { headers: basic('zoe', 'zoepw') });
+    assert.equal(session.body.userCtx.name, 'zoe');
+    assert.equal(session.body.info.authentication_db, 'people');
+    assert.equal((await c.get('/_session', { headers: basic('bob', 'newpw') })).status, 401);
+  } finally {
+    await c.put('/_config/couch_httpd_auth/authentication_db', '_users', { headers: ROOT });
+  }
+  assert.equal((await c.get('/_session', { headers: basic('bob', 'newpw') })).body.userCtx.name, 'bob');
 });
