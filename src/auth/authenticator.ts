@@ -70,6 +70,8 @@ interface CacheEntry {
   creds: UserCreds;
   /** Users-database update sequence when the entry was read (admins: undefined). */
   seq: number | undefined;
+  /** Which opening of the users database `seq` belongs to (a recreated database starts over). */
+  dbInstance?: string;
   /** Fingerprint of the password that last verified against these credentials. */
   verified?: Buffer;
 }
@@ -306,7 +308,7 @@ export class Authenticator {
     } catch {
       return undefined;
     }
-    if (cached && cached.seq !== undefined && cached.seq === db.updateSeq) return this.hit(name, cached);
+    if (cached && cached.seq === db.updateSeq && cached.dbInstance === db.instanceStartTime) return this.hit(name, cached);
     this.missCount++;
     const seq = db.updateSeq;
     const doc = await openWinner(db, USER_DOC_PREFIX + name);
@@ -315,12 +317,13 @@ export class Authenticator {
       return undefined;
     }
     const rev = String(doc['_rev']);
-    if (cached && cached.creds.stamp === rev) {
+    if (cached && cached.creds.stamp === rev && cached.seq !== undefined) {
       cached.seq = seq;
+      cached.dbInstance = db.instanceStartTime;
       return cached;
     }
     const roles = Array.isArray(doc['roles']) ? (doc['roles'] as unknown[]).filter((r): r is string => typeof r === 'string') : [];
-    return this.store(name, { creds: { name, roles, hash: userDocHash(doc), stamp: rev, oauth: doc['oauth'] }, seq });
+    return this.store(name, { creds: { name, roles, hash: userDocHash(doc), stamp: rev, oauth: doc['oauth'] }, seq, dbInstance: db.instanceStartTime });
   }
 
   private hit(name: string, entry: CacheEntry): CacheEntry {
