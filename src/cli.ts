@@ -44,6 +44,7 @@ export async function main(argv: string[]): Promise<void> {
     logToStderr: values['log-stderr'] ?? false,
   });
   console.log(`Settee is listening on ${settee.url}`);
+  if (settee.tlsUrl) console.log(`Settee is listening for HTTPS on ${settee.tlsUrl}`);
   const shutdown = () => {
     void settee.stop().finally(() => process.exit(0));
   };

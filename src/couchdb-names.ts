@@ -25,3 +25,26 @@ export const AUTH_COOKIE = 'AuthSession';
 
 /** The statistics section that CouchDB names after itself. */
 export const STATS_CORE_SECTION = 'couchdb';
+
+/** The role that makes a user a server admin. */
+export const ADMIN_ROLE = '_admin';
+/** Prefixes of server-admin password hashes in the `[admins]` config section. */
+export const ADMIN_HASH_PBKDF2 = '-pbkdf2-';
+export const ADMIN_HASH_SHA1 = '-hashed-';
+/** The users database's design document that holds its validation function. */
+export const USERS_DESIGN_DOC = '_design/_auth';
+/** The `[httpd] authentication_handlers` entries CouchDB 1.6 ships, by the name `_session` reports. */
+export const AUTH_HANDLER_NAMES: Record<string, string> = {
+  '{couch_httpd_oauth, oauth_authentication_handler}': 'oauth',
+  '{couch_httpd_auth, cookie_authentication_handler}': 'cookie',
+  '{couch_httpd_auth, default_authentication_handler}': 'default',
+  '{couch_httpd_auth, proxy_authentication_handler}': 'proxy',
+  // CouchDB 1.6's own spelling of the proxy handler.
+  '{couch_httpd_auth, proxy_authentification_handler}': 'proxy',
+  '{couch_httpd_auth, null_authentication_handler}': 'null',
+};
+/** Config sections of OAuth 1.0 credentials, as CouchDB 1.6 reads them. */
+export const OAUTH_CONSUMER_SECRETS = 'oauth_consumer_secrets';
+export const OAUTH_TOKEN_SECRETS = 'oauth_token_secrets';
+export const OAUTH_TOKEN_USERS = 'oauth_token_users';
+export const HTTPD_OAUTH_SECTION = 'couch_httpd_oauth';

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Config } from './config/config.js';
@@ -15,11 +16,12 @@ import { UuidGenerator } from './core/uuids.js';
 import { TaskRegistry } from './core/tasks.js';
 import { HttpServer } from './http/server.js';
 import type { Services } from './api/services.js';
-import { HTTPD_AUTH_SECTION, MAIN_CONFIG_SECTION } from './couchdb-names.js';
+import { MAIN_CONFIG_SECTION } from './couchdb-names.js';
 import { routes } from './api/routes.js';
 import { ViewService } from './views/service.js';
 import { QueryServer } from './js/query-server.js';
 import { availableParallelism } from 'node:os';
+import { Authenticator } from './auth/authenticator.js';
 
 export interface SetteeOptions {
   port?: number;
@@ -48,6 +50,7 @@ export class Settee {
   private services!: Services;
   private http!: HttpServer;
   private address: { port: number; host: string } | undefined;
+  private tlsAddress: { port: number; host: string } | undefined;
 
   private constructor(private readonly options: SetteeOptions) {}
 
@@ -60,8 +63,36 @@ export class Settee {
     settee.address = { port: address.port, host };
     // Clients read the port back from /_config (port 0 means "pick one"): report the real one.
     await settee.services.config.set('httpd', 'port', String(address.port), false);
+    await settee.startTls(host);
     settee.services.log.info(`Apache CouchDB-compatible Settee has started on ${settee.url}`);
     return settee;
+  }
+
+  /**
+   * HTTPS beside HTTP, as CouchDB 1.6 enables it: an `httpsd` entry in `[daemons]`, with
+   * `[ssl] cert_file`, `key_file` (PEM) and `port` (6984).
+   */
+  private async startTls(host: string): Promise<void> {
+    const config = this.services.config;
+    if (!config.get('daemons', 'httpsd')) return;
+    const certFile = config.get('ssl', 'cert_file');
+    const keyFile = config.get('ssl', 'key_file');
+    if (!certFile || !keyFile) {
+      this.services.log.error('[daemons] httpsd is set but [ssl] cert_file or key_file is missing: HTTPS not started');
+      return;
+    }
+    const tls = { cert: await readFile(resolve(certFile)), key: await readFile(resolve(keyFile)) };
+    const address = await this.http.listenTls(config.getInt('ssl', 'port', 6984), host, tls);
+    this.tlsAddress = { port: address.port, host };
+    await config.set('ssl', 'port', String(address.port), false);
+    this.services.log.info(`HTTPS on ${this.tlsUrl}`);
+  }
+
+  /** The HTTPS address, when TLS is on. */
+  get tlsUrl(): string | undefined {
+    if (!this.tlsAddress) return undefined;
+    const host = this.tlsAddress.host === '0.0.0.0' || this.tlsAddress.host === '::' ? '127.0.0.1' : this.tlsAddress.host;
+    return `https://${host.includes(':') ? `[${host}]` : host}:${this.tlsAddress.port}/`;
   }
 
   get url(): string {
@@ -127,10 +158,11 @@ export class Settee {
       if (type === 'deleted') void views.dropDatabase(name).catch((err) => log.error(`dropping indexes of ${name}: ${String(err)}`));
     });
     // CouchDB 1.6 creates its system databases at start-up; clients expect them to exist.
-    await dbs.ensure(config.getString(HTTPD_AUTH_SECTION, 'authentication_db', '_users'));
+    // (The users database comes with authentication, below.)
+    const auth = await Authenticator.start(config, dbs);
     await dbs.ensure(config.getString('replicator', 'db', '_replicator'));
     return {
-      config, log, dbs, uuids, serverUuid, views,
+      config, log, dbs, uuids, serverUuid, views, auth,
       tasks: new TaskRegistry(),
       restart: () => void this.restart(),
     };
@@ -139,6 +171,7 @@ export class Settee {
   /** Reloads configuration and reopens storage, keeping the listening socket. */
   async restart(): Promise<void> {
     const old = this.services;
+    old.auth.close();
     await old.views.close();
     await old.dbs.closeAll();
     await old.config.reload();
@@ -149,6 +182,7 @@ export class Settee {
 
   async stop(): Promise<void> {
     await this.http.close();
+    this.services.auth.close();
     await this.services.views.close();
     await this.services.dbs.closeAll();
     await this.services.log.close();

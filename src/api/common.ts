@@ -48,7 +48,7 @@ export async function openDb(services: Services, name: string, req: Request): Pr
 export function absoluteUrl(req: Request, path: string, services?: Services): string {
   const forwardedHeader = services?.config.get('httpd', 'x_forwarded_host') ?? 'X-Forwarded-Host';
   const host = req.header(forwardedHeader) ?? req.header('host') ?? 'localhost';
-  return `http://${host}${path}`;
+  return `${req.secure ? 'https' : 'http'}://${host}${path}`;
 }
 
 /** Encodes a document id for a URL, keeping the `/` after `_design` and `_local` readable. */
@@ -73,22 +73,37 @@ export function ifMatchRev(req: Request): string | undefined {
 }
 
 /**
- * Edits documents that may carry attachments: their content (inline `data`, or `follows` parts
- * that `follow` streams) is stored first, and the uploads are released once the edit is done.
+ * Edits documents that may carry attachments, as the request's user: the auth engine first
+ * refuses what the user may not write (design documents, the users database's rules) and
+ * hashes user passwords; refused documents get their error as their result (an all-or-nothing
+ * request fails whole). Attachment content (inline `data`, or `follows` parts that `follow`
+ * streams) is stored next, and the uploads are released once the edit is done.
  */
 export async function editDocs(
+  req: Request,
+  services: Services,
   db: Database,
   docs: IncomingDoc[],
   options: EditOptions,
   follow?: (name: string) => AsyncIterable<Buffer>,
 ): Promise<EditResult[]> {
+  const refusals = await services.auth.screenWrites(db, docs, req.userCtx);
+  if (refusals && options.allOrNothing) throw refusals.find((r) => r !== undefined)!;
+  const accepted = refusals ? docs.filter((_, i) => refusals[i] === undefined) : docs;
   const uploads: { release(): void }[] = [];
+  let results: EditResult[];
   try {
-    for (const doc of docs) uploads.push(...(await db.prepareAttachments(doc, follow)));
-    return await db.edit(docs, options);
+    for (const doc of accepted) uploads.push(...(await db.prepareAttachments(doc, follow)));
+    results = accepted.length > 0 ? await db.edit(accepted, options) : [];
   } finally {
     for (const upload of uploads) upload.release();
   }
+  if (!refusals) return results;
+  let next = 0;
+  return docs.map((doc, i) => {
+    const refusal = refusals[i];
+    return refusal ? { id: doc.id!, ok: false, error: refusal.error, reason: refusal.reason, status: refusal.status } : results[next++]!;
+  });
 }
 
 /**

@@ -16,6 +16,7 @@ import { tooLarge } from '../errors.js';
 export const databaseRoutes: Route[] = [
   {
     shape: 'database',
+    access: { PUT: 'server_admin', DELETE: 'server_admin' },
     methods: {
       GET: async (req, p, svc) => json(200, await (await openDb(svc, p.db, req)).info()),
       PUT: async (req, p, svc) => {
@@ -46,10 +47,10 @@ export const databaseRoutes: Route[] = [
           return json(201, { ok: true, id: doc.id, rev }, { Location: absoluteUrl(req, docPath(p.db, doc.id), svc) });
         }
         if (req.string('batch') === 'ok') {
-          void editDocs(db, [doc], { newEdits: true, allOrNothing: false, durable: false }).catch(() => undefined);
+          void editDocs(req, svc, db, [doc], { newEdits: true, allOrNothing: false, durable: false }).catch(() => undefined);
           return json(202, { ok: true, id: doc.id });
         }
-        const [result] = await editDocs(db, [doc], { newEdits: true, allOrNothing: false, durable: durableWrite(req, svc) });
+        const [result] = await editDocs(req, svc, db, [doc], { newEdits: true, allOrNothing: false, durable: durableWrite(req, svc) });
         if (!result!.ok) raiseResult(result!);
         return json(201, { ok: true, id: doc.id, rev: result!.rev }, {
           ETag: quote(result!.rev),
@@ -59,7 +60,7 @@ export const databaseRoutes: Route[] = [
     },
   },
   {
-    shape: 'dbHandler', name: '_compact',
+    shape: 'dbHandler', name: '_compact', access: 'db_admin',
     methods: {
       POST: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
@@ -77,7 +78,7 @@ export const databaseRoutes: Route[] = [
     },
   },
   {
-    shape: 'dbHandler', name: '_view_cleanup',
+    shape: 'dbHandler', name: '_view_cleanup', access: 'db_admin',
     methods: {
       POST: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
@@ -103,7 +104,7 @@ export const databaseRoutes: Route[] = [
     },
   },
   {
-    shape: 'dbHandler', name: '_revs_limit',
+    shape: 'dbHandler', name: '_revs_limit', access: { PUT: 'db_admin' },
     methods: {
       GET: async (req, p, svc) => json(200, (await openDb(svc, p.db, req)).revsLimit),
       PUT: async (req, p, svc) => {
@@ -118,7 +119,7 @@ export const databaseRoutes: Route[] = [
     },
   },
   {
-    shape: 'dbHandler', name: '_security',
+    shape: 'dbHandler', name: '_security', access: { PUT: 'db_admin' },
     methods: {
       GET: async (req, p, svc) => json(200, (await openDb(svc, p.db, req)).getSecurity()),
       PUT: async (req, p, svc) => {
@@ -139,7 +140,7 @@ export const databaseRoutes: Route[] = [
     },
   },
   {
-    shape: 'dbHandler', name: '_purge',
+    shape: 'dbHandler', name: '_purge', access: 'db_admin',
     methods: {
       POST: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
@@ -186,7 +187,7 @@ async function liveSignatures(db: Database): Promise<Set<string>> {
 }
 
 /** `{docid: [rev, ...]}` bodies of _revs_diff, _missing_revs and _purge. */
-function readRevsMap(body: Record<string, unknown>): Record<string, string[]> {
+export function readRevsMap(body: Record<string, unknown>): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const [id, revs] of Object.entries(body)) {
     if (!Array.isArray(revs) || revs.some((r) => typeof r !== 'string')) {

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { badRequest, queryParseError, tooLarge, badContentType } from '../errors.js';
 import { adminPartyContext, type UserContext } from '../auth/user-context.js';
+import type { HeaderMap } from './reply.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -27,6 +28,10 @@ export class Request {
   /** Path segments before percent-decoding, without the empty leading one. */
   readonly rawSegments: string[];
   readonly rawPath: string;
+  /** Path and query string as sent. */
+  readonly url: string;
+  /** Whether the request came over TLS. */
+  readonly secure: boolean;
   readonly query: URLSearchParams;
   /** Created on first use: most requests never need one, and each costs an allocation burst. */
   private abort: AbortController | undefined;
@@ -36,11 +41,17 @@ export class Request {
   private bodyCache: Buffer | undefined;
   /** Who is asking; set by authentication before the handler runs. */
   userCtx: UserContext = adminPartyContext();
+  /** The authentication handler that established `userCtx` (`_session` reports it). */
+  authMethod: string | undefined;
+  /** Headers the transport adds to whatever reply this request gets (refreshed cookie, CORS). */
+  extraHeaders: HeaderMap | undefined;
 
-  constructor(raw: IncomingMessage) {
+  constructor(raw: IncomingMessage, secure = false) {
     this.raw = raw;
+    this.secure = secure;
     this.method = (raw.method ?? 'GET').toUpperCase();
     const url = raw.url ?? '/';
+    this.url = url;
     const q = url.indexOf('?');
     this.rawPath = q === -1 ? url : url.slice(0, q);
     let search = q === -1 ? '' : url.slice(q + 1);
@@ -57,6 +68,11 @@ export class Request {
       // A trailing slash (`/db/`) names the same resource as without it.
       this.rawSegments.pop();
     }
+  }
+
+  /** Adds headers to the reply, whatever it turns out to be. */
+  addReplyHeaders(headers: HeaderMap): void {
+    this.extraHeaders = { ...this.extraHeaders, ...headers };
   }
 
   /** Aborted when the client goes away, so long-running feeds can stop waiting. */

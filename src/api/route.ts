@@ -28,9 +28,32 @@ export interface RouteParams {
 
 export type Handler = (req: Request, params: RouteParams, services: Services) => Promise<Reply>;
 
+/**
+ * Who may call an endpoint; the http layer checks it after routing, before the handler runs
+ * (src/api/authorize.ts):
+ *
+ *   public        anyone (what the handler shows may still depend on the caller)
+ *   server_admin  server admins only (role `_admin`)
+ *   db_admin      the database's admins (security object `admins`) and server admins
+ *   db_member     the database's members (everyone when it lists none) and its admins
+ *
+ * Unset, global routes are `server_admin` and database routes `db_member`. Rules that depend
+ * on the document rather than the route (design documents need a database admin, the users
+ * database's own rules) are applied where documents are written and read.
+ */
+export type Access = 'public' | 'server_admin' | 'db_admin' | 'db_member';
+
 export interface Route {
   shape: RouteShape;
   /** Handler name for global, dbHandler and designHandler shapes (`_all_dbs`, `_changes`, `_view`). */
   name?: string;
   methods: Partial<Record<string, Handler>>;
+  /** One level for every method, or one per method (unlisted methods take the shape's default). */
+  access?: Access | Partial<Record<string, Access>>;
+}
+
+/** The access level a route gives a method. */
+export function accessOf(route: Route, method: string): Access {
+  const declared = typeof route.access === 'string' ? route.access : route.access?.[method];
+  return declared ?? (route.shape === 'global' ? 'server_admin' : route.shape === 'root' ? 'public' : 'db_member');
 }

@@ -20,11 +20,11 @@ export const serverRoutes: Route[] = [
     },
   },
   {
-    shape: 'global', name: '_all_dbs',
+    shape: 'global', name: '_all_dbs', access: 'public',
     methods: { GET: async (_req, _p, svc) => json(200, await svc.dbs.list()) },
   },
   {
-    shape: 'global', name: '_uuids',
+    shape: 'global', name: '_uuids', access: 'public',
     methods: {
       GET: async (req, _p, svc) => {
         const count = req.int('count', 1);
@@ -57,7 +57,7 @@ export const serverRoutes: Route[] = [
     methods: { GET: async (_req, _p, svc) => json(200, svc.tasks.list()) },
   },
   {
-    shape: 'global', name: '_membership',
+    shape: 'global', name: '_membership', access: 'public',
     methods: { GET: async () => json(200, { all_nodes: ['settee@127.0.0.1'], cluster_nodes: ['settee@127.0.0.1'] }) },
   },
   {
@@ -74,7 +74,7 @@ export const serverRoutes: Route[] = [
     },
   },
   {
-    shape: 'global', name: 'favicon.ico',
+    shape: 'global', name: 'favicon.ico', access: 'public',
     methods: { GET: async () => raw(200, FAVICON, 'image/x-icon', { 'Cache-Control': 'public, max-age=31536000' }) },
   },
 ];

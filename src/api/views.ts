@@ -52,7 +52,7 @@ export const viewRoutes: Route[] = [
     },
   },
   {
-    shape: 'dbHandler', name: '_temp_view',
+    shape: 'dbHandler', name: '_temp_view', access: 'db_admin',
     methods: {
       POST: async (req, p, svc) => {
         req.requireJsonContentType();

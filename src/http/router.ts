@@ -1,9 +1,24 @@
 import { CouchError, badRequest, notFound } from '../errors.js';
 import { decodeSegment } from '../api/request.js';
-import type { Handler, Route, RouteParams } from '../api/route.js';
+import { accessOf, type Access, type Handler, type Route, type RouteParams, type RouteShape } from '../api/route.js';
 import { illegalDbNameReason, isSystemDbName } from '../core/names.js';
 
-type MethodTable = Partial<Record<string, Handler>>;
+interface Endpoint {
+  handler: Handler;
+  access: Access;
+}
+
+type MethodTable = Partial<Record<string, Endpoint>>;
+
+/** A resolved request: its handler, parameters, and the route's shape, name and access level. */
+export interface Resolved {
+  handler: Handler;
+  params: RouteParams;
+  access: Access;
+  shape: RouteShape;
+  /** The handler name of named shapes (`_changes`, `_view` ...). */
+  name: string | undefined;
+}
 
 /** Resolves a path to its handler by the shapes listed in api/route.ts. */
 export class Router {
@@ -17,15 +32,19 @@ export class Router {
 
   constructor(routes: readonly Route[]) {
     for (const route of routes) {
+      const endpoints: MethodTable = {};
+      for (const [method, handler] of Object.entries(route.methods)) {
+        if (handler) endpoints[method] = { handler, access: accessOf(route, method) };
+      }
       const named = (map: Map<string, MethodTable>) => {
         if (!route.name) throw new Error(`route of shape ${route.shape} needs a name`);
-        map.set(route.name, { ...map.get(route.name), ...route.methods });
+        map.set(route.name, { ...map.get(route.name), ...endpoints });
       };
       switch (route.shape) {
-        case 'root': Object.assign(this.root, route.methods); break;
-        case 'database': Object.assign(this.database, route.methods); break;
-        case 'document': Object.assign(this.document, route.methods); break;
-        case 'attachment': Object.assign(this.attachment, route.methods); break;
+        case 'root': Object.assign(this.root, endpoints); break;
+        case 'database': Object.assign(this.database, endpoints); break;
+        case 'document': Object.assign(this.document, endpoints); break;
+        case 'attachment': Object.assign(this.attachment, endpoints); break;
         case 'global': named(this.global); break;
         case 'dbHandler': named(this.dbHandlers); break;
         case 'designHandler': named(this.designHandlers); break;
@@ -34,23 +53,29 @@ export class Router {
   }
 
   /** Finds the handler for a method and raw path segments; throws 400/404/405 CouchErrors. */
-  resolve(method: string, segs: readonly string[]): { handler: Handler; params: RouteParams } {
+  resolve(method: string, segs: readonly string[]): Resolved {
     const params: RouteParams = { db: '', docId: '', attachment: '', rest: [] };
     let table: MethodTable | undefined;
+    let shape: RouteShape;
+    let name: string | undefined;
 
     const first = segs.length === 0 ? '' : decodeSegment(segs[0]!);
     if (segs.length === 0 || (segs.length === 1 && segs[0] === '')) {
       table = this.root;
+      shape = 'root';
     } else if ((first.startsWith('_') || this.global.has(first)) && !isSystemDbName(first)) {
       // Global handlers are keyed by the first path segment, `_`-prefixed or not (favicon.ico);
       // an unknown `_name` falls through to the database handler in CouchDB and is rejected there.
       table = this.global.get(first);
+      shape = 'global';
+      name = first;
       params.rest = segs.slice(1).map(decodeSegment);
       if (!table) throw new CouchError(400, 'illegal_database_name', illegalDbNameReason(first));
     } else {
       params.db = decodeSegment(segs[0]!);
       if (segs.length === 1) {
         table = this.database;
+        shape = 'database';
       } else {
         const second = decodeSegment(segs[1]!);
         // `/db/_design/x` and `/db/_design%2Fx` (design_paths.js) name the same document.
@@ -68,38 +93,46 @@ export class Router {
           }
           if (segs.length === next) {
             table = this.document;
+            shape = 'document';
           } else if (prefix === '_design' && segs[next]!.startsWith('_')) {
-            table = this.designHandlers.get(decodeSegment(segs[next]!));
+            name = decodeSegment(segs[next]!);
+            table = this.designHandlers.get(name);
+            shape = 'designHandler';
             params.rest = segs.slice(next + 1).map(decodeSegment);
             if (!table) throw notFound();
           } else if (prefix === '_design') {
             table = this.attachment;
+            shape = 'attachment';
             params.attachment = segs.slice(next).map(decodeSegment).join('/');
           } else {
             throw notFound();
           }
         } else if (second.startsWith('_')) {
           table = this.dbHandlers.get(second);
+          shape = 'dbHandler';
+          name = second;
           params.rest = segs.slice(2).map(decodeSegment);
           if (!table) throw badRequest('Only reserved document ids may start with underscore.');
         } else {
           params.docId = second;
           if (segs.length === 2) {
             table = this.document;
+            shape = 'document';
           } else {
             params.attachment = segs.slice(2).map(decodeSegment).join('/');
             table = this.attachment;
+            shape = 'attachment';
           }
         }
       }
     }
 
-    const handler = table[method] ?? (method === 'HEAD' ? table['GET'] : undefined);
-    if (!handler) {
+    const endpoint = table[method] ?? (method === 'HEAD' ? table['GET'] : undefined);
+    if (!endpoint) {
       const allowed = Object.keys(table);
       if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
       throw new CouchError(405, 'method_not_allowed', `Only ${allowed.join(',')} allowed`, { Allow: allowed.join(',') });
     }
-    return { handler, params };
+    return { handler: endpoint.handler, params, access: endpoint.access, shape, name };
   }
 }

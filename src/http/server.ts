@@ -4,6 +4,7 @@
  * turns every failure into a CouchDB-shaped error.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Request } from '../api/request.js';
 import type { HeaderMap, Reply } from '../api/reply.js';
@@ -12,6 +13,9 @@ import type { Services } from '../api/services.js';
 import { badRequest, toCouchError, type CouchError } from '../errors.js';
 import { SERVER_HEADER } from '../couchdb-names.js';
 import { Router } from './router.js';
+import { authorize } from '../api/authorize.js';
+import { challengeHeaders } from './challenge.js';
+import { corsFor } from './cors.js';
 
 export interface RequestObserver {
   (method: string, status: number, elapsedMs: number, req: Request): void;
@@ -20,16 +24,26 @@ export interface RequestObserver {
 export class HttpServer {
   private readonly router: Router;
   private readonly server: Server;
+  /** The HTTPS listener, when TLS is configured: the same API on another port. */
+  private tlsServer: Server | undefined;
   private readonly observers: RequestObserver[] = [];
 
   constructor(routes: readonly Route[], private readonly services: () => Services) {
     this.router = new Router(routes);
     this.server = createServer({ keepAliveTimeout: 60_000, requestTimeout: 0 }, (req, res) => {
-      this.handle(req, res).catch((err: unknown) => this.lastResort(res, err));
+      this.handle(req, res, false).catch((err: unknown) => this.lastResort(res, err));
     });
-    this.server.on('clientError', (_err, socket) => {
-      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    this.server.on('clientError', onClientError);
+  }
+
+  /** Serves the same API over TLS with this certificate and key (PEM). */
+  listenTls(port: number, host: string, tls: { cert: Buffer; key: Buffer }): Promise<AddressInfo> {
+    const server = createTlsServer({ ...tls, keepAliveTimeout: 60_000, requestTimeout: 0 }, (req, res) => {
+      this.handle(req, res, true).catch((err: unknown) => this.lastResort(res, err));
     });
+    server.on('clientError', onClientError);
+    this.tlsServer = server;
+    return listenOn(server, port, host);
   }
 
   onRequest(observer: RequestObserver): void {
@@ -37,31 +51,40 @@ export class HttpServer {
   }
 
   listen(port: number, host: string): Promise<AddressInfo> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        resolve(this.server.address() as AddressInfo);
-      });
-    });
+    return listenOn(this.server, port, host);
   }
 
-  close(): Promise<void> {
-    return new Promise((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
+  async close(): Promise<void> {
+    const closing = [this.server, this.tlsServer].map((server) => new Promise<void>((resolve) => {
+      if (!server) return resolve();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }));
+    await Promise.all(closing);
   }
 
-  private async handle(raw: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async handle(raw: IncomingMessage, res: ServerResponse, secure: boolean): Promise<void> {
     const started = performance.now();
-    const req = new Request(raw);
+    const req = new Request(raw, secure);
     res.once('close', () => req.clientGone());
     let status = 500;
     try {
       if (req.badQuery) throw badRequest('Invalid URL encoding in query string');
-      const { handler, params } = this.router.resolve(req.method, req.rawSegments);
-      const reply = await handler(req, params, this.services());
+      const services = this.services();
+      const cors = corsFor(req, services.config);
+      if (cors.kind === 'preflight') {
+        status = 204;
+        res.writeHead(204, { ...standardHeaders(), ...cors.headers, 'Content-Length': 0 });
+        res.end();
+        return;
+      }
+      if (cors.kind === 'actual') req.addReplyHeaders(cors.headers);
+      const auth = await services.auth.authenticate(req);
+      req.userCtx = auth.ctx;
+      req.authMethod = auth.method;
+      if (auth.setCookie) req.addReplyHeaders({ 'Set-Cookie': auth.setCookie });
+      const resolved = this.router.resolve(req.method, req.rawSegments);
+      const reply = (await authorize(req, resolved, services)) ?? await resolved.handler(req, resolved.params, services);
       status = reply.status;
       await this.write(req, res, reply);
     } catch (err) {
@@ -115,6 +138,7 @@ export class HttpServer {
       const text = jsonp ? `/* CouchDB */${jsonp}(${json});\n` : `${json}\n`;
       res.writeHead(reply.status, {
         ...standardHeaders(),
+        ...req.extraHeaders,
         'Content-Type': jsonp ? 'application/javascript' : jsonContentType(req),
         'Content-Length': Buffer.byteLength(text),
         ...reply.headers,
@@ -126,6 +150,7 @@ export class HttpServer {
       const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
       res.writeHead(reply.status, {
         ...standardHeaders(),
+        ...req.extraHeaders,
         'Content-Type': reply.contentType,
         'Content-Length': body.byteLength,
         ...reply.headers,
@@ -135,6 +160,7 @@ export class HttpServer {
     }
     res.writeHead(reply.status, {
       ...standardHeaders(),
+      ...req.extraHeaders,
       'Content-Type': jsonp ? 'application/javascript' : reply.contentType ?? jsonContentType(req),
       ...reply.headers,
     });
@@ -200,14 +226,31 @@ export class HttpServer {
       return;
     }
     const text = JSON.stringify({ error: err.error, reason: err.reason }) + '\n';
-    res.writeHead(err.status, {
+    const challenge = err.status === 401 ? challengeHeaders(req, err, this.services().config) : undefined;
+    res.writeHead(challenge?.status ?? err.status, {
       ...standardHeaders(),
+      ...req.extraHeaders,
       'Content-Type': jsonContentType(req),
       'Content-Length': Buffer.byteLength(text),
       ...err.headers,
+      ...challenge?.headers,
     });
     res.end(req.method === 'HEAD' ? undefined : text);
   }
+}
+
+function onClientError(_err: Error, socket: import('node:stream').Duplex): void {
+  if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+}
+
+function listenOn(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
 }
 
 function standardHeaders(): HeaderMap {

@@ -1,0 +1,110 @@
+/**
+ * Access control after routing, before the handler: the route's declared level (api/route.ts)
+ * against the request's `userCtx` and the database's security object, with CouchDB 1.6's
+ * answers: server- and database-admin checks fail with 401; membership fails with 401 for
+ * anonymous callers and 403 for named ones.
+ *
+ * The users database adds its own read rules for callers who are not its admins: a user reads
+ * only their own document (others' are 404, or only their `public_fields`); listings, changes,
+ * views and replication reads are refused. Its write rules live in the auth engine
+ * (auth/users-db.ts) and apply on every write path.
+ */
+import { forbidden, notFound, unauthorized, type CouchError } from '../errors.js';
+import { isDbAdmin, isDbReader } from '../auth/access.js';
+import { isServerAdmin, type UserContext } from '../auth/user-context.js';
+import { parsePublicFields, publicView } from '../auth/users-db.js';
+import { HTTPD_AUTH_SECTION, USER_DOC_PREFIX } from '../couchdb-names.js';
+import { json, type Reply } from './reply.js';
+import { readObject } from './common.js';
+import { readRevsMap } from './databases.js';
+import type { Access, RouteParams, RouteShape } from './route.js';
+import type { Request } from './request.js';
+import type { Services } from './services.js';
+
+export interface RouteTarget {
+  access: Access;
+  shape: RouteShape;
+  name: string | undefined;
+  params: RouteParams;
+}
+
+/** Refuses a request its caller may not make; may answer it instead (users' public fields). */
+export async function authorize(req: Request, target: RouteTarget, svc: Services): Promise<Reply | undefined> {
+  const ctx = req.userCtx;
+  if (isServerAdmin(ctx) || target.access === 'public') return undefined;
+  if (target.access === 'server_admin') throw unauthorized('You are not a server admin.');
+
+  const db = await svc.dbs.get(target.params.db);
+  const security = db.getSecurity();
+  if (isDbAdmin(ctx, security)) return undefined;
+  if (target.access === 'db_admin') throw unauthorized('You are not a db or server admin.');
+  if (!isDbReader(ctx, security)) {
+    throw ctx.name === null
+      ? unauthorized('You are not authorized to access this db.')
+      : forbidden('You are not allowed to access this db.');
+  }
+  if (db.name === svc.auth.usersDbName) return usersDbRead(req, target, svc);
+  return undefined;
+}
+
+/** The users database's rules for a caller who is not its admin. */
+async function usersDbRead(req: Request, target: RouteTarget, svc: Services): Promise<Reply | undefined> {
+  const ctx = req.userCtx;
+  const { params } = target;
+  const own = (id: string) => ctx.name !== null && id === USER_DOC_PREFIX + ctx.name;
+  const shared = (id: string) => id.startsWith('_design/') || id.startsWith('_local/');
+  switch (target.shape) {
+    case 'database':
+      return undefined;
+    case 'document': {
+      if (shared(params.docId) || own(params.docId)) return undefined;
+      if (req.method === 'PUT' || req.method === 'DELETE') return undefined; // the write rules decide
+      if (req.method === 'GET' || req.method === 'HEAD') return publicFieldsOf(params, ctx, svc);
+      throw notFound('missing'); // COPY would read another user's document
+    }
+    case 'attachment':
+      if (shared(params.docId) || own(params.docId) || req.method === 'PUT' || req.method === 'DELETE') return undefined;
+      throw notFound('missing');
+    case 'dbHandler':
+      if (['_bulk_docs', '_ensure_full_commit', '_security', '_revs_limit'].includes(target.name ?? '')) return undefined;
+      if (target.name === '_revs_diff' || target.name === '_missing_revs') return ownRevsDiff(req, target, svc);
+      if ((target.name === '_all_docs' || target.name === '_changes') && !req.bool('include_docs')
+        && svc.config.getBool(HTTPD_AUTH_SECTION, 'users_db_public', false)) return undefined;
+      throw listingRefused(ctx, target.name ?? '');
+    default:
+      throw listingRefused(ctx, target.name ?? '');
+  }
+}
+
+/**
+ * `_revs_diff` (or `_missing_revs`) limited to the caller's own document, so a user can push
+ * it by replication: every other id is answered as wholly missing, existing or not.
+ */
+async function ownRevsDiff(req: Request, target: RouteTarget, svc: Services): Promise<Reply> {
+  const body = await readObject(req, svc);
+  const ownId = req.userCtx.name === null ? undefined : USER_DOC_PREFIX + req.userCtx.name;
+  const asked = readRevsMap(body);
+  const db = await svc.dbs.get(target.params.db);
+  const own = ownId !== undefined && asked[ownId] ? await db.revsDiff({ [ownId]: asked[ownId]! }) : {};
+  const diff: Record<string, { missing: string[] }> = {};
+  for (const [id, revs] of Object.entries(asked)) diff[id] = id === ownId ? own[id] ?? { missing: [] } : { missing: [...new Set(revs)] };
+  for (const id of Object.keys(diff)) if (diff[id]!.missing.length === 0) delete diff[id];
+  if (target.name === '_revs_diff') return json(200, diff);
+  const missing = Object.fromEntries(Object.entries(diff).map(([id, entry]) => [id, entry.missing]));
+  return json(200, { missing_revs: missing, missed_revs: missing });
+}
+
+function listingRefused(ctx: UserContext, name: string): CouchError {
+  const reason = `Only admins can access ${name} of system databases.`;
+  return ctx.name === null ? unauthorized(reason) : forbidden(reason);
+}
+
+/** Another user's document as the caller may see it: only `public_fields`, for authenticated callers. */
+async function publicFieldsOf(params: RouteParams, ctx: UserContext, svc: Services): Promise<Reply> {
+  const fields = parsePublicFields(svc.config.get(HTTPD_AUTH_SECTION, 'public_fields'));
+  if (fields.length === 0 || ctx.name === null || !params.docId.startsWith(USER_DOC_PREFIX)) throw notFound('missing');
+  const db = await svc.dbs.get(params.db);
+  const doc = await db.openDoc(params.docId);
+  if (doc.deleted) throw notFound('missing');
+  return json(200, publicView(JSON.parse(doc.json) as Record<string, unknown>, fields));
+}

@@ -1,0 +1,68 @@
+/**
+ * `/_session`, CouchDB 1.6's cookie login (couch_httpd_auth:handle_session_req):
+ *
+ *   POST   name and password (JSON or form) → AuthSession cookie, `{ok, name, roles}`;
+ *          `?next=` (or a form's `next`) answers 302 to it; wrong credentials 401
+ *   GET    `{ok, userCtx, info}` for whoever the request authenticated as; `?basic=true`
+ *          asks an anonymous caller for credentials (401)
+ *   DELETE clears the cookie (`?next=` redirects)
+ */
+import { badRequest, unauthorized } from '../errors.js';
+import { json, type HeaderMap } from './reply.js';
+import type { Handler, Route } from './route.js';
+import { absoluteUrl, requestLimit } from './common.js';
+import { parseJson, type Request } from './request.js';
+import type { Services } from './services.js';
+
+async function credentials(req: Request, svc: Services): Promise<{ name: unknown; password: unknown; next: string | undefined }> {
+  const text = await req.text(requestLimit(svc));
+  const type = req.contentType();
+  if (type === 'application/x-www-form-urlencoded') {
+    const form = new URLSearchParams(text);
+    return { name: form.get('name') ?? undefined, password: form.get('password') ?? undefined, next: form.get('next') ?? undefined };
+  }
+  const body = text.trim() === '' ? {} : parseJson(text);
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('Request body must be a JSON object');
+  const fields = body as Record<string, unknown>;
+  return { name: fields['name'], password: fields['password'], next: typeof fields['next'] === 'string' ? fields['next'] : undefined };
+}
+
+/** A `next` target: only paths on this server, so login cannot be turned into an open redirect. */
+function redirectTarget(req: Request, next: string | undefined, svc: Services): string | undefined {
+  if (next === undefined || !next.startsWith('/') || next.startsWith('//')) return undefined;
+  return absoluteUrl(req, next, svc);
+}
+
+const login: Handler = async (req, _p, svc) => {
+  const given = await credentials(req, svc);
+  const name = typeof given.name === 'string' ? given.name : '';
+  const password = typeof given.password === 'string' ? given.password : '';
+  const creds = name === '' ? undefined : await svc.auth.checkPassword(name, password);
+  if (!creds) throw unauthorized('Name or password is incorrect.');
+  const headers: HeaderMap = { 'Set-Cookie': svc.auth.sessionCookie(creds, req.secure) };
+  const location = redirectTarget(req, req.string('next') ?? given.next, svc);
+  if (location) headers['Location'] = location;
+  return json(location ? 302 : 200, { ok: true, name: creds.name, roles: creds.roles }, headers);
+};
+
+const session: Handler = async (req, _p, svc) => {
+  const ctx = req.userCtx;
+  if (ctx.name === null && req.string('basic') === 'true') throw unauthorized('Please login.');
+  const info: Record<string, unknown> = {
+    authentication_db: svc.auth.usersDbName,
+    authentication_handlers: svc.auth.handlers(),
+  };
+  if (req.authMethod !== undefined) info['authenticated'] = req.authMethod;
+  return json(200, { ok: true, userCtx: { name: ctx.name, roles: ctx.roles }, info });
+};
+
+const logout: Handler = async (req, _p, svc) => {
+  const headers: HeaderMap = { 'Set-Cookie': svc.auth.clearedCookie() };
+  const location = redirectTarget(req, req.string('next'), svc);
+  if (location) headers['Location'] = location;
+  return json(location ? 302 : 200, { ok: true }, headers);
+};
+
+export const sessionRoutes: Route[] = [
+  { shape: 'global', name: '_session', access: 'public', methods: { GET: session, POST: login, DELETE: logout } },
+];

@@ -1,0 +1,399 @@
+/**
+ * The authentication engine: who a request is, from its credentials, by the handlers that
+ * `[httpd] authentication_handlers` lists, in order (CouchDB 1.6's couch_httpd_auth and
+ * couch_httpd_oauth):
+ *
+ *   default  HTTP Basic against `[admins]` and the users database; with no credentials and no
+ *            admins, the caller is a server admin ("admin party")
+ *   cookie   the AuthSession cookie `POST /_session` issues
+ *   proxy    a trusted proxy's X-Auth-CouchDB-* headers, optionally signed with the secret
+ *   oauth    OAuth 1.0 HMAC-SHA1 signatures
+ *
+ * A handler that finds no credentials of its kind passes; wrong Basic credentials are a 401;
+ * when no handler decides, the caller is anonymous (or refused, with `require_valid_user`).
+ *
+ * Credentials are cached (`auth_cache_size` users, least recently used out): a cached user whose
+ * password already verified costs one keyed digest, not a PBKDF2 run.
+ */
+import { randomBytes, createHmac } from 'node:crypto';
+import type { Config } from '../config/config.js';
+import type { DatabaseRegistry } from '../core/registry.js';
+import type { Database } from '../core/database.js';
+import type { IncomingDoc } from '../core/document.js';
+import { CouchError, unauthorized } from '../errors.js';
+import {
+  ADMIN_ROLE, AUTH_COOKIE, AUTH_HANDLER_NAMES, HEADER_PROXY_ROLES, HEADER_PROXY_TOKEN, HEADER_PROXY_USERNAME,
+  HTTPD_AUTH_SECTION, USER_DOC_PREFIX,
+} from '../couchdb-names.js';
+import { adminPartyContext, isServerAdmin, type UserContext } from './user-context.js';
+import {
+  constantTimeEqual, hashAdminPassword, isHashedAdminValue, parseAdminHash, passwordFingerprint, userDocHash, verifyPassword,
+  type PasswordHash,
+} from './password.js';
+import { cookieValue, makeSessionToken, parseSessionToken, tokenMacValid } from './cookie.js';
+import { isDbAdmin } from './access.js';
+import { ensureAuthDesignDoc, prepareUserDoc } from './users-db.js';
+import { OAuthVerifier, type OAuthUserLookup } from './oauth.js';
+
+export type AuthMethod = 'default' | 'cookie' | 'proxy' | 'oauth' | 'null';
+
+/** What authentication needs of a request; the API's Request has all of it. */
+export interface AuthRequest {
+  method: string;
+  /** Path and query string as sent. */
+  url: string;
+  header(name: string): string | undefined;
+  /** Whether it came over TLS (OAuth signs the scheme). */
+  secure: boolean;
+}
+
+export interface Authentication {
+  ctx: UserContext;
+  /** The handler that established `ctx` (`_session`'s `info.authenticated`). */
+  method?: AuthMethod;
+  /** A refreshed session cookie to send with the reply (a `Set-Cookie` value). */
+  setCookie?: string;
+}
+
+/** A user or server admin as authentication knows them. */
+export interface UserCreds {
+  name: string;
+  roles: string[];
+  hash: PasswordHash | undefined;
+  /** The user's current revision (or the admin's hash): a new one invalidates cached verdicts. */
+  stamp: string;
+  /** OAuth credentials from the user document (`oauth` field), when `use_users_db` is on. */
+  oauth?: unknown;
+}
+
+interface CacheEntry {
+  creds: UserCreds;
+  /** Users-database update sequence when the entry was read (admins: undefined). */
+  seq: number | undefined;
+  /** Which opening of the users database `seq` belongs to (a recreated database starts over). */
+  dbInstance?: string;
+  /** Fingerprint of the password that last verified against these credentials. */
+  verified?: Buffer;
+}
+
+const HANDLER_PATTERN = /\{\s*([A-Za-z0-9_]+)\s*,\s*([A-Za-z0-9_]+)\s*\}/g;
+
+export class Authenticator {
+  private readonly cache = new Map<string, CacheEntry>();
+  private readonly fingerprintKey = randomBytes(32);
+  private adminCount: number;
+  private handlerSpec = '';
+  private handlerList: AuthMethod[] = [];
+  private readonly unsubscribe: () => void;
+  private readonly oauth: OAuthVerifier;
+  private hitCount = 0;
+  private missCount = 0;
+
+  private constructor(private readonly config: Config, private readonly dbs: DatabaseRegistry) {
+    this.adminCount = Object.keys(config.section('admins')).length;
+    this.unsubscribe = config.onChange((section, key) => {
+      if (section === 'admins') {
+        this.adminCount = Object.keys(config.section('admins')).length;
+        this.cache.clear();
+      } else if (section === HTTPD_AUTH_SECTION) {
+        this.cache.clear();
+        // A new authentication database is created as soon as it is named.
+        if (key === 'authentication_db') void this.ensureUsersDb().catch(() => undefined);
+      }
+    });
+    const lookup: OAuthUserLookup = async (name) => this.userCreds(name);
+    this.oauth = new OAuthVerifier(config, lookup, () => this.allUserDocs());
+  }
+
+  /** Every user document of the users database (OAuth with `use_users_db`). */
+  private async *allUserDocs(): AsyncIterable<Record<string, unknown>> {
+    const db = await this.dbs.get(this.usersDbName);
+    for await (const rows of db.allDocs({ start: USER_DOC_PREFIX, end: `${USER_DOC_PREFIX}\uffff`, inclusiveEnd: false })) {
+      for (const row of rows) {
+        const doc = await db.renderKnown(row.id, row.rev, false);
+        if (doc) yield JSON.parse(doc.json) as Record<string, unknown>;
+      }
+    }
+  }
+
+  /**
+   * Starts authentication: hashes plain `[admins]` passwords (and every one written later),
+   * makes the cookie secret once, and creates the users database with `_design/_auth`.
+   */
+  static async start(config: Config, dbs: DatabaseRegistry): Promise<Authenticator> {
+    const iterations = () => Math.max(1, config.getInt(HTTPD_AUTH_SECTION, 'iterations', 10));
+    config.setWriteFilter(async (section, _key, value) =>
+      section === 'admins' && !isHashedAdminValue(value) ? hashAdminPassword(value, iterations()) : value);
+    for (const [name, value] of Object.entries(config.section('admins'))) {
+      if (!isHashedAdminValue(value)) await config.set('admins', name, value, true);
+    }
+    if (!config.get(HTTPD_AUTH_SECTION, 'secret')) {
+      await config.set(HTTPD_AUTH_SECTION, 'secret', randomBytes(16).toString('hex'), true);
+    }
+    const auth = new Authenticator(config, dbs);
+    await auth.ensureUsersDb();
+    return auth;
+  }
+
+  /** The users database, with its `_design/_auth`, created when missing. */
+  private async ensureUsersDb(): Promise<void> {
+    await ensureAuthDesignDoc(await this.dbs.ensure(this.usersDbName));
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+
+  get usersDbName(): string {
+    return this.config.getString(HTTPD_AUTH_SECTION, 'authentication_db', '_users');
+  }
+
+  /** False while `[admins]` is empty: admin party. */
+  get hasAdmins(): boolean {
+    return this.adminCount > 0;
+  }
+
+  /** Auth cache hits and misses (CouchDB's couchdb/auth_cache_hits and auth_cache_misses). */
+  get cacheStats(): { hits: number; misses: number } {
+    return { hits: this.hitCount, misses: this.missCount };
+  }
+
+  /** The configured handlers, in order, by the names `_session` reports. */
+  handlers(): AuthMethod[] {
+    const spec = this.config.getString('httpd', 'authentication_handlers', '');
+    if (spec !== this.handlerSpec) {
+      const list: AuthMethod[] = [];
+      for (const m of spec.matchAll(HANDLER_PATTERN)) {
+        const name = AUTH_HANDLER_NAMES[`{${m[1]}, ${m[2]}}`] as AuthMethod | undefined;
+        if (name && !list.includes(name)) list.push(name);
+      }
+      this.handlerSpec = spec;
+      this.handlerList = list;
+    }
+    return this.handlerList;
+  }
+
+  private get requireValidUser(): boolean {
+    return this.config.getBool(HTTPD_AUTH_SECTION, 'require_valid_user', false);
+  }
+
+  get sessionTimeout(): number {
+    return Math.max(1, this.config.getInt(HTTPD_AUTH_SECTION, 'timeout', 600));
+  }
+
+  private get secret(): string {
+    return this.config.getString(HTTPD_AUTH_SECTION, 'secret', '');
+  }
+
+  /** Establishes who a request is; throws 401 for wrong Basic credentials or a missing valid user. */
+  async authenticate(req: AuthRequest): Promise<Authentication> {
+    for (const method of this.handlers()) {
+      const result = await this.tryHandler(method, req);
+      if (result) return result;
+    }
+    if (this.requireValidUser) throw unauthorized('Authentication required.');
+    return { ctx: { name: null, roles: [] } };
+  }
+
+  private async tryHandler(method: AuthMethod, req: AuthRequest): Promise<Authentication | undefined> {
+    switch (method) {
+      case 'default': return this.basic(req);
+      case 'cookie': return this.cookie(req);
+      case 'proxy': return this.proxy(req);
+      case 'oauth': {
+        const ctx = await this.oauth.authenticate(req);
+        return ctx ? { ctx, method } : undefined;
+      }
+      case 'null': return { ctx: adminPartyContext(), method };
+    }
+  }
+
+  private async basic(req: AuthRequest): Promise<Authentication | undefined> {
+    const credentials = basicCredentials(req.header('authorization'));
+    if (credentials) {
+      const creds = await this.checkPassword(credentials.name, credentials.password);
+      if (!creds) throw unauthorized('Name or password is incorrect.');
+      return { ctx: { name: creds.name, roles: creds.roles }, method: 'default' };
+    }
+    if (!this.hasAdmins && !this.requireValidUser) return { ctx: adminPartyContext(), method: 'default' };
+    return undefined;
+  }
+
+  private async cookie(req: AuthRequest): Promise<Authentication | undefined> {
+    const value = cookieValue(req.header('cookie'), AUTH_COOKIE);
+    if (!value) return undefined;
+    const token = parseSessionToken(value);
+    const secret = this.secret;
+    if (!secret) return undefined;
+    const creds = await this.userCreds(token.name);
+    if (!creds?.hash) return undefined;
+    const now = Math.floor(Date.now() / 1000);
+    const timeout = this.sessionTimeout;
+    if (!tokenMacValid(token, secret, creds.hash.salt) || token.issued + timeout <= now) return undefined;
+    const result: Authentication = { ctx: { name: creds.name, roles: creds.roles }, method: 'cookie' };
+    // Refreshed once a tenth of its life is used, so active sessions never expire.
+    if (token.issued + timeout - now < timeout * 0.9) result.setCookie = this.sessionCookie(creds, req.secure, now);
+    return result;
+  }
+
+  private proxy(req: AuthRequest): Authentication | undefined {
+    const nameHeader = this.config.getString(HTTPD_AUTH_SECTION, 'x_auth_username', HEADER_PROXY_USERNAME);
+    const name = req.header(nameHeader);
+    if (!name) return undefined;
+    if (this.config.getBool(HTTPD_AUTH_SECTION, 'proxy_use_secret', false)) {
+      const token = req.header(this.config.getString(HTTPD_AUTH_SECTION, 'x_auth_token', HEADER_PROXY_TOKEN));
+      const secret = this.secret;
+      if (!token || !secret) return undefined;
+      if (!constantTimeEqual(proxyToken(secret, name), token.toLowerCase())) return undefined;
+    }
+    const rolesHeader = req.header(this.config.getString(HTTPD_AUTH_SECTION, 'x_auth_roles', HEADER_PROXY_ROLES));
+    const roles = (rolesHeader ?? '').split(',').map((r) => r.trim()).filter((r) => r !== '');
+    return { ctx: { name, roles }, method: 'proxy' };
+  }
+
+  /** The `Set-Cookie` value of a new session for these credentials; `Secure` when issued over TLS. */
+  sessionCookie(creds: UserCreds, secure: boolean, now = Math.floor(Date.now() / 1000)): string {
+    const token = makeSessionToken(creds.name, now, this.secret, creds.hash?.salt ?? '');
+    let cookie = `${AUTH_COOKIE}=${token}; Version=1; Path=/; HttpOnly`;
+    if (this.config.getBool(HTTPD_AUTH_SECTION, 'allow_persistent_cookies', false)) {
+      const expires = new Date((now + this.sessionTimeout) * 1000).toUTCString();
+      cookie += `; Expires=${expires}; Max-Age=${this.sessionTimeout}`;
+    }
+    return secure ? `${cookie}; Secure` : cookie;
+  }
+
+  /** The `Set-Cookie` value that ends a session. */
+  clearedCookie(): string {
+    return `${AUTH_COOKIE}=; Version=1; Path=/; HttpOnly; Expires=Fri, 02 Jan 1970 00:00:00 GMT; Max-Age=0`;
+  }
+
+  /** The credentials of a user or server admin; undefined when there is none of that name. */
+  async userCreds(name: string): Promise<UserCreds | undefined> {
+    return (await this.entry(name))?.creds;
+  }
+
+  /** The user's credentials when `password` is theirs; undefined otherwise. */
+  async checkPassword(name: string, password: string): Promise<UserCreds | undefined> {
+    const entry = await this.entry(name);
+    if (!entry?.creds.hash) {
+      // As long to answer for a user who does not exist as for a wrong password: names stay private.
+      await verifyPassword(password, this.decoyHash());
+      return undefined;
+    }
+    const fingerprint = passwordFingerprint(this.fingerprintKey, password);
+    if (entry.verified && entry.verified.equals(fingerprint)) return entry.creds;
+    if (!(await verifyPassword(password, entry.creds.hash))) return undefined;
+    entry.verified = fingerprint;
+    return entry.creds;
+  }
+
+  private decoyHash(): PasswordHash {
+    const iterations = Math.max(1, this.config.getInt(HTTPD_AUTH_SECTION, 'iterations', 10));
+    return { scheme: 'pbkdf2', derivedKey: '', salt: 'decoy', iterations };
+  }
+
+  /** A cache entry, fresh: admins by their config value, users by the users database's sequence. */
+  private async entry(name: string): Promise<CacheEntry | undefined> {
+    const adminValue = this.config.get('admins', name);
+    const cached = this.cache.get(name);
+    if (adminValue !== undefined) {
+      if (cached && cached.seq === undefined && cached.creds.stamp === adminValue) return this.hit(name, cached);
+      this.missCount++;
+      const hash = parseAdminHash(adminValue);
+      return this.store(name, { creds: { name, roles: [ADMIN_ROLE], hash, stamp: adminValue }, seq: undefined });
+    }
+    let db: Database;
+    try {
+      db = await this.dbs.get(this.usersDbName);
+    } catch {
+      return undefined;
+    }
+    if (cached && cached.seq === db.updateSeq && cached.dbInstance === db.instanceStartTime) return this.hit(name, cached);
+    this.missCount++;
+    const seq = db.updateSeq;
+    const doc = await openWinner(db, USER_DOC_PREFIX + name);
+    if (!doc) {
+      this.cache.delete(name);
+      return undefined;
+    }
+    const rev = String(doc['_rev']);
+    if (cached && cached.creds.stamp === rev && cached.seq !== undefined) {
+      cached.seq = seq;
+      cached.dbInstance = db.instanceStartTime;
+      return cached;
+    }
+    const roles = Array.isArray(doc['roles']) ? (doc['roles'] as unknown[]).filter((r): r is string => typeof r === 'string') : [];
+    return this.store(name, { creds: { name, roles, hash: userDocHash(doc), stamp: rev, oauth: doc['oauth'] }, seq, dbInstance: db.instanceStartTime });
+  }
+
+  private hit(name: string, entry: CacheEntry): CacheEntry {
+    this.hitCount++;
+    // Least recently used first: a hit moves the entry to the end.
+    this.cache.delete(name);
+    this.cache.set(name, entry);
+    return entry;
+  }
+
+  private store(name: string, entry: CacheEntry): CacheEntry {
+    this.cache.delete(name);
+    this.cache.set(name, entry);
+    const size = Math.max(1, this.config.getInt(HTTPD_AUTH_SECTION, 'auth_cache_size', 50));
+    while (this.cache.size > size) this.cache.delete(this.cache.keys().next().value!);
+    return entry;
+  }
+
+  /**
+   * The refusals (one per document, undefined when allowed) of a write, before it is applied:
+   * design documents need a database admin; the users database's rules apply to its documents,
+   * whose passwords are hashed in place.
+   */
+  async screenWrites(db: Database, docs: readonly IncomingDoc[], ctx: UserContext): Promise<(CouchError | undefined)[] | undefined> {
+    const usersDb = db.name === this.usersDbName;
+    if (!usersDb && isServerAdmin(ctx)) return undefined;
+    const security = db.getSecurity();
+    let refusals: (CouchError | undefined)[] | undefined;
+    const refuse = (i: number, err: CouchError) => { (refusals ??= new Array(docs.length).fill(undefined))[i] = err; };
+    const dbAdmin = isDbAdmin(ctx, security);
+    for (let i = 0; i < docs.length; i++) {
+      const doc = docs[i]!;
+      const id = doc.id ?? '';
+      if (id.startsWith('_design/') && !dbAdmin) {
+        refuse(i, unauthorized('You are not a db or server admin.'));
+        continue;
+      }
+      if (!usersDb) continue;
+      const old = id.startsWith('_design/') ? undefined : await openWinner(db, id);
+      const iterations = Math.max(1, this.config.getInt(HTTPD_AUTH_SECTION, 'iterations', 10));
+      const refusal = await prepareUserDoc(doc, old, { ctx, security, iterations });
+      if (refusal) refuse(i, refusal);
+    }
+    return refusals;
+  }
+}
+
+/** `Authorization: Basic base64(name:password)`; undefined when absent or not Basic. */
+export function basicCredentials(header: string | undefined): { name: string; password: string } | undefined {
+  if (!header) return undefined;
+  const m = /^\s*basic\s+(\S+)\s*$/i.exec(header);
+  if (!m) return undefined;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon === -1) return undefined;
+  return { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/** The proxy token for a user name: hex HMAC-SHA1 keyed with the server secret. */
+export function proxyToken(secret: string, name: string): string {
+  return createHmac('sha1', secret).update(name).digest('hex');
+}
+
+/** A document's current winning revision as an object (`_rev` included); undefined when missing or deleted. */
+async function openWinner(db: Database, id: string): Promise<Record<string, unknown> | undefined> {
+  try {
+    const doc = await db.openDoc(id);
+    return doc.deleted ? undefined : JSON.parse(doc.json) as Record<string, unknown>;
+  } catch (err) {
+    if (err instanceof CouchError && err.status === 404) return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The rules of the authentication database (`_users`), enforced natively on every write path
+ * (PUT, POST, `_bulk_docs`, COPY, attachments, replication), whether or not design-document
+ * validation runs:
+ *
+ * - a plain `password` is replaced by PBKDF2 material before the document is stored;
+ * - documents are `org.couchdb.user:<name>` with `type: "user"`, a `name` and string `roles`;
+ * - only database or server admins set or change roles, and no one sets `_`-roles;
+ * - other callers may create their own document and change only their own;
+ * - `_design/_auth` is written by the server and changed by no one.
+ *
+ * The same rules are stored as `_design/_auth`'s validation function, for tools that read it.
+ */
+import { ADMIN_ROLE, USER_DOC_PREFIX, USERS_DESIGN_DOC } from '../couchdb-names.js';
+import { CouchError, forbidden } from '../errors.js';
+import type { IncomingDoc } from '../core/document.js';
+import type { Database } from '../core/database.js';
+import { hashForUserDoc } from './password.js';
+import { isDbAdmin } from './access.js';
+import type { UserContext } from './user-context.js';
+
+/** Fields of a user document that hold password material: never shown to other users. */
+export const SECRET_USER_FIELDS = new Set(['password', 'password_sha', 'derived_key', 'salt', 'iterations', 'password_scheme']);
+
+export interface UserWriteContext {
+  ctx: UserContext;
+  security: Record<string, unknown>;
+  iterations: number;
+}
+
+const sameRoles = (a: unknown[], b: unknown[]): boolean => {
+  if (a.length !== b.length) return false;
+  const x = a.map(String).sort();
+  const y = b.map(String).sort();
+  return x.every((role, i) => role === y[i]);
+};
+
+/**
+ * Checks one write to the users database against the current winning revision `old` (undefined
+ * when there is none) and hashes its password. Answers the refusal, if any; on success the
+ * document may have been changed in place (hash material instead of `password`).
+ */
+export async function prepareUserDoc(doc: IncomingDoc, old: Record<string, unknown> | undefined, w: UserWriteContext): Promise<CouchError | undefined> {
+  const id = doc.id ?? '';
+  if (id === USERS_DESIGN_DOC) return forbidden('The authentication design document cannot be changed.');
+  if (id.startsWith('_design/')) return undefined; // other design documents: database admins' business
+  const admin = isDbAdmin(w.ctx, w.security);
+
+  if (doc.deleted) {
+    if (admin || (old !== undefined && w.ctx.name !== null && old['name'] === w.ctx.name)) return undefined;
+    return forbidden('Only admins may delete other user docs.');
+  }
+
+  const body = doc.body;
+  if (typeof body['password'] === 'string') {
+    const material = await hashForUserDoc(body['password'], w.iterations);
+    delete body['password'];
+    delete body['password_sha'];
+    body['password_scheme'] = 'pbkdf2';
+    body['iterations'] = material.iterations;
+    body['derived_key'] = material.derived_key;
+    body['salt'] = material.salt;
+    doc.bodyJson = JSON.stringify(body);
+  } else if (body['password'] === null) {
+    delete body['password'];
+    doc.bodyJson = JSON.stringify(body);
+  }
+
+  if ((old !== undefined && old['type'] !== 'user') || body['type'] !== 'user') return forbidden('doc.type must be user');
+  const name = body['name'];
+  if (typeof name !== 'string' || name === '') return forbidden('doc.name is required');
+  const roles = body['roles'];
+  if (roles === undefined) return forbidden('doc.roles must exist');
+  if (!Array.isArray(roles)) return forbidden('doc.roles must be an array');
+  if (roles.some((r) => typeof r !== 'string')) return forbidden('doc.roles can only contain strings');
+  if (id !== USER_DOC_PREFIX + name) return forbidden(`Doc ID must be of the form ${USER_DOC_PREFIX}name`);
+  if (old !== undefined && old['name'] !== name) return forbidden('Usernames can not be changed.');
+  if (typeof body['password_sha'] === 'string' && typeof body['salt'] !== 'string') {
+    return forbidden('Users with password_sha must have a salt.');
+  }
+  if (!admin) {
+    if (old !== undefined) {
+      if (w.ctx.name !== name) return forbidden('You may only update your own user document.');
+      const oldRoles = Array.isArray(old['roles']) ? old['roles'] as unknown[] : [];
+      if (!sameRoles(oldRoles, roles)) return forbidden('Only _admin may edit roles');
+    } else if (roles.length > 0) {
+      return forbidden('Only _admin may set roles');
+    }
+  }
+  if ((roles as string[]).some((r) => r.startsWith('_'))) return forbidden('No system roles (starting with underscore) in users db.');
+  if (name.startsWith('_')) return forbidden('Username may not start with underscore.');
+  if (name.includes(':')) return forbidden('Character `:` is not allowed in usernames.');
+  return undefined;
+}
+
+/**
+ * What another user may see of a user document: `_id`, `_rev` and the `public_fields`, never
+ * password material.
+ */
+export function publicView(doc: Record<string, unknown>, publicFields: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = { _id: doc['_id'], _rev: doc['_rev'] };
+  for (const field of publicFields) {
+    if (!SECRET_USER_FIELDS.has(field) && !field.startsWith('_') && field in doc) out[field] = doc[field];
+  }
+  return out;
+}
+
+/** `[couch_httpd_auth] public_fields`: a comma-separated list. */
+export function parsePublicFields(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((f) => f.trim()).filter((f) => f !== '');
+}
+
+/**
+ * `_design/_auth`'s validation function: the rules above, in JavaScript, for design-document
+ * validation and for tools that read it. Written for Settee; its verdicts match prepareUserDoc.
+ */
+export const USERS_VALIDATE_FUNCTION = `function (newDoc, oldDoc, userCtx, secObj) {
+  function refuse(reason) { throw ({ forbidden: reason }); }
+  function has(list, item) { return !!list && list.indexOf(item) !== -1; }
+  var admins = (secObj && secObj.admins) || {};
+  var isAdmin = has(userCtx.roles, '${ADMIN_ROLE}') || has(admins.names, userCtx.name) ||
+    userCtx.roles.some(function (role) { return has(admins.roles, role); });
+
+  if (newDoc._deleted === true) {
+    if (isAdmin || (oldDoc && userCtx.name === oldDoc.name)) return;
+    refuse('Only admins may delete other user docs.');
+  }
+  if (newDoc.type !== 'user' || (oldDoc && oldDoc.type !== 'user')) refuse('doc.type must be user');
+  if (!newDoc.name) refuse('doc.name is required');
+  if (!newDoc.roles) refuse('doc.roles must exist');
+  if (!Array.isArray(newDoc.roles)) refuse('doc.roles must be an array');
+  newDoc.roles.forEach(function (role) { if (typeof role !== 'string') refuse('doc.roles can only contain strings'); });
+  if (newDoc._id !== '${USER_DOC_PREFIX}' + newDoc.name) refuse('Doc ID must be of the form ${USER_DOC_PREFIX}name');
+  if (oldDoc && oldDoc.name !== newDoc.name) refuse('Usernames can not be changed.');
+  if (newDoc.password_sha && !newDoc.salt) refuse('Users with password_sha must have a salt.');
+  if (!isAdmin) {
+    if (oldDoc) {
+      if (userCtx.name !== newDoc.name) refuse('You may only update your own user document.');
+      var before = (oldDoc.roles || []).slice().sort().join('\\u0000');
+      var after = newDoc.roles.slice().sort().join('\\u0000');
+      if (before !== after || (oldDoc.roles || []).length !== newDoc.roles.length) refuse('Only _admin may edit roles');
+    } else if (newDoc.roles.length > 0) {
+      refuse('Only _admin may set roles');
+    }
+  }
+  newDoc.roles.forEach(function (role) {
+    if (role.charAt(0) === '_') refuse('No system roles (starting with underscore) in users db.');
+  });
+  if (newDoc.name.charAt(0) === '_') refuse('Username may not start with underscore.');
+  if (newDoc.name.indexOf(':') !== -1) refuse('Character \`:\` is not allowed in usernames.');
+}`;
+
+/** Writes `_design/_auth` into the users database when it is missing. */
+export async function ensureAuthDesignDoc(db: Database): Promise<void> {
+  const info = await db.docInfo(USERS_DESIGN_DOC);
+  if (info) return;
+  const body = { language: 'javascript', validate_doc_update: USERS_VALIDATE_FUNCTION };
+  await db.edit([{
+    id: USERS_DESIGN_DOC, rev: undefined, deleted: false, body, bodyJson: JSON.stringify(body), revisions: undefined, attachments: undefined,
+  }], { newEdits: true, allOrNothing: false, durable: true });
+}

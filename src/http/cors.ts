@@ -1,0 +1,63 @@
+/**
+ * CORS as CouchDB 1.6 configures it (couch_httpd_cors): on when `[httpd] enable_cors` is true,
+ * for the origins listed in `[cors] origins` (`*` for any), with `credentials` (cookies and
+ * Authorization from the browser), `methods` and `headers` widening the defaults.
+ *
+ * A preflight (OPTIONS with Origin and Access-Control-Request-Method) that passes is answered
+ * here with 204; other requests from an allowed origin get the Allow-Origin and Expose-Headers
+ * headers on their reply, whatever it is. Requests from origins not allowed get no CORS headers
+ * (the browser then withholds the reply); the server still answers them.
+ */
+import type { Config } from '../config/config.js';
+import type { HeaderMap } from '../api/reply.js';
+import type { Request } from '../api/request.js';
+
+const DEFAULT_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'TRACE', 'CONNECT', 'COPY', 'OPTIONS'];
+const DEFAULT_HEADERS = ['accept', 'accept-language', 'authorization', 'content-type', 'expires', 'last-modified', 'pragma',
+  'origin', 'content-length', 'if-match', 'destination', 'x-requested-with', 'x-http-method-override', 'content-range',
+  'x-couchdb-www-authenticate', 'x-couch-full-commit', 'x-couch-persist'];
+const EXPOSED_HEADERS = 'Cache-Control, Content-Type, ETag, Server, Location, X-Couch-Id, X-Couch-Update-NewRev, Accept-Ranges, Content-Range';
+const MAX_AGE = 600;
+
+const list = (value: string | undefined): string[] =>
+  (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+
+export type CorsOutcome =
+  | { kind: 'none' }
+  | { kind: 'preflight'; headers: HeaderMap }
+  | { kind: 'actual'; headers: HeaderMap };
+
+export function corsFor(req: Request, config: Config): CorsOutcome {
+  if (!config.getBool('httpd', 'enable_cors', false)) return { kind: 'none' };
+  const origin = req.header('origin');
+  if (!origin) return { kind: 'none' };
+  const origins = list(config.get('cors', 'origins')).map((o) => o.toLowerCase().replace(/\/$/, ''));
+  const anyOrigin = origins.includes('*');
+  if (!anyOrigin && !origins.includes(origin.toLowerCase())) return { kind: 'none' };
+  const credentials = config.getBool('cors', 'credentials', false);
+  // Browsers refuse `*` with credentials: name the origin then.
+  const allowOrigin = anyOrigin && !credentials ? '*' : origin;
+  const base: HeaderMap = { 'Access-Control-Allow-Origin': allowOrigin };
+  if (credentials) base['Access-Control-Allow-Credentials'] = 'true';
+  if (allowOrigin !== '*') base['Vary'] = 'Origin';
+
+  const requestedMethod = req.header('access-control-request-method');
+  if (req.method !== 'OPTIONS' || !requestedMethod) {
+    return { kind: 'actual', headers: { ...base, 'Access-Control-Expose-Headers': EXPOSED_HEADERS } };
+  }
+  const configuredMethods = list(config.get('cors', 'methods')).map((m) => m.toUpperCase());
+  const methods = configuredMethods.length > 0 ? configuredMethods : DEFAULT_METHODS;
+  if (!methods.includes(requestedMethod.trim().toUpperCase())) return { kind: 'none' };
+  const allowedHeaders = new Set([...DEFAULT_HEADERS, ...list(config.get('cors', 'headers')).map((h) => h.toLowerCase())]);
+  const requestedHeaders = list(req.header('access-control-request-headers')).map((h) => h.toLowerCase());
+  if (requestedHeaders.some((h) => !allowedHeaders.has(h))) return { kind: 'none' };
+  return {
+    kind: 'preflight',
+    headers: {
+      ...base,
+      'Access-Control-Allow-Methods': methods.join(', '),
+      'Access-Control-Allow-Headers': [...allowedHeaders].join(', '),
+      'Access-Control-Max-Age': String(config.getInt('cors', 'max_age', MAX_AGE)),
+    },
+  };
+}

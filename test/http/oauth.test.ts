@@ -1,0 +1,96 @@
+/**
+ * OAuth 1.0 over real HTTP, requests signed by an independent client library (oauth-1.0a):
+ * credentials from `[oauth_consumer_secrets]`, `[oauth_token_secrets]`, `[oauth_token_users]`
+ * and from user documents' `oauth` field; bad signatures, stale timestamps and replayed
+ * nonces are not accepted.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import OAuth from 'oauth-1.0a';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+import { basic, createUser, defineAdmin } from '../helpers/auth.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+const ROOT = basic('root', 'rootpw');
+
+function signer(key: string, secret: string): OAuth {
+  return new OAuth({
+    consumer: { key, secret },
+    signature_method: 'HMAC-SHA1',
+    hash_function: (base, signingKey) => createHmac('sha1', signingKey).update(base).digest('base64'),
+  });
+}
+
+/** The Authorization header for a request, signed with these consumer and token credentials. */
+function authorization(method: string, path: string, consumer: [string, string], token: [string, string], data?: Partial<OAuth.Data>): string {
+  const oauth = signer(...consumer);
+  const request = { url: new URL(path.replace(/^\//, ''), server.url).toString(), method };
+  const signed = data
+    ? { ...oauth.authorize(request, { key: token[0], secret: token[1] }), ...data }
+    : oauth.authorize(request, { key: token[0], secret: token[1] });
+  if (data) signed.oauth_signature = oauth.getSignature(request, token[1], signed);
+  return oauth.toHeader(signed).Authorization;
+}
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+  await defineAdmin(server.url, 'root', 'rootpw');
+  await createUser(server.url, ROOT, 'bob', 'bobpw', ['reader']);
+  await c.put('/_config/oauth_consumer_secrets/consumer1', 'csecret', { headers: ROOT });
+  await c.put('/_config/oauth_token_secrets/token1', 'tsecret', { headers: ROOT });
+  await c.put('/_config/oauth_token_users/token1', 'bob', { headers: ROOT });
+  await c.put('/_config/oauth_token_secrets/admintoken', 'asecret', { headers: ROOT });
+  await c.put('/_config/oauth_token_users/admintoken', 'root', { headers: ROOT });
+});
+
+after(async () => {
+  await server.stop();
+});
+
+test('a signed request authenticates as the token\'s user with their roles', async () => {
+  const header = authorization('GET', '/_session', ['consumer1', 'csecret'], ['token1', 'tsecret']);
+  const r = await c.get('/_session', { headers: { Authorization: header } });
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body.userCtx, { name: 'bob', roles: ['reader'] });
+  assert.equal(r.body.info.authenticated, 'oauth');
+});
+
+test('a token bound to a server admin grants admin rights; query parameters are signed too', async () => {
+  const path = '/_all_dbs?descending=true';
+  const header = authorization('GET', path, ['consumer1', 'csecret'], ['admintoken', 'asecret']);
+  assert.equal((await c.get(path, { headers: { Authorization: header } })).status, 200);
+  const put = authorization('PUT', '/oauthdb', ['consumer1', 'csecret'], ['admintoken', 'asecret']);
+  assert.equal((await c.put('/oauthdb', undefined, { headers: { Authorization: put } })).status, 201);
+});
+
+test('wrong secrets, tampered requests, stale timestamps and replayed nonces are not accepted', async () => {
+  const bad: string[] = [
+    authorization('PUT', '/x1', ['consumer1', 'wrong'], ['admintoken', 'asecret']),
+    authorization('PUT', '/x1', ['consumer1', 'csecret'], ['admintoken', 'wrong']),
+    authorization('PUT', '/x1', ['unknown', 'csecret'], ['admintoken', 'asecret']),
+    authorization('PUT', '/other', ['consumer1', 'csecret'], ['admintoken', 'asecret']), // signed for another path
+    authorization('PUT', '/x1', ['consumer1', 'csecret'], ['admintoken', 'asecret'], { oauth_timestamp: Math.floor(Date.now() / 1000) - 3600 }),
+  ];
+  for (const header of bad) {
+    const r = await c.put('/x1', undefined, { headers: { Authorization: header } });
+    assert.equal(r.status, 401, header);
+  }
+  const once = authorization('GET', '/_session', ['consumer1', 'csecret'], ['admintoken', 'asecret']);
+  assert.equal((await c.get('/_session', { headers: { Authorization: once } })).body.userCtx.name, 'root');
+  assert.equal((await c.get('/_session', { headers: { Authorization: once } })).body.userCtx.name, null);
+});
+
+test('with use_users_db, credentials come from the user document\'s oauth field', async () => {
+  const doc = (await c.get('/_users/org.couchdb.user:bob', { headers: ROOT })).body;
+  doc.oauth = { consumer_keys: { userconsumer: 'ucsecret' }, tokens: { usertoken: 'utsecret' } };
+  assert.equal((await c.put('/_users/org.couchdb.user:bob', doc, { headers: ROOT })).status, 201);
+  const header = () => authorization('GET', '/_session', ['userconsumer', 'ucsecret'], ['usertoken', 'utsecret']);
+  assert.equal((await c.get('/_session', { headers: { Authorization: header() } })).body.userCtx.name, null);
+  await c.put('/_config/couch_httpd_oauth/use_users_db', 'true', { headers: ROOT });
+  const r = await c.get('/_session', { headers: { Authorization: header() } });
+  assert.deepEqual(r.body.userCtx, { name: 'bob', roles: ['reader'] });
+});

@@ -1,0 +1,186 @@
+/**
+ * Per-database security over real HTTP: the five access rules of the security object applied
+ * to every endpoint of a database, 401 for anonymous and 403 for authenticated callers who are
+ * not members, database admins' extra rights, and design documents needing a database admin.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+import { basic, createUser, defineAdmin } from '../helpers/auth.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+const ROOT = basic('root', 'rootpw');
+const MEMBER = basic('mia', 'miapw'); // member by name
+const ROLE_MEMBER = basic('rita', 'ritapw'); // member by role
+const DBADMIN = basic('dan', 'danpw'); // database admin by name
+const ROLE_ADMIN = basic('ada', 'adapw'); // database admin by role
+const OUTSIDER = basic('otto', 'ottopw');
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+  await defineAdmin(server.url, 'root', 'rootpw');
+  await createUser(server.url, ROOT, 'mia', 'miapw');
+  await createUser(server.url, ROOT, 'rita', 'ritapw', ['crew']);
+  await createUser(server.url, ROOT, 'dan', 'danpw');
+  await createUser(server.url, ROOT, 'ada', 'adapw', ['chiefs']);
+  await createUser(server.url, ROOT, 'otto', 'ottopw');
+  for (const db of ['open', 'closed']) {
+    assert.equal((await c.put(`/${db}`, undefined, { headers: ROOT })).status, 201);
+    await c.put(`/${db}/doc`, { a: 1 }, { headers: ROOT });
+    await c.put(`/${db}/_design/app`, { views: { all: { map: 'function(doc){ emit(doc._id, 1); }' } } }, { headers: ROOT });
+  }
+  const security = {
+    admins: { names: ['dan'], roles: ['chiefs'] },
+    members: { names: ['mia'], roles: ['crew'] },
+    custom: 'extra fields are kept',
+  };
+  assert.equal((await c.put('/closed/_security', security, { headers: ROOT })).status, 200);
+});
+
+after(async () => {
+  await server.stop();
+});
+
+test('a never-set security object reads as empty; a set one reads back with its extra fields', async () => {
+  assert.deepEqual((await c.get('/open/_security')).body, {});
+  const sec = (await c.get('/closed/_security', { headers: MEMBER })).body;
+  assert.deepEqual(sec.members, { names: ['mia'], roles: ['crew'] });
+  assert.equal(sec.custom, 'extra fields are kept');
+});
+
+test('rule 1: with no members, anyone (anonymous too) reads and writes ordinary documents', async () => {
+  for (const headers of [{}, OUTSIDER]) {
+    assert.equal((await c.get('/open', { headers })).status, 200);
+    assert.equal((await c.get('/open/doc', { headers })).status, 200);
+    const r = await c.post('/open', { by: headers === OUTSIDER ? 'otto' : 'anon' }, { headers });
+    assert.equal(r.status, 201);
+  }
+});
+
+test('rule 1: with members, others are refused everywhere: 401 anonymous, 403 authenticated', async () => {
+  const endpoints: [string, string, unknown?][] = [
+    ['GET', '/closed'],
+    ['HEAD', '/closed'],
+    ['POST', '/closed', { x: 1 }],
+    ['GET', '/closed/doc'],
+    ['PUT', '/closed/newdoc', { x: 1 }],
+    ['DELETE', '/closed/doc?rev=1-x'],
+    ['GET', '/closed/_all_docs'],
+    ['POST', '/closed/_all_docs', { keys: ['doc'] }],
+    ['GET', '/closed/_changes'],
+    ['POST', '/closed/_bulk_docs', { docs: [{ x: 1 }] }],
+    ['POST', '/closed/_bulk_get', { docs: [{ id: 'doc' }] }],
+    ['POST', '/closed/_revs_diff', { doc: ['1-a'] }],
+    ['POST', '/closed/_missing_revs', { doc: ['1-a'] }],
+    ['GET', '/closed/_local/cp'],
+    ['PUT', '/closed/_local/cp', { x: 1 }],
+    ['GET', '/closed/doc/att.txt'],
+    ['PUT', '/closed/doc/att.txt?rev=1-x', 'text'],
+    ['GET', '/closed/_design/app/_view/all'],
+    ['GET', '/closed/_design/app/_info'],
+    ['GET', '/closed/_security'],
+    ['GET', '/closed/_revs_limit'],
+    ['POST', '/closed/_ensure_full_commit', {}],
+  ];
+  for (const [method, path, body] of endpoints) {
+    const anon = await c.request(method, path, { body });
+    assert.equal(anon.status, 401, `anonymous ${method} ${path}: ${anon.text}`);
+    if (method !== 'HEAD') assert.equal(anon.body.error, 'unauthorized');
+    const outsider = await c.request(method, path, { body, headers: OUTSIDER });
+    assert.equal(outsider.status, 403, `outsider ${method} ${path}: ${outsider.text}`);
+    if (method !== 'HEAD') assert.deepEqual(outsider.body, { error: 'forbidden', reason: 'You are not allowed to access this db.' });
+  }
+});
+
+test('rule 2: members by name or role read everything and write all but design documents', async () => {
+  for (const [i, headers] of [MEMBER, ROLE_MEMBER].entries()) {
+    assert.equal((await c.get('/closed', { headers })).status, 200);
+    assert.equal((await c.get('/closed/doc', { headers })).status, 200);
+    assert.equal((await c.get('/closed/_all_docs', { headers })).status, 200);
+    assert.equal((await c.get('/closed/_changes', { headers })).status, 200);
+    assert.equal((await c.get('/closed/_design/app/_view/all', { headers })).status, 200);
+    const put = await c.post('/closed', { by: 'member' }, { headers });
+    assert.equal(put.status, 201);
+    const att = await c.request('PUT', `/closed/${put.body.id}/note.txt?rev=${put.body.rev}`, { raw: 'hello', headers: { ...headers, 'Content-Type': 'text/plain' } });
+    assert.equal(att.status, 201);
+    assert.equal((await c.put(`/closed/_local/cp${i}`, { seq: 1 }, { headers })).status, 201);
+    const ddoc = await c.put('/closed/_design/mine', { views: {} }, { headers });
+    assert.equal(ddoc.status, 401);
+    assert.deepEqual(ddoc.body, { error: 'unauthorized', reason: 'You are not a db or server admin.' });
+  }
+});
+
+test('design-document writes need a database admin on every path', async () => {
+  const existing = (await c.get('/closed/_design/app', { headers: MEMBER })).body;
+  const attempts = [
+    () => c.put('/closed/_design/app', { ...existing, views: {} }, { headers: MEMBER }),
+    () => c.del(`/closed/_design/app?rev=${existing._rev}`, { headers: MEMBER }),
+    () => c.request('PUT', `/closed/_design/app/f.txt?rev=${existing._rev}`, { raw: 'x', headers: { ...MEMBER, 'Content-Type': 'text/plain' } }),
+    () => c.copy('/closed/doc', { headers: { ...MEMBER, Destination: '_design/copied' } }),
+    () => c.post('/closed', { _id: '_design/posted' }, { headers: MEMBER }),
+  ];
+  for (const attempt of attempts) {
+    const r = await attempt();
+    assert.equal(r.status, 401, r.text);
+  }
+  const bulk = await c.post('/closed/_bulk_docs', { docs: [{ _id: '_design/bulk' }, { _id: 'plain-from-bulk' }] }, { headers: MEMBER });
+  assert.equal(bulk.status, 201);
+  assert.equal(bulk.body[0].error, 'unauthorized');
+  assert.equal(bulk.body[1].ok, true);
+  assert.equal((await c.get('/closed/_design/bulk', { headers: ROOT })).status, 404);
+  assert.equal((await c.get('/closed/_design/app', { headers: ROOT })).body._rev, existing._rev);
+});
+
+test('rule 3: database admins (by name or role) write design documents, security, revs limit; run admin tasks', async () => {
+  for (const [i, headers] of [DBADMIN, ROLE_ADMIN].entries()) {
+    assert.equal((await c.put(`/closed/_design/admin${i}`, { views: {} }, { headers })).status, 201);
+    assert.equal((await c.put('/closed/_revs_limit', 500, { headers })).status, 200);
+    assert.equal((await c.post('/closed/_compact', {}, { headers })).status, 202);
+    assert.equal((await c.post('/closed/_view_cleanup', {}, { headers })).status, 202);
+    const temp = await c.post('/closed/_temp_view', { map: 'function(doc){ emit(null, 1); }' }, { headers });
+    assert.equal(temp.status, 200, temp.text);
+    const sec = (await c.get('/closed/_security', { headers })).body;
+    assert.equal((await c.put('/closed/_security', sec, { headers })).status, 200);
+    // They cannot create or delete databases.
+    assert.equal((await c.put(`/made-by-dbadmin${i}`, undefined, { headers })).status, 401);
+    assert.equal((await c.del('/closed', { headers })).status, 401);
+  }
+});
+
+test('members cannot do database-admin things', async () => {
+  const attempts: [string, string, unknown][] = [
+    ['PUT', '/closed/_security', { members: { names: [], roles: [] } }],
+    ['PUT', '/closed/_revs_limit', 10],
+    ['POST', '/closed/_compact', {}],
+    ['POST', '/closed/_view_cleanup', {}],
+    ['POST', '/closed/_temp_view', { map: 'function(doc){ emit(null, 1); }' }],
+    ['POST', '/closed/_purge', { doc: ['1-x'] }],
+  ];
+  for (const [method, path, body] of attempts) {
+    const r = await c.request(method, path, { body, headers: MEMBER });
+    assert.equal(r.status, 401, `${method} ${path}: ${r.text}`);
+    assert.equal(r.body.error, 'unauthorized');
+  }
+  assert.deepEqual((await c.get('/closed/_security', { headers: MEMBER })).body.members.names, ['mia']);
+});
+
+test('rule 4: with no database admins only server admins make admin-level changes', async () => {
+  assert.equal((await c.put('/open/_design/x', { views: {} }, { headers: OUTSIDER })).status, 401);
+  assert.equal((await c.put('/open/_security', { members: { names: ['otto'], roles: [] } }, { headers: OUTSIDER })).status, 401);
+  assert.equal((await c.put('/open/_design/x', { views: {} }, { headers: ROOT })).status, 201);
+});
+
+test('rule 5: server admins count as database admins everywhere', async () => {
+  assert.equal((await c.get('/closed/doc', { headers: ROOT })).status, 200);
+  assert.equal((await c.put('/closed/_design/root', { views: {} }, { headers: ROOT })).status, 201);
+  const sec = (await c.get('/closed/_security', { headers: ROOT })).body;
+  assert.equal((await c.put('/closed/_security', sec, { headers: ROOT })).status, 200);
+});
+
+test('validation of _security bodies', async () => {
+  const r = await c.put('/open/_security', { members: { names: 'mia' } }, { headers: ROOT });
+  assert.equal(r.status, 400);
+});

@@ -1,0 +1,230 @@
+/**
+ * Cookie sessions and the other ways in, over real HTTP: POST/GET/DELETE /_session, the
+ * AuthSession cookie's format (checked by recomputing its HMAC), expiry and refresh, tampering,
+ * the 401 challenge headers, require_valid_user, and proxy authentication.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+import { basic, createUser, defineAdmin, sessionCookie } from '../helpers/auth.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+const ROOT = basic('root', 'rootpw');
+let secret: string;
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+  await defineAdmin(server.url, 'root', 'rootpw');
+  await createUser(server.url, ROOT, 'bob', 'bobpw', ['reader']);
+  secret = (await c.get('/_config/couch_httpd_auth/secret', { headers: ROOT })).body;
+});
+
+after(async () => {
+  await server.stop();
+});
+
+/** A cookie as CouchDB makes it, issued at `issued` (seconds), for a user with `salt`. */
+function craftCookie(name: string, issued: number, salt: string, key = secret): string {
+  const hexTime = issued.toString(16).toUpperCase();
+  const mac = createHmac('sha1', key + salt).update(`${name}:${hexTime}`).digest();
+  return `AuthSession=${Buffer.concat([Buffer.from(`${name}:${hexTime}:`), mac]).toString('base64url')}`;
+}
+
+async function bobSalt(): Promise<string> {
+  return (await c.get('/_users/org.couchdb.user:bob', { headers: ROOT })).body.salt;
+}
+
+test('POST /_session with JSON sets the AuthSession cookie in CouchDB\'s format', async () => {
+  const before = Math.floor(Date.now() / 1000);
+  const r = await c.post('/_session', { name: 'bob', password: 'bobpw' });
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body, { ok: true, name: 'bob', roles: ['reader'] });
+  const header = String(r.headers['set-cookie']);
+  assert.match(header, /^AuthSession=[A-Za-z0-9_-]+; Version=1; Path=\/; HttpOnly; Expires=[^;]+ GMT; Max-Age=600$/);
+  const raw = Buffer.from(sessionCookie(r.headers['set-cookie'])!.slice('AuthSession='.length), 'base64url');
+  const text = raw.toString('latin1');
+  const [name, hexTime] = text.split(':');
+  assert.equal(name, 'bob');
+  const issued = Number.parseInt(hexTime!, 16);
+  assert.ok(issued >= before - 1 && issued <= before + 5);
+  const expected = createHmac('sha1', secret + (await bobSalt())).update(`bob:${hexTime}`).digest();
+  assert.deepEqual(raw.subarray(`bob:${hexTime}:`.length), expected);
+});
+
+test('the cookie authenticates later requests', async () => {
+  const login = await c.post('/_session', { name: 'bob', password: 'bobpw' });
+  const cookie = sessionCookie(login.headers['set-cookie'])!;
+  const r = await c.get('/_session', { headers: { Cookie: cookie } });
+  assert.deepEqual(r.body.userCtx, { name: 'bob', roles: ['reader'] });
+  assert.equal(r.body.info.authenticated, 'cookie');
+  assert.deepEqual(r.body.info.authentication_handlers, ['oauth', 'cookie', 'default']);
+  assert.equal(r.body.info.authentication_db, '_users');
+  // A fresh cookie is not re-issued.
+  assert.equal(r.headers['set-cookie'], undefined);
+  // The cookie is a user's, not an admin's.
+  assert.equal((await c.put('/bobdb', undefined, { headers: { Cookie: cookie } })).status, 401);
+});
+
+test('POST /_session with a form, and next= redirects', async () => {
+  const form = await c.request('POST', '/_session', {
+    raw: 'name=bob&password=bobpw', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+  });
+  assert.equal(form.status, 200);
+  assert.ok(sessionCookie(form.headers['set-cookie']));
+  const next = await c.request('POST', '/_session?next=/_all_dbs', {
+    raw: 'name=bob&password=bobpw', headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+  });
+  assert.equal(next.status, 302);
+  assert.match(String(next.headers['location']), /\/_all_dbs$/);
+  assert.ok(sessionCookie(next.headers['set-cookie']));
+  // Not an open redirect.
+  const away = await c.post('/_session?next=http://evil.example/', { name: 'bob', password: 'bobpw' });
+  assert.equal(away.status, 200);
+});
+
+test('wrong credentials at login are 401 and set no cookie', async () => {
+  for (const body of [{ name: 'bob', password: 'nope' }, { name: 'ghost', password: 'bobpw' }, { name: 'bob' }, {}]) {
+    const r = await c.post('/_session', body);
+    assert.equal(r.status, 401, JSON.stringify(body));
+    assert.deepEqual(r.body, { error: 'unauthorized', reason: 'Name or password is incorrect.' });
+    assert.equal(r.headers['set-cookie'], undefined);
+  }
+});
+
+test('server admins log in too', async () => {
+  const r = await c.post('/_session', { name: 'root', password: 'rootpw' });
+  assert.deepEqual(r.body, { ok: true, name: 'root', roles: ['_admin'] });
+  const cookie = sessionCookie(r.headers['set-cookie'])!;
+  assert.equal((await c.put('/cookiedb', undefined, { headers: { Cookie: cookie } })).status, 201);
+});
+
+test('DELETE /_session clears the cookie', async () => {
+  const r = await c.del('/_session');
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body, { ok: true });
+  assert.match(String(r.headers['set-cookie']), /^AuthSession=; /);
+});
+
+test('expired, tampered and foreign cookies are not accepted', async () => {
+  const salt = await bobSalt();
+  const now = Math.floor(Date.now() / 1000);
+  const expired = craftCookie('bob', now - 601, salt);
+  const wrongSecret = craftCookie('bob', now, salt, 'not-the-secret');
+  const good = craftCookie('bob', now, salt);
+  const raw = Buffer.from(good.slice('AuthSession='.length), 'base64url');
+  raw[raw.length - 1] ^= 1;
+  const tampered = `AuthSession=${raw.toString('base64url')}`;
+  const renamed = craftCookie('root', now, salt);
+  for (const cookie of [expired, wrongSecret, tampered, renamed]) {
+    const r = await c.get('/_session', { headers: { Cookie: cookie } });
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.userCtx, { name: null, roles: [] }, cookie);
+  }
+  assert.deepEqual((await c.get('/_session', { headers: { Cookie: good } })).body.userCtx.name, 'bob');
+  const malformed = await c.get('/_session', { headers: { Cookie: 'AuthSession=bm9wZQ' } });
+  assert.equal(malformed.status, 400);
+});
+
+test('a cookie is refreshed once most of its lifetime is used', async () => {
+  const salt = await bobSalt();
+  const now = Math.floor(Date.now() / 1000);
+  const old = craftCookie('bob', now - 300, salt);
+  const r = await c.get('/_session', { headers: { Cookie: old } });
+  assert.equal(r.body.userCtx.name, 'bob');
+  const fresh = sessionCookie(r.headers['set-cookie']);
+  assert.ok(fresh);
+  assert.notEqual(fresh, old);
+  assert.equal((await c.get('/_session', { headers: { Cookie: fresh } })).body.userCtx.name, 'bob');
+});
+
+test('a password change ends the user\'s sessions', async () => {
+  await createUser(server.url, ROOT, 'dora', 'dorapw');
+  const cookie = sessionCookie((await c.post('/_session', { name: 'dora', password: 'dorapw' })).headers['set-cookie'])!;
+  const doc = (await c.get('/_users/org.couchdb.user:dora', { headers: { Cookie: cookie } })).body;
+  assert.equal((await c.put('/_users/org.couchdb.user:dora', { ...doc, password: 'newer' }, { headers: { Cookie: cookie } })).status, 201);
+  assert.equal((await c.get('/_session', { headers: { Cookie: cookie } })).body.userCtx.name, null);
+});
+
+test('the session timeout is configurable', async () => {
+  await c.put('/_config/couch_httpd_auth/timeout', '60', { headers: ROOT });
+  try {
+    const salt = await bobSalt();
+    const cookie = craftCookie('bob', Math.floor(Date.now() / 1000) - 120, salt);
+    assert.equal((await c.get('/_session', { headers: { Cookie: cookie } })).body.userCtx.name, null);
+  } finally {
+    await c.put('/_config/couch_httpd_auth/timeout', '600', { headers: ROOT });
+  }
+});
+
+test('401 challenges: X-CouchDB-WWW-Authenticate, the login redirect, and none by default', async () => {
+  const plain = await c.put('/nope');
+  assert.equal(plain.status, 401);
+  assert.equal(plain.headers['www-authenticate'], undefined);
+  const cookieOnly = await c.put('/nope', undefined, { headers: { 'X-CouchDB-WWW-Authenticate': 'Cookie' } });
+  assert.equal(cookieOnly.status, 401);
+  assert.equal(cookieOnly.headers['www-authenticate'], 'Cookie');
+  const html = await c.request('PUT', '/nope', { headers: { Accept: 'text/html' } });
+  assert.equal(html.status, 302);
+  assert.match(String(html.headers['location']), /\/_utils\/session\.html\?return=%2Fnope&reason=/);
+});
+
+test('GET /_session?basic=true asks anonymous callers to log in', async () => {
+  const r = await c.get('/_session?basic=true');
+  assert.equal(r.status, 401);
+  assert.equal((await c.get('/_session?basic=true', { headers: basic('bob', 'bobpw') })).status, 200);
+});
+
+test('require_valid_user: every request needs credentials', async () => {
+  await c.put('/_config/couch_httpd_auth/require_valid_user', 'true', { headers: ROOT });
+  try {
+    const r = await c.get('/');
+    assert.equal(r.status, 401);
+    assert.equal(r.headers['www-authenticate'], 'Basic realm="server"');
+    assert.equal((await c.get('/', { headers: basic('bob', 'bobpw') })).status, 200);
+    const cookie = sessionCookie((await c.post('/_session', { name: 'bob', password: 'bobpw' }, { headers: basic('bob', 'bobpw') })).headers['set-cookie'])!;
+    assert.equal((await c.get('/_all_dbs', { headers: { Cookie: cookie } })).status, 200);
+  } finally {
+    await c.put('/_config/couch_httpd_auth/require_valid_user', 'false', { headers: ROOT });
+  }
+  assert.equal((await c.get('/')).status, 200);
+});
+
+test('proxy authentication, with and without the token', async () => {
+  const handlers = (await c.get('/_config/httpd/authentication_handlers', { headers: ROOT })).body as string;
+  const proxyHeaders = { 'X-Auth-CouchDB-UserName': 'pat', 'X-Auth-CouchDB-Roles': 'staff, _admin' };
+  // Not configured: the headers mean nothing.
+  assert.equal((await c.get('/_session', { headers: proxyHeaders })).body.userCtx.name, null);
+  await c.put('/_config/httpd/authentication_handlers',
+    `{couch_httpd_auth, proxy_authentication_handler}, ${handlers}`, { headers: ROOT });
+  try {
+    const r = await c.get('/_session', { headers: proxyHeaders });
+    assert.deepEqual(r.body.userCtx, { name: 'pat', roles: ['staff', '_admin'] });
+    assert.equal(r.body.info.authenticated, 'proxy');
+    assert.deepEqual(r.body.info.authentication_handlers, ['proxy', 'oauth', 'cookie', 'default']);
+
+    await c.put('/_config/couch_httpd_auth/proxy_use_secret', 'true', { headers: ROOT });
+    assert.equal((await c.get('/_session', { headers: proxyHeaders })).body.userCtx.name, null);
+    const badToken = { ...proxyHeaders, 'X-Auth-CouchDB-Token': createHmac('sha1', 'other').update('pat').digest('hex') };
+    assert.equal((await c.get('/_session', { headers: badToken })).body.userCtx.name, null);
+    const token = createHmac('sha1', secret).update('pat').digest('hex');
+    const signed = await c.get('/_session', { headers: { ...proxyHeaders, 'X-Auth-CouchDB-Token': token } });
+    assert.deepEqual(signed.body.userCtx, { name: 'pat', roles: ['staff', '_admin'] });
+  } finally {
+    await c.put('/_config/couch_httpd_auth/proxy_use_secret', 'false', { headers: ROOT });
+    await c.put('/_config/httpd/authentication_handlers', handlers, { headers: ROOT });
+  }
+});
+
+test('allow_persistent_cookies = false gives CouchDB 1.6\'s session cookie without an expiry', async () => {
+  await c.put('/_config/couch_httpd_auth/allow_persistent_cookies', 'false', { headers: ROOT });
+  try {
+    const r = await c.post('/_session', { name: 'bob', password: 'bobpw' });
+    assert.match(String(r.headers['set-cookie']), /^AuthSession=[A-Za-z0-9_-]+; Version=1; Path=\/; HttpOnly$/);
+  } finally {
+    await c.put('/_config/couch_httpd_auth/allow_persistent_cookies', 'true', { headers: ROOT });
+  }
+});

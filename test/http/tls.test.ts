@@ -1,0 +1,90 @@
+/**
+ * HTTPS beside HTTP: a self-signed certificate made in the test (openssl), `[daemons] httpsd`
+ * and `[ssl]` in local.ini, and the same API, authentication included, over both.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+import { basic, defineAdmin } from '../helpers/auth.js';
+
+let server: TestServer;
+let dataDir: string;
+let httpsBase: string;
+let cert: Buffer;
+const ROOT = basic('root', 'rootpw');
+
+function httpsGet(path: string, headers: Record<string, string> = {}, method = 'GET', body?: string): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const r = httpsRequest(new URL(path.replace(/^\//, ''), httpsBase), {
+      method, ca: cert, headers: { Accept: 'application/json', ...(body ? { 'Content-Type': 'application/json' } : {}), ...headers },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined, headers: res.headers });
+      });
+    });
+    r.on('error', reject);
+    r.end(body);
+  });
+}
+
+before(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'settee-tls-'));
+  const certFile = join(dataDir, 'cert.pem');
+  const keyFile = join(dataDir, 'key.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile,
+    '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
+  cert = (await import('node:fs')).readFileSync(certFile);
+  writeFileSync(join(dataDir, 'local.ini'), [
+    '[daemons]', 'httpsd = {couch_httpd, start_link, [https]}',
+    '[ssl]', `cert_file = ${certFile}`, `key_file = ${keyFile}`, 'port = 0', '',
+  ].join('\n'));
+  server = await startServer({ dataDir });
+  await defineAdmin(server.url, 'root', 'rootpw');
+  const port = (await client(server.url).get('/_config/ssl/port', { headers: ROOT })).body;
+  httpsBase = `https://127.0.0.1:${port}/`;
+});
+
+after(async () => {
+  await server.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('the API answers over HTTPS with the configured certificate', async () => {
+  const r = await httpsGet('/');
+  assert.equal(r.status, 200);
+  assert.equal(r.body.couchdb, 'Welcome');
+  assert.notEqual(new URL(httpsBase).port, String(server.port));
+});
+
+test('HTTPS and HTTP serve the same data and the same authentication', async () => {
+  assert.equal((await httpsGet('/tlsdb', {}, 'PUT')).status, 401);
+  assert.equal((await httpsGet('/tlsdb', ROOT, 'PUT')).status, 201);
+  const put = await httpsGet('/tlsdb/doc', ROOT, 'PUT', JSON.stringify({ over: 'tls' }));
+  assert.equal(put.status, 201);
+  assert.match(String(put.headers['location']), /^https:\/\//);
+  const viaHttp = await client(server.url).get('/tlsdb/doc', { headers: ROOT });
+  assert.equal(viaHttp.body.over, 'tls');
+  const login = await httpsGet('/_session', {}, 'POST', JSON.stringify({ name: 'root', password: 'rootpw' }));
+  assert.equal(login.status, 200);
+  assert.match(String(login.headers['set-cookie']), /; Secure$/);
+  const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+  const session = await httpsGet('/_session', { Cookie: cookie });
+  assert.equal(session.body.userCtx.name, 'root');
+});
+
+test('a client that does not trust the certificate is refused by TLS itself', async () => {
+  await assert.rejects(new Promise((resolve, reject) => {
+    const r = httpsRequest(httpsBase, (res) => { res.resume(); resolve(res.statusCode); });
+    r.on('error', reject);
+    r.end();
+  }));
+});

@@ -1,0 +1,251 @@
+/**
+ * The users database over real HTTP: sign-up, password hashing on every write, own-document
+ * reads and writes only, public_fields, admin-only listings, the unchangeable `_design/_auth`,
+ * and no way for a user to raise their own roles (own document, _bulk_docs, COPY, replication).
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+import { basic, createUser, defineAdmin } from '../helpers/auth.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+const ROOT = basic('root', 'rootpw');
+const BOB = basic('bob', 'bobpw');
+const ALICE = basic('alice', 'alicepw');
+const SECRET_FIELDS = ['password', 'derived_key', 'salt', 'password_sha'];
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+  await defineAdmin(server.url, 'root', 'rootpw');
+});
+
+after(async () => {
+  await server.stop();
+});
+
+test('anyone may sign up; the password is replaced by pbkdf2 material', async () => {
+  const r = await c.put('/_users/org.couchdb.user:bob', { name: 'bob', password: 'bobpw', roles: [], type: 'user' });
+  assert.equal(r.status, 201, r.text);
+  assert.equal(r.body.id, 'org.couchdb.user:bob');
+  const doc = (await c.get('/_users/org.couchdb.user:bob', { headers: ROOT })).body;
+  assert.equal(doc.password, undefined);
+  assert.equal(doc.password_scheme, 'pbkdf2');
+  assert.equal(doc.iterations, 10);
+  assert.match(doc.derived_key, /^[0-9a-f]{40}$/);
+  assert.match(doc.salt, /^[0-9a-f]{32}$/);
+  const session = await c.get('/_session', { headers: BOB });
+  assert.deepEqual(session.body.userCtx, { name: 'bob', roles: [] });
+  await createUser(server.url, ROOT, 'alice', 'alicepw');
+});
+
+test('malformed user documents are refused with 403 forbidden', async () => {
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    ['org.couchdb.user:carol', { name: 'carol', password: 'x', roles: ['boss'], type: 'user' }, /Only _admin may set roles/],
+    ['org.couchdb.user:carol', { name: 'dave', password: 'x', roles: [], type: 'user' }, /Doc ID must be of the form org.couchdb.user:name/],
+    ['org.couchdb.user:carol', { name: 'carol', password: 'x', roles: [], type: 'person' }, /doc.type must be user/],
+    ['org.couchdb.user:carol', { name: 'carol', password: 'x', type: 'user' }, /doc.roles must exist/],
+    ['org.couchdb.user:carol', { name: 'carol', password: 'x', roles: 'none', type: 'user' }, /doc.roles must be an array/],
+    ['carol', { name: 'carol', password: 'x', roles: [], type: 'user' }, /Doc ID must be of the form/],
+    ['org.couchdb.user:_carol', { name: '_carol', password: 'x', roles: [], type: 'user' }, /underscore/],
+  ];
+  for (const [id, doc, reason] of cases) {
+    const r = await c.put(`/_users/${encodeURIComponent(id)}`, doc);
+    assert.equal(r.status, 403, `${id} ${JSON.stringify(doc)}: ${r.text}`);
+    assert.equal(r.body.error, 'forbidden');
+    assert.match(r.body.reason, reason);
+  }
+  // Not even admins may give system roles.
+  const system = await c.put('/_users/org.couchdb.user:carol', { name: 'carol', password: 'x', roles: ['_admin'], type: 'user' }, { headers: ROOT });
+  assert.equal(system.status, 403);
+  assert.match(system.body.reason, /No system roles/);
+});
+
+test('users read only their own document; others are 404 missing whether or not they exist', async () => {
+  const own = await c.get('/_users/org.couchdb.user:bob', { headers: BOB });
+  assert.equal(own.status, 200);
+  assert.equal(own.body.name, 'bob');
+  for (const headers of [ALICE, {}]) {
+    for (const id of ['org.couchdb.user:bob', 'org.couchdb.user:nobody']) {
+      const r = await c.get(`/_users/${id}`, { headers });
+      assert.equal(r.status, 404, `${id}: ${r.text}`);
+      assert.deepEqual(r.body, { error: 'not_found', reason: 'missing' });
+    }
+  }
+  assert.equal((await c.get('/_users/org.couchdb.user:bob', { headers: ROOT })).status, 200);
+});
+
+test('public_fields are shown to authenticated users, never password material', async () => {
+  await c.put('/_config/couch_httpd_auth/public_fields', 'name, city, salt', { headers: ROOT });
+  try {
+    const doc = (await c.get('/_users/org.couchdb.user:bob', { headers: BOB })).body;
+    const put = await c.put('/_users/org.couchdb.user:bob', { ...doc, city: 'Lyon', phone: '555' }, { headers: BOB });
+    assert.equal(put.status, 201, put.text);
+    const seen = await c.get('/_users/org.couchdb.user:bob', { headers: ALICE });
+    assert.equal(seen.status, 200);
+    assert.deepEqual(Object.keys(seen.body).sort(), ['_id', '_rev', 'city', 'name']);
+    assert.equal(seen.body.city, 'Lyon');
+    // Anonymous callers still see nothing.
+    assert.equal((await c.get('/_users/org.couchdb.user:bob')).status, 404);
+  } finally {
+    await c.del('/_config/couch_httpd_auth/public_fields', { headers: ROOT });
+  }
+});
+
+test('listings, changes, bulk reads and views of the users database are admin-only', async () => {
+  const paths = ['/_users/_all_docs', '/_users/_all_docs?include_docs=true', '/_users/_changes', '/_users/_changes?include_docs=true',
+    '/_users/_design/_auth/_view/x'];
+  for (const path of paths) {
+    assert.equal((await c.get(path, { headers: BOB })).status, 403, path);
+    assert.equal((await c.get(path)).status, 401, path);
+  }
+  const bulkGet = await c.post('/_users/_bulk_get', { docs: [{ id: 'org.couchdb.user:alice' }] }, { headers: BOB });
+  assert.equal(bulkGet.status, 403);
+  // _revs_diff answers for one's own document only: others' revisions all read as missing,
+  // so it tells nothing about who exists.
+  const aliceRev = (await c.get('/_users/org.couchdb.user:alice', { headers: ROOT })).body._rev;
+  const bobRev = (await c.get('/_users/org.couchdb.user:bob', { headers: BOB })).body._rev;
+  const revsDiff = await c.post('/_users/_revs_diff', {
+    'org.couchdb.user:alice': [aliceRev], 'org.couchdb.user:bob': [bobRev, '9-abc'],
+  }, { headers: BOB });
+  assert.equal(revsDiff.status, 200);
+  assert.deepEqual(revsDiff.body, {
+    'org.couchdb.user:alice': { missing: [aliceRev] },
+    'org.couchdb.user:bob': { missing: ['9-abc'], possible_ancestors: [bobRev] },
+  });
+  const all = await c.get('/_users/_all_docs?include_docs=true', { headers: ROOT });
+  assert.equal(all.status, 200);
+  assert.ok(all.body.rows.some((row: { id: string }) => row.id === 'org.couchdb.user:alice'));
+});
+
+test('no response to a non-admin carries another user\'s password material', async () => {
+  const texts: string[] = [];
+  for (const path of ['/_users/org.couchdb.user:alice', '/_users/_all_docs?include_docs=true', '/_users/_changes?include_docs=true',
+    '/_users/org.couchdb.user:alice?open_revs=all', '/_users/org.couchdb.user:alice?revs_info=true']) {
+    texts.push((await c.get(path, { headers: BOB })).text);
+  }
+  const alice = (await c.get('/_users/org.couchdb.user:alice', { headers: ROOT })).body;
+  for (const text of texts) {
+    assert.ok(!text.includes(alice.derived_key));
+    assert.ok(!text.includes(alice.salt));
+    for (const field of SECRET_FIELDS) assert.ok(!text.includes(`"${field}"`), text);
+  }
+});
+
+test('a password change is a write of the document with a new password', async () => {
+  const doc = (await c.get('/_users/org.couchdb.user:bob', { headers: BOB })).body;
+  const r = await c.put('/_users/org.couchdb.user:bob', { ...doc, password: 'newpw' }, { headers: BOB });
+  assert.equal(r.status, 201, r.text);
+  assert.equal((await c.get('/_session', { headers: BOB })).status, 401);
+  const session = await c.get('/_session', { headers: basic('bob', 'newpw') });
+  assert.deepEqual(session.body.userCtx, { name: 'bob', roles: [] });
+  const stored = (await c.get('/_users/org.couchdb.user:bob', { headers: ROOT })).body;
+  assert.notEqual(stored.salt, doc.salt);
+  assert.equal(stored.password, undefined);
+});
+
+test('users change only their own document', async () => {
+  const NEWBOB = basic('bob', 'newpw');
+  const alice = (await c.get('/_users/org.couchdb.user:alice', { headers: ROOT })).body;
+  const r = await c.put('/_users/org.couchdb.user:alice', { ...alice, password: 'hijacked' }, { headers: NEWBOB });
+  assert.equal(r.status, 403);
+  assert.match(r.body.reason, /You may only update your own user document/);
+  const del = await c.del(`/_users/org.couchdb.user:alice?rev=${alice._rev}`, { headers: NEWBOB });
+  assert.equal(del.status, 403);
+  assert.equal((await c.get('/_session', { headers: ALICE })).body.userCtx.name, 'alice');
+});
+
+test('a user cannot raise their own roles: own document, _bulk_docs, COPY, replication', async () => {
+  const NEWBOB = basic('bob', 'newpw');
+  const doc = (await c.get('/_users/org.couchdb.user:bob', { headers: NEWBOB })).body;
+
+  const own = await c.put('/_users/org.couchdb.user:bob', { ...doc, roles: ['boss'] }, { headers: NEWBOB });
+  assert.equal(own.status, 403);
+  assert.match(own.body.reason, /Only _admin may edit roles/);
+
+  const bulk = await c.post('/_users/_bulk_docs', { docs: [{ ...doc, roles: ['boss'] }] }, { headers: NEWBOB });
+  assert.equal(bulk.status, 201);
+  assert.equal(bulk.body[0].error, 'forbidden');
+
+  // Replication-style writes (new_edits=false) of a revision with more roles.
+  const replicated = await c.post('/_users/_bulk_docs', {
+    new_edits: false,
+    docs: [{ ...doc, _rev: '9-feedface', _revisions: { start: 9, ids: ['feedface'] }, roles: ['boss'] }],
+  }, { headers: NEWBOB });
+  assert.equal(replicated.status, 201);
+  assert.equal(replicated.body[0].error, 'forbidden');
+
+  // COPY of a document with roles onto one's own: the source cannot even be read.
+  await createUser(server.url, ROOT, 'carol', 'carolpw', ['boss']);
+  const copy = await c.copy('/_users/org.couchdb.user:carol', { headers: { ...NEWBOB, Destination: `org.couchdb.user:bob?rev=${doc._rev}` } });
+  assert.equal(copy.status, 404);
+  // COPY of one's own document onto another user's is refused too.
+  const copyOut = await c.copy('/_users/org.couchdb.user:bob', { headers: { ...NEWBOB, Destination: 'org.couchdb.user:eve' } });
+  assert.equal(copyOut.status, 403);
+
+  const session = await c.get('/_session', { headers: NEWBOB });
+  assert.deepEqual(session.body.userCtx.roles, []);
+  assert.deepEqual((await c.get('/_users/org.couchdb.user:bob', { headers: ROOT })).body.roles, []);
+});
+
+test('admins set roles; the roles count at once', async () => {
+  await c.put('/staff', undefined, { headers: ROOT });
+  await c.put('/staff/_security', { admins: { names: [], roles: [] }, members: { names: [], roles: ['staff'] } }, { headers: ROOT });
+  const ALICE_ = ALICE;
+  assert.equal((await c.get('/staff', { headers: ALICE_ })).status, 403);
+  const alice = (await c.get('/_users/org.couchdb.user:alice', { headers: ROOT })).body;
+  assert.equal((await c.put('/_users/org.couchdb.user:alice', { ...alice, roles: ['staff'] }, { headers: ROOT })).status, 201);
+  assert.equal((await c.get('/staff', { headers: ALICE_ })).status, 200);
+  assert.deepEqual((await c.get('/_session', { headers: ALICE_ })).body.userCtx.roles, ['staff']);
+});
+
+test('_design/_auth exists with a validation function and nobody can change it', async () => {
+  const ddoc = await c.get('/_users/_design/_auth', { headers: ROOT });
+  assert.equal(ddoc.status, 200);
+  assert.equal(typeof ddoc.body.validate_doc_update, 'string');
+  assert.match(ddoc.body.validate_doc_update, /^function/);
+  const put = await c.put('/_users/_design/_auth', { ...ddoc.body, validate_doc_update: 'function(){}' }, { headers: ROOT });
+  assert.equal(put.status, 403);
+  const del = await c.del(`/_users/_design/_auth?rev=${ddoc.body._rev}`, { headers: ROOT });
+  assert.equal(del.status, 403);
+  assert.equal((await c.get('/_users/_design/_auth', { headers: ROOT })).body._rev, ddoc.body._rev);
+});
+
+test('a user may delete their own document, and then cannot log in', async () => {
+  await createUser(server.url, ROOT, 'temp', 'temppw');
+  const doc = (await c.get('/_users/org.couchdb.user:temp', { headers: basic('temp', 'temppw') })).body;
+  const del = await c.del(`/_users/org.couchdb.user:temp?rev=${doc._rev}`, { headers: basic('temp', 'temppw') });
+  assert.equal(del.status, 200, del.text);
+  assert.equal((await c.get('/_session', { headers: basic('temp', 'temppw') })).status, 401);
+});
+
+test('1000 wrong passwords do not stop another user from working', async () => {
+  const wrong = Array.from({ length: 1000 }, (_, i) => c.get('/_session', { headers: basic('alice', `guess${i}`) }));
+  const right = Array.from({ length: 20 }, () => c.get('/_session', { headers: basic('bob', 'newpw') }));
+  const [wrongResults, rightResults] = await Promise.all([Promise.all(wrong), Promise.all(right)]);
+  assert.ok(wrongResults.every((r) => r.status === 401));
+  assert.ok(rightResults.every((r) => r.status === 200 && r.body.userCtx.name === 'bob'));
+});
+
+test('naming another authentication_db creates it with _design/_auth; its users log in', async () => {
+  const r = await c.put('/_config/couch_httpd_auth/authentication_db', 'people', { headers: ROOT });
+  assert.equal(r.status, 200);
+  try {
+    let ddoc = await c.get('/people/_design/_auth', { headers: ROOT });
+    for (let i = 0; i < 50 && ddoc.status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      ddoc = await c.get('/people/_design/_auth', { headers: ROOT });
+    }
+    assert.equal(ddoc.status, 200);
+    assert.equal((await c.put('/people/org.couchdb.user:zoe', { name: 'zoe', password: 'zoepw', roles: [], type: 'user' })).status, 201);
+    const session = await c.get('/_session', { headers: basic('zoe', 'zoepw') });
+    assert.equal(session.body.userCtx.name, 'zoe');
+    assert.equal(session.body.info.authentication_db, 'people');
+    assert.equal((await c.get('/_session', { headers: basic('bob', 'newpw') })).status, 401);
+  } finally {
+    await c.put('/_config/couch_httpd_auth/authentication_db', '_users', { headers: ROOT });
+  }
+  assert.equal((await c.get('/_session', { headers: basic('bob', 'newpw') })).body.userCtx.name, 'bob');
+});

@@ -1,0 +1,102 @@
+/**
+ * `_design/_auth`'s validation function, run in the QuickJS sandbox, gives the same verdict as
+ * the native users-database rules (auth/users-db.ts) on the same cases: the stored function and
+ * the enforced rules cannot drift apart unnoticed.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { QueryServer } from '../../src/js/query-server.js';
+import { prepareUserDoc, USERS_VALIDATE_FUNCTION } from '../../src/auth/users-db.js';
+import type { IncomingDoc } from '../../src/core/document.js';
+import type { UserContext } from '../../src/auth/user-context.js';
+
+let qs: QueryServer;
+
+before(async () => {
+  qs = await QueryServer.create({ timeoutMs: 5000, memoryLimitBytes: 64 * 1024 * 1024, workers: 1, log: () => undefined });
+});
+after(async () => {
+  await qs.close();
+});
+
+interface Case {
+  newDoc: Record<string, unknown>;
+  oldDoc?: Record<string, unknown>;
+  userCtx: UserContext;
+  secObj?: Record<string, unknown>;
+}
+
+const user = (name: string, roles: string[] = [], extra: Record<string, unknown> = {}) =>
+  ({ _id: `org.couchdb.user:${name}`, name, roles, type: 'user', ...extra });
+const anon: UserContext = { name: null, roles: [] };
+const bob: UserContext = { name: 'bob', roles: [] };
+const admin: UserContext = { name: 'root', roles: ['_admin'] };
+
+const cases: Case[] = [
+  { newDoc: user('bob'), userCtx: anon },
+  { newDoc: user('bob', ['boss']), userCtx: anon },
+  { newDoc: user('bob', ['boss']), userCtx: admin },
+  { newDoc: user('bob', ['_admin']), userCtx: admin },
+  { newDoc: { ...user('bob'), type: 'person' }, userCtx: anon },
+  { newDoc: { _id: 'org.couchdb.user:bob', type: 'user', roles: [] }, userCtx: anon },
+  { newDoc: { _id: 'org.couchdb.user:bob', name: 'bob', type: 'user' }, userCtx: anon },
+  { newDoc: { ...user('bob'), roles: 'x' }, userCtx: anon },
+  { newDoc: { ...user('bob'), roles: [1] }, userCtx: anon },
+  { newDoc: { ...user('bob'), _id: 'org.couchdb.user:eve' }, userCtx: anon },
+  { newDoc: user('bob', ['a']), oldDoc: user('bob', ['a']), userCtx: bob },
+  { newDoc: user('bob', ['a', 'b']), oldDoc: user('bob', ['b', 'a']), userCtx: bob },
+  { newDoc: user('bob', ['a', 'c']), oldDoc: user('bob', ['a']), userCtx: bob },
+  { newDoc: user('bob', []), oldDoc: user('bob', ['a']), userCtx: bob },
+  { newDoc: user('eve'), oldDoc: user('eve'), userCtx: bob },
+  { newDoc: user('bob', ['x']), oldDoc: user('bob'), userCtx: { name: 'dan', roles: [] }, secObj: { admins: { names: ['dan'], roles: [] } } },
+  { newDoc: user('bob', ['x']), oldDoc: user('bob'), userCtx: { name: 'ada', roles: ['chiefs'] }, secObj: { admins: { names: [], roles: ['chiefs'] } } },
+  { newDoc: { ...user('eve'), name: 'eve' }, oldDoc: { ...user('eve'), name: 'eva' }, userCtx: admin },
+  { newDoc: user('_bob'), userCtx: admin },
+  { newDoc: user('b:ob'), userCtx: admin },
+  { newDoc: { ...user('bob'), password_sha: 'abc' }, userCtx: anon },
+  { newDoc: { _id: 'org.couchdb.user:bob', _deleted: true }, oldDoc: user('bob'), userCtx: bob },
+  { newDoc: { _id: 'org.couchdb.user:eve', _deleted: true }, oldDoc: user('eve'), userCtx: bob },
+  { newDoc: { _id: 'org.couchdb.user:eve', _deleted: true }, oldDoc: user('eve'), userCtx: admin },
+];
+
+/** The JavaScript function's verdict on each case: undefined (allowed) or its forbidden reason. */
+async function sandboxVerdicts(): Promise<(string | undefined)[]> {
+  const map = `function (doc) {
+    var validate = ${USERS_VALIDATE_FUNCTION};
+    try { validate(doc.newDoc, doc.oldDoc || null, doc.userCtx, doc.secObj || {}); emit('ok', null); }
+    catch (e) { emit('refused', e && e.forbidden ? e.forbidden : String(e)); }
+  }`;
+  const program = await qs.views({ id: '_design/check', views: { v: { map } } });
+  try {
+    const rows = await program.map(cases.map((c) => ({ _id: 'case', ...c })));
+    return rows.map((perView) => {
+      const [row] = perView[0]!;
+      return row![0] === 'ok' ? undefined : String(row![1]);
+    });
+  } finally {
+    program.dispose();
+  }
+}
+
+async function nativeVerdict(c: Case): Promise<string | undefined> {
+  const body: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(c.newDoc)) if (!k.startsWith('_')) body[k] = v;
+  const doc: IncomingDoc = {
+    id: c.newDoc['_id'] as string, rev: undefined, deleted: c.newDoc['_deleted'] === true, body,
+    bodyJson: JSON.stringify(body), revisions: undefined, attachments: undefined,
+  };
+  const refusal = await prepareUserDoc(doc, c.oldDoc, { ctx: c.userCtx, security: c.secObj ?? {}, iterations: 1 });
+  return refusal?.reason;
+}
+
+test('the stored validation function and the native rules agree on every case', async () => {
+  const js = await sandboxVerdicts();
+  let refusedCount = 0;
+  for (const [i, c] of cases.entries()) {
+    const native = await nativeVerdict(c);
+    if (native !== undefined) refusedCount++;
+    assert.equal(js[i], native, `case ${i}: ${JSON.stringify(c)}`);
+  }
+  // Both outcomes are exercised.
+  assert.ok(refusedCount > 5 && refusedCount < cases.length - 3);
+});
