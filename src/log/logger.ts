@@ -44,6 +44,9 @@ export interface LoggerOptions {
  * appended to one file (and optionally stderr). Never throws: if the file cannot be written,
  * file logging is switched off with one complaint on stderr.
  */
+/** Longest a logged line waits before it is written to the file. */
+const FLUSH_MS = 50;
+
 export class Logger {
   /** The resolved path of the log file; undefined logs to stderr only (if enabled). */
   readonly file: string | undefined;
@@ -103,13 +106,13 @@ export class Logger {
     if (this.closed || !this.enabled(level)) return;
     const line = `[${this.timestamp()}] [${level}] [${this.pid}] ${message}\n`;
     if (this.stderr) process.stderr.write(line);
-    // Lines are gathered and written together: one write per event-loop turn, not per line,
-    // keeps request logging off the hot path.
+    // Lines are gathered and written together, at most every FLUSH_MS: a write per request
+    // would cost more than the request itself. Readers (GET /_log) flush first.
     this.pending += line;
     if (this.pending.length >= 65536) this.writePending();
     else if (!this.flushScheduled) {
       this.flushScheduled = true;
-      setImmediate(() => this.writePending());
+      setTimeout(() => this.writePending(), FLUSH_MS).unref();
     }
   }
 
