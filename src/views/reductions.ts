@@ -227,58 +227,77 @@ export class ViewReductions {
       out.count += count;
       if (values) out.partials.push(partial);
     };
-    const rowsUntil = (from: Buffer, to: Buffer | undefined) => read.rangeChunks({ gte: this.rowKey(from), lt: to ? this.rowKey(to) : this.levelEnd(0) }, 64);
+    const rowsFrom = (from: Buffer, chunk: number) => new ChunkCursor(read, this.rowKey(from), hi ? this.rowKey(hi) : this.levelEnd(0), chunk);
 
     // Up: single rows until the first boundary, then ever higher segments while they fit.
     let at: Buffer | undefined;
-    scan: for await (const entries of rowsUntil(lo, hi)) {
-      for (const entry of entries) {
-        if (levelOf(entry.key, 2) >= 1) {
-          at = Buffer.from(entry.key.subarray(2));
-          break scan;
-        }
-        takeRow(entry.value);
+    const first = rowsFrom(lo, LEVEL_CHUNK);
+    for (let entry = await first.next(); entry; entry = await first.next()) {
+      if (levelOf(entry.key, 2) >= 1) {
+        at = Buffer.from(entry.key.subarray(2));
+        break;
       }
+      takeRow(entry.value);
     }
     if (!at) return out;
     let pos: Buffer = at;
     let level = 1;
     let descending = false;
     for (;;) {
-      if (!descending && level < MAX_LEVEL && levelOf(pos) > level) {
-        level++;
-        continue;
-      }
-      const it: AsyncIterator<Entry> = read.range({ gte: this.recordKey(level, pos), lt: this.levelEnd(level) })[Symbol.asyncIterator]();
-      let current: IteratorResult<Entry> = await it.next();
-      if (current.done || Buffer.compare(current.value.key.subarray(2), pos) !== 0) return undefined;
-      let moved = false;
+      if (!descending) while (level < MAX_LEVEL && levelOf(pos) > level) level++;
+      const records = new ChunkCursor(read, this.recordKey(level, pos), this.levelEnd(level), LEVEL_CHUNK);
+      let current = await records.next();
+      if (!current || Buffer.compare(current.key.subarray(2), pos) !== 0) return undefined;
+      let climbed = false;
       for (;;) {
-        const next: IteratorResult<Entry> = await it.next();
-        const end: Buffer | undefined = next.done ? undefined : Buffer.from(next.value.key.subarray(2));
+        const next = await records.next();
+        const end: Buffer | undefined = next ? Buffer.from(next.key.subarray(2)) : undefined;
         if (!fits(end)) break;
-        take((current as IteratorYieldResult<Entry>).value.value);
-        if (!end) {
-          await it.return?.();
-          return out;
-        }
+        take(current.value);
+        if (!end || !next) return out;
         pos = end;
         current = next;
         if (!descending && level < MAX_LEVEL && levelOf(pos) > level) {
-          moved = true;
+          climbed = true;
           break;
         }
       }
-      await it.return?.();
-      if (moved) continue;
+      if (climbed) continue;
       // The segment at `pos` runs past the end: go down inside it.
       descending = true;
       level--;
       if (level === 0) {
-        for await (const entries of rowsUntil(pos, hi)) for (const entry of entries) takeRow(entry.value);
+        const last = rowsFrom(pos, 64);
+        for (let entry = await last.next(); entry; entry = await last.next()) takeRow(entry.value);
         return out;
       }
     }
+  }
+}
+
+/** Records read per step while walking a level (a segment has ~16 children). */
+const LEVEL_CHUNK = 24;
+
+/** Forward over a key range in small chunks: no more read than the walk needs, one await per chunk. */
+class ChunkCursor {
+  private buffer: Entry[] = [];
+  private index = 0;
+  private exhausted = false;
+  private lastKey: Uint8Array | undefined;
+
+  constructor(private readonly read: ReadView, private readonly gte: Buffer, private readonly lt: Buffer, private readonly chunk: number) {}
+
+  async next(): Promise<Entry | undefined> {
+    if (this.index < this.buffer.length) return this.buffer[this.index++];
+    if (this.exhausted) return undefined;
+    const range = this.lastKey ? { gt: this.lastKey, lt: this.lt, limit: this.chunk } : { gte: this.gte, lt: this.lt, limit: this.chunk };
+    this.buffer = [];
+    for await (const entries of this.read.rangeChunks(range, this.chunk)) this.buffer = entries;
+    this.index = 0;
+    if (this.buffer.length < this.chunk) this.exhausted = true;
+    if (this.buffer.length === 0) return undefined;
+    this.lastKey = this.buffer[this.buffer.length - 1]!.key;
+    return this.buffer[this.index++];
   }
 }
 
