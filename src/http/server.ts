@@ -225,12 +225,20 @@ export class HttpServer {
       res.destroy();
       return;
     }
-    const text = JSON.stringify({ error: err.error, reason: err.reason }) + '\n';
+    const json = JSON.stringify({ error: err.error, reason: err.reason });
+    // Errors are wrapped in a valid JSONP callback too, as CouchDB's send_error does.
+    let jsonp: string | undefined;
+    try {
+      jsonp = this.jsonpCallback(req);
+    } catch {
+      jsonp = undefined;
+    }
+    const text = jsonp ? `/* CouchDB */${jsonp}(${json});\n` : `${json}\n`;
     const challenge = err.status === 401 ? challengeHeaders(req, err, this.services().config) : undefined;
     res.writeHead(challenge?.status ?? err.status, {
       ...standardHeaders(),
       ...req.extraHeaders,
-      'Content-Type': jsonContentType(req),
+      'Content-Type': jsonp ? 'application/javascript' : jsonContentType(req),
       'Content-Length': Buffer.byteLength(text),
       ...err.headers,
       ...challenge?.headers,

@@ -36,6 +36,11 @@ test('with allow_jsonp, JSON answers are wrapped in the callback, chunked or not
     assert.ok(m2, rows.text);
     assert.equal(JSON.parse(m2[1]!).total_rows, 1);
 
+    const missing = await c.get('/jp/nothing?callback=cb');
+    assert.equal(missing.status, 404);
+    assert.equal(missing.headers['content-type'], 'application/javascript');
+    assert.equal(missing.text, '/* CouchDB */cb({"error":"not_found","reason":"missing"});\n');
+
     const bad = await c.get('/jp/0?callback=alert(1)');
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error, 'bad_request');
