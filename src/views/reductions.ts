@@ -9,7 +9,8 @@
  * (suffix = the row key after `k <view>`, so records sort exactly as their first rows) holding
  * the segment's row count and reduction. A level-l segment is the union of the level-(l-1)
  * segments that start inside it, so its reduction is the rereduce of theirs (level 1: the
- * reduce of its rows). Rows before the first boundary of a level belong to no segment there.
+ * reduce of its rows). The view's start is a boundary at every level (the "head", suffix
+ * empty), so every row is in one segment per level and the levels form a tree.
  *
  * Reducing a range walks up from its first row (rows, then ever longer segments) and back down
  * before its end: at most ~16 reads per level either way. Levels are a function of the row key
@@ -23,6 +24,8 @@ export const MAX_LEVEL = 6;
 const ROW = 0x6b; // k, as in view-index.ts
 const LEVEL_BASE = 0x30;
 const COUNT_BYTES = 6;
+/** The suffix of every level's first segment: the view's start. */
+const HEAD = Buffer.alloc(0);
 /** Segments computed per batch (one sandbox round trip for JavaScript reduces). */
 const SEGMENT_BATCH = 256;
 
@@ -114,13 +117,14 @@ export class ViewReductions {
         for (const { key } of entries) ops.push({ type: 'del', key: Buffer.from(key) });
       }
       let pending: Segment[] = [];
-      let current: Segment | undefined;
+      let current: Segment = { suffix: HEAD, count: 0, rows: { keys: [], values: [] }, partials: [] };
       const snapshot = await this.store.snapshot();
       try {
         for await (const entries of snapshot.rangeChunks({ gte: this.levelStart(level - 1), lt: this.levelEnd(level - 1) }, 1024)) {
           for (const entry of entries) {
-            if (levelOf(entry.key, 2) >= level) {
-              if (current) pending.push(current);
+            // The head of the level below belongs to this level's head.
+            if (entry.key.length > 2 && levelOf(entry.key, 2) >= level) {
+              pending.push(current);
               current = { suffix: Buffer.from(entry.key.subarray(2)), count: 0, rows: { keys: [], values: [] }, partials: [] };
               if (pending.length >= SEGMENT_BATCH) {
                 ops.push(...await this.records(level, pending));
@@ -128,13 +132,13 @@ export class ViewReductions {
                 if (ops.length >= 4096) await this.store.write(ops.splice(0), { durable: false });
               }
             }
-            if (current) this.addChild(level, current, entry.value);
+            this.addChild(level, current, entry.value);
           }
         }
       } finally {
         snapshot.release();
       }
-      if (current) pending.push(current);
+      pending.push(current);
       ops.push(...await this.records(level, pending));
       await this.store.write(ops, { durable: false });
     }
@@ -162,14 +166,13 @@ export class ViewReductions {
         const inLast = last && (last.start === undefined || Buffer.compare(last.start, c.suffix) <= 0)
           && (last.end === undefined || Buffer.compare(c.suffix, last.end) < 0);
         if (!inLast) last = { start: await boundaries.previous(c.suffix, true), end: await boundaries.next(c.suffix) };
-        if (last!.start) dirty.set(last!.start.toString('latin1'), { start: last!.start, end: last!.end });
+        dirty.set(last!.start!.toString('latin1'), { start: last!.start!, end: last!.end });
         if (c.present && c.level >= level) {
           // A new boundary shortens the segment before it.
           const before = await boundaries.previous(c.suffix, false);
           if (before) dirty.set(before.toString('latin1'), { start: before, end: c.suffix });
         }
       }
-      if (dirty.size === 0 && deleted.size === 0) break;
       const ops: WriteOp[] = [...deleted].map((s) => ({ type: 'del', key: this.recordKey(level, Buffer.from(s, 'latin1')) }));
       const segments = [...dirty.values()];
       for (let at = 0; at < segments.length; at += SEGMENT_BATCH) {
@@ -195,19 +198,22 @@ export class ViewReductions {
     } else {
       const [count, partial] = decodeRecord(value, this.reducer !== undefined);
       segment.count += count;
-      if (this.reducer) segment.partials.push(partial);
+      if (this.reducer && count > 0) segment.partials.push(partial);
     }
   }
 
   private async records(level: number, segments: readonly Segment[]): Promise<WriteOp[]> {
     if (segments.length === 0) return [];
-    let values: unknown[] | undefined;
+    const values = new Map<Segment, unknown>();
     if (this.reducer) {
-      values = level === 1
-        ? await this.reducer.reduce(segments.map((s) => s.rows))
-        : await this.reducer.rereduce(segments.map((s) => s.partials));
+      // An empty segment (a head) has no value: reduces never see empty input.
+      const full = segments.filter((s) => s.count > 0);
+      const results = level === 1
+        ? await this.reducer.reduce(full.map((s) => s.rows))
+        : await this.reducer.rereduce(full.map((s) => s.partials));
+      full.forEach((s, i) => values.set(s, results[i]));
     }
-    return segments.map((s, i) => ({ type: 'put', key: this.recordKey(level, s.suffix), value: encodeRecord(s.count, values?.[i]) }));
+    return segments.map((s) => ({ type: 'put', key: this.recordKey(level, s.suffix), value: encodeRecord(s.count, values.has(s) ? values.get(s) : undefined) }));
   }
 
   /**
@@ -225,26 +231,29 @@ export class ViewReductions {
     const take = (value: Uint8Array) => {
       const [count, partial] = decodeRecord(value, values);
       out.count += count;
-      if (values) out.partials.push(partial);
+      if (values && count > 0) out.partials.push(partial);
     };
     const rowsFrom = (from: Buffer, chunk: number) => new ChunkCursor(read, this.rowKey(from), hi ? this.rowKey(hi) : this.levelEnd(0), chunk);
 
-    // Up: single rows until the first boundary, then ever higher segments while they fit.
-    let at: Buffer | undefined;
-    const first = rowsFrom(lo, LEVEL_CHUNK);
-    for (let entry = await first.next(); entry; entry = await first.next()) {
-      if (levelOf(entry.key, 2) >= 1) {
-        at = Buffer.from(entry.key.subarray(2));
-        break;
+    // Up: single rows until the first boundary, then ever higher segments while they fit. From
+    // the view's start, the head of the highest level is the first segment.
+    let at: Buffer | undefined = lo.length === 0 ? HEAD : undefined;
+    if (!at) {
+      const first = rowsFrom(lo, LEVEL_CHUNK);
+      for (let entry = await first.next(); entry; entry = await first.next()) {
+        if (levelOf(entry.key, 2) >= 1) {
+          at = Buffer.from(entry.key.subarray(2));
+          break;
+        }
+        takeRow(entry.value);
       }
-      takeRow(entry.value);
     }
     if (!at) return out;
     let pos: Buffer = at;
-    let level = 1;
+    let level = pos.length === 0 ? MAX_LEVEL : 1;
     let descending = false;
     for (;;) {
-      if (!descending) while (level < MAX_LEVEL && levelOf(pos) > level) level++;
+      if (!descending && pos.length > 0) while (level < MAX_LEVEL && levelOf(pos) > level) level++;
       const records = new ChunkCursor(read, this.recordKey(level, pos), this.levelEnd(level), LEVEL_CHUNK);
       let current = await records.next();
       if (!current || Buffer.compare(current.key.subarray(2), pos) !== 0) return undefined;
@@ -276,7 +285,7 @@ export class ViewReductions {
 }
 
 /** Records read per step while walking a level (a segment has ~16 children). */
-const LEVEL_CHUNK = 24;
+const LEVEL_CHUNK = 16;
 
 /** Forward over a key range in small chunks: no more read than the walk needs, one await per chunk. */
 class ChunkCursor {

@@ -60,6 +60,8 @@ interface IndexInfo {
   counts: number[];
   /** Whether the stored partial reductions match the rows (false while a bulk update runs). */
   reductionsValid?: boolean;
+  /** The layout of the partial-reduction records (REDUCTIONS_FORMAT); others are rebuilt. */
+  reductionsFormat?: number;
   /** Views whose reduce failed while the index stored partials: they keep counts only. */
   unstoredReduces?: number[];
 }
@@ -87,6 +89,8 @@ const MAP_BATCH = 500;
  * reductions in one pass at the end instead of maintaining them batch by batch.
  */
 const BULK_SHARE = 1 / 8;
+/** Version of the partial-reduction records' layout (2: heads at every level). */
+const REDUCTIONS_FORMAT = 2;
 
 export class ViewIndex {
   readonly names: string[];
@@ -127,7 +131,7 @@ export class ViewIndex {
     const stored = await read.get(META);
     if (!stored) return undefined;
     const info = JSON.parse(Buffer.from(stored).toString('utf8')) as IndexInfo;
-    if (info.reductionsValid !== true || (info.unstoredReduces ?? []).includes(view)) return undefined;
+    if (!this.reductionsCurrent(info) || (info.unstoredReduces ?? []).includes(view)) return undefined;
     return this.reductions[view];
   }
 
@@ -158,7 +162,7 @@ export class ViewIndex {
       for (const { key } of entries) ops.push({ type: 'del', key: Buffer.from(key) });
       if (ops.length >= 4096) await this.store.write(ops.splice(0), { durable: false });
     }
-    this.info = { signature: this.signature, collation: COLLATION_VERSION, seq: 0, purgeSeq: 0, counts: this.names.map(() => 0), reductionsValid: true };
+    this.info = { signature: this.signature, collation: COLLATION_VERSION, seq: 0, purgeSeq: 0, counts: this.names.map(() => 0), reductionsValid: false };
     ops.push({ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) });
     await this.store.write(ops, { durable: false });
   }
@@ -169,7 +173,7 @@ export class ViewIndex {
    */
   update(db: Database, program: () => Promise<ViewProgram>, options: UpdateOptions = {}): Promise<void> {
     if (this.updating) return this.updating;
-    if (this.info.seq >= db.updateSeq && this.info.purgeSeq === db.purgeSeq && this.info.reductionsValid === true) return Promise.resolve();
+    if (this.info.seq >= db.updateSeq && this.info.purgeSeq === db.purgeSeq && this.reductionsCurrent(this.info)) return Promise.resolve();
     this.updating = this.runUpdate(db, program, options).finally(() => { this.updating = undefined; });
     return this.updating;
   }
@@ -183,7 +187,7 @@ export class ViewIndex {
     if (db.purgeSeq !== this.info.purgeSeq) await this.followPurges(db);
     // Many changes: rows first, partial reductions rebuilt in one pass at the end.
     const rows = Math.max(0, ...this.info.counts);
-    const bulk = this.info.reductionsValid !== true || this.info.seq === 0 || db.updateSeq - this.info.seq > rows * BULK_SHARE;
+    const bulk = !this.reductionsCurrent(this.info) || this.info.seq === 0 || db.updateSeq - this.info.seq > rows * BULK_SHARE;
     if (bulk) this.info.reductionsValid = false;
     this.maintain = bulk ? undefined : reducers;
     try {
@@ -196,8 +200,13 @@ export class ViewIndex {
         await this.withReducer(view, reducers[view], (reductions, reducer) => reductions.rebuild(reducer));
       }
       this.info.reductionsValid = true;
+      this.info.reductionsFormat = REDUCTIONS_FORMAT;
       await this.store.write([{ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) }], { durable: false });
     }
+  }
+
+  private reductionsCurrent(info: IndexInfo): boolean {
+    return info.reductionsValid === true && info.reductionsFormat === REDUCTIONS_FORMAT;
   }
 
   /** Reducers of views whose partial reductions are maintained batch by batch (not in bulk mode). */
