@@ -6,6 +6,7 @@
 import { notFound, CouchError } from '../errors.js';
 import type { StorageBackend } from '../storage/types.js';
 import type { Database } from '../core/database.js';
+import * as revtree from '../core/revtree.js';
 import type { QueryServer, ViewProgram } from '../js/query-server.js';
 import { ViewIndex, viewSignature, type DesignDoc } from './view-index.js';
 
@@ -26,14 +27,18 @@ export class ViewService {
 
   /** The design document `ddocId` of `db`, its index, and its code. */
   async open(db: Database, ddocId: string): Promise<OpenedView> {
-    const opened = await db.openDoc(ddocId).catch((err: unknown) => {
+    // Queries come far more often than design documents change: reuse what this revision gave,
+    // knowing the revision from the document's info alone.
+    const info = await db.docInfo(ddocId);
+    const winner = info ? revtree.winner(info.tree) : undefined;
+    if (!info || !winner || winner.deleted) throw notFound('missing');
+    const cacheKey = `${db.name}\u0000${db.instanceStartTime}\u0000${ddocId}`;
+    const cached = this.recent.get(cacheKey);
+    if (cached && cached.rev === winner.rev) return cached.view;
+    const opened = await db.openFromInfo(info).catch((err: unknown) => {
       if (err instanceof CouchError && err.status === 404) throw notFound('missing');
       throw err;
     });
-    // Queries come far more often than design documents change: reuse what this revision gave.
-    const cacheKey = `${db.name}\u0000${db.instanceStartTime}\u0000${ddocId}`;
-    const cached = this.recent.get(cacheKey);
-    if (cached && cached.rev === opened.rev) return cached.view;
     const ddoc = JSON.parse(opened.json) as DesignDoc;
     const language = ddoc.language ?? 'javascript';
     if (language !== 'javascript') {
