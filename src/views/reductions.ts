@@ -17,7 +17,7 @@
  * alone, so the structure is the same however the rows arrived, and an update only recomputes
  * the segments that contain changed rows.
  */
-import type { Entry, KeyValueStore, ReadView, WriteOp } from '../storage/types.js';
+import type { Entry, KeyValueStore, RangeOptions, ReadView, WriteOp } from '../storage/types.js';
 import type { Reducer, RowsToReduce } from './reducer.js';
 
 export const MAX_LEVEL = 6;
@@ -323,15 +323,31 @@ class BoundaryFinder {
   /** The greatest boundary ≤ suffix (or < suffix when not `inclusive`). */
   async previous(suffix: Buffer, inclusive: boolean): Promise<Buffer | undefined> {
     const bound = Buffer.concat([this.start, suffix]);
-    let stored: Buffer | undefined;
-    for await (const { key } of this.store.range(inclusive ? { gte: this.start, lte: bound, reverse: true } : { gte: this.start, lt: bound, reverse: true })) {
+    const stored = await this.firstStored(inclusive ? { gte: this.start, lte: bound, reverse: true } : { gte: this.start, lt: bound, reverse: true });
+    // Added boundaries up to `suffix` are those before this index.
+    const upTo = this.countAddedBelow(suffix, inclusive);
+    const fresh = upTo > 0 ? this.added[upTo - 1] : undefined;
+    return stored && (!fresh || Buffer.compare(stored, fresh) >= 0) ? stored : fresh;
+  }
+
+  /** The smallest boundary > suffix. */
+  async next(suffix: Buffer): Promise<Buffer | undefined> {
+    const stored = await this.firstStored({ gt: Buffer.concat([this.start, suffix]), lt: this.end });
+    const fresh = this.added[this.countAddedBelow(suffix, true)];
+    return stored && (!fresh || Buffer.compare(stored, fresh) <= 0) ? stored : fresh;
+  }
+
+  /** The first stored boundary of a range that the update does not delete. */
+  private async firstStored(range: RangeOptions): Promise<Buffer | undefined> {
+    for await (const { key } of this.store.range(range)) {
       const s = Buffer.from(key.subarray(this.start.length));
-      if (!this.deleted.has(s.toString('latin1'))) {
-        stored = s;
-        break;
-      }
+      if (!this.deleted.has(s.toString('latin1'))) return s;
     }
-    // Greatest added ≤ (or <) suffix, by binary search.
+    return undefined;
+  }
+
+  /** How many added boundaries are < suffix (or ≤ suffix when `inclusive`). */
+  private countAddedBelow(suffix: Buffer, inclusive: boolean): number {
     let lo = 0;
     let hi = this.added.length;
     while (lo < hi) {
@@ -340,33 +356,7 @@ class BoundaryFinder {
       if (c < 0 || (inclusive && c === 0)) lo = mid + 1;
       else hi = mid;
     }
-    const fresh = lo > 0 ? this.added[lo - 1] : undefined;
-    if (!stored) return fresh;
-    if (!fresh) return stored;
-    return Buffer.compare(stored, fresh) >= 0 ? stored : fresh;
-  }
-
-  /** The smallest boundary > suffix. */
-  async next(suffix: Buffer): Promise<Buffer | undefined> {
-    let stored: Buffer | undefined;
-    for await (const { key } of this.store.range({ gt: Buffer.concat([this.start, suffix]), lt: this.end })) {
-      const s = Buffer.from(key.subarray(this.start.length));
-      if (!this.deleted.has(s.toString('latin1'))) {
-        stored = s;
-        break;
-      }
-    }
-    let lo = 0;
-    let hi = this.added.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (Buffer.compare(this.added[mid]!, suffix) <= 0) lo = mid + 1;
-      else hi = mid;
-    }
-    const fresh = this.added[lo];
-    if (!stored) return fresh;
-    if (!fresh) return stored;
-    return Buffer.compare(stored, fresh) <= 0 ? stored : fresh;
+    return lo;
   }
 }
 
