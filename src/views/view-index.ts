@@ -10,7 +10,7 @@
  *   b <docid>                    the row keys a document emitted (to replace them when it changes)
  */
 import { createHash } from 'node:crypto';
-import type { KeyValueStore, ReadView, WriteOp } from '../storage/types.js';
+import { MAX_KEY_BYTES, type KeyValueStore, type ReadView, type WriteOp } from '../storage/types.js';
 import type { Database } from '../core/database.js';
 import { COLLATION_VERSION, collate, collateRaw, sortKey } from './collation.js';
 import { TagAssigner, longKeyBounds } from './long-keys.js';
@@ -375,7 +375,7 @@ export class ViewIndex {
 
 /** `k <view> <sort key> <docid> 0x00 <n:2>` */
 function rowKeyOf(view: number, sk: Buffer, id: string, n: number): Buffer {
-  const idBytes = Buffer.from(id, 'utf8');
+  const idBytes = idBytesWithin(id, MAX_KEY_BYTES - 2 - sk.length - 3);
   const out = Buffer.allocUnsafe(2 + sk.length + idBytes.length + 3);
   out[0] = ROW;
   out[1] = view;
@@ -387,7 +387,18 @@ function rowKeyOf(view: number, sk: Buffer, id: string, n: number): Buffer {
 }
 
 function backKey(id: string): Buffer {
-  return Buffer.concat([Buffer.of(BACK), Buffer.from(id, 'utf8')]);
+  return Buffer.concat([Buffer.of(BACK), idBytesWithin(id, MAX_KEY_BYTES - 1)]);
+}
+
+/**
+ * A document id's bytes in at most `room` bytes: ids too long for the store's key limit keep
+ * their start and a hash of the whole id, so they stay distinct and nearly in order.
+ */
+function idBytesWithin(id: string, room: number): Buffer {
+  const bytes = Buffer.from(id, 'utf8');
+  if (bytes.length <= room) return bytes;
+  const hash = createHash('md5').update(bytes).digest('hex').slice(0, 16);
+  return Buffer.concat([bytes.subarray(0, Math.max(0, room - hash.length)), Buffer.from(hash, 'latin1')]);
 }
 
 function encodeBack(keys: Buffer[]): Buffer {

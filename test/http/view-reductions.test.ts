@@ -213,3 +213,21 @@ test('keys longer than the store allows sort, range, group and update exactly', 
   const after = await c.get(`/${db}/_design/l/_view/pairs?reduce=false`);
   assert.deepEqual(after.body.rows.map((r: R) => [r.key[1], r.id]), expected(current));
 });
+
+test('documents whose ids leave no room in a row key are indexed, updated and removed', async () => {
+  const db = 'long-ids';
+  assert.equal((await c.put(`/${db}`)).status, 201);
+  const id = 'x'.repeat(1900);
+  const put = await c.put(`/${db}/${id}`, { n: 1 });
+  assert.equal(put.status, 201, put.text);
+  assert.equal((await c.put(`/${db}/short`, { n: 2 })).status, 201);
+  assert.equal((await c.put(`/${db}/_design/i`, {
+    views: { v: { map: `function(doc) { emit(${JSON.stringify('k'.repeat(1500))} + doc.n, doc.n); emit(doc.n, null); }`, reduce: '_count' } },
+  })).status, 201);
+  const rows = await c.get(`/${db}/_design/i/_view/v?reduce=false`);
+  assert.equal(rows.status, 200, rows.text);
+  assert.deepEqual(rows.body.rows.map((r: { id: string; key: unknown }) => [r.id.length, typeof r.key === 'string' ? r.key.slice(1500) : r.key]), [[1900, 1], [5, 2], [1900, '1'], [5, '2']]);
+  assert.equal((await c.del(`/${db}/${id}?rev=${put.body.rev}`)).status, 200);
+  const after = await c.get(`/${db}/_design/i/_view/v`);
+  assert.deepEqual(after.body.rows, [{ key: null, value: 2 }]);
+});
