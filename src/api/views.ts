@@ -223,21 +223,19 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
   return stream(200, rowsEnvelope(`{"total_rows":${totalRows},"offset":${offset},${updateSeq}"rows":[\r\n`, rows(), ']}\n'), headers);
 }
 
-/** A map row, with the document when `include_docs` asks (an `{_id}` value joins another). */
-async function renderRow(db: Database, row: { id: string; key: unknown; value: unknown }, q: ViewParams): Promise<string> {
-  let text = `{"id":${JSON.stringify(row.id)},"key":${JSON.stringify(row.key ?? null)},"value":${JSON.stringify(row.value ?? null)}`;
-  if (q.includeDocs) {
-    let id = row.id;
-    let rev: string | undefined;
-    const v = row.value as { _id?: unknown; _rev?: unknown } | null;
-    if (v !== null && typeof v === 'object' && !Array.isArray(v) && typeof v._id === 'string') {
-      id = v._id;
-      if (typeof v._rev === 'string') rev = v._rev;
-    }
-    const doc = await db.openDoc(id, { rev, conflicts: q.conflicts, attachments: q.attachments, attEncodingInfo: q.attEncodingInfo }).catch(() => undefined);
-    text += `,"doc":${doc ? doc.json : 'null'}`;
+/** A map row as stored, with the document when `include_docs` asks (an `{_id}` value joins another). */
+async function renderRow(db: Database, text: string, q: ViewParams): Promise<string> {
+  if (!q.includeDocs) return text;
+  const row = JSON.parse(text) as { id: string; value: unknown };
+  let id = row.id;
+  let rev: string | undefined;
+  const v = row.value as { _id?: unknown; _rev?: unknown } | null;
+  if (v !== null && typeof v === 'object' && !Array.isArray(v) && typeof v._id === 'string') {
+    id = v._id;
+    if (typeof v._rev === 'string') rev = v._rev;
   }
-  return `${text}}`;
+  const doc = await db.openDoc(id, { rev, conflicts: q.conflicts, attachments: q.attachments, attEncodingInfo: q.attEncodingInfo }).catch(() => undefined);
+  return `${text.slice(0, -1)},"doc":${doc ? doc.json : 'null'}}`;
 }
 
 

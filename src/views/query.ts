@@ -9,7 +9,7 @@
 import { CouchError } from '../errors.js';
 import type { Entry, RangeOptions, ReadView } from '../storage/types.js';
 import { skipAndLimit } from '../storage/slice.js';
-import { decodeRow, SORT_KEY_MAX, type Row, type ViewIndex } from './view-index.js';
+import { decodeRow, rowText, SORT_KEY_MAX, type ViewIndex } from './view-index.js';
 import { collate, collateRaw, sortKey } from './collation.js';
 import type { Reducer, RowsToReduce } from './reducer.js';
 import type { Aggregate } from './reductions.js';
@@ -96,12 +96,12 @@ function windowOf(view: number, range: RangeOptions): { lo: Buffer; hi: Buffer |
   return lo === undefined ? { lo: Buffer.of(0xff), hi: Buffer.of(0xff) } : { lo, hi };
 }
 
-/** Map rows of a range, in chunks, after `skip`, at most `limit`. */
-export async function* mapRows(index: ViewIndex, range: RangeOptions, skip: number, limit: number): AsyncIterable<Row[]> {
+/** Map rows of a range as stored (their JSON text), in chunks, after `skip`, at most `limit`. */
+export async function* mapRows(index: ViewIndex, range: RangeOptions, skip: number, limit: number): AsyncIterable<string[]> {
   const snapshot = await index.store.snapshot();
   try {
     for await (const entries of skipAndLimit(snapshot.rangeChunks(range, 256), skip, limit)) {
-      yield entries.map((e: Entry) => decodeRow(e.value));
+      yield entries.map((e: Entry) => rowText(e.value));
     }
   } finally {
     snapshot.release();

@@ -19,6 +19,7 @@
  */
 import type { Entry, KeyValueStore, RangeOptions, ReadView, WriteOp } from '../storage/types.js';
 import type { Reducer, RowsToReduce } from './reducer.js';
+import { decodeRow } from './view-index.js';
 
 export const MAX_LEVEL = 6;
 const ROW = 0x6b; // k, as in view-index.ts
@@ -72,15 +73,15 @@ interface Segment {
   partials: unknown[];
 }
 
-/** Adds a stored row (`[key, value, docid]` JSON) to rows to reduce, decoding only what is read. */
+/** Adds a stored row to rows to reduce, decoding only what is read. */
 function addRow(rows: RowsToReduce, value: Uint8Array, reads: Reducer['reads']): void {
   if (reads === 'count') {
     rows.values.push(null);
     return;
   }
-  const [key, rowValue, id] = JSON.parse(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8')) as [unknown, unknown, string];
-  rows.values.push(rowValue ?? null);
-  if (reads === 'rows') rows.keys.push([key, id]);
+  const row = decodeRow(value);
+  rows.values.push(row.value ?? null);
+  if (reads === 'rows') rows.keys.push([row.key, row.id]);
 }
 
 export class ViewReductions {

@@ -5,7 +5,7 @@
  *
  * Layout (keys):
  *   m info                       {signature, collation, seq, purgeSeq, counts, reductionsValid}
- *   k <view:1> <sortKey> <docid> 0x00 <n:2>   a row: [key, value, docid]
+ *   k <view:1> <sortKey> <docid> 0x00 <n:2>   a row: {"id", "key", "value"} as queries answer it
  *   <0x30+level> <view:1> <row key suffix>     a segment's count and reduction (reductions.ts)
  *   b <docid>                    the row keys a document emitted (to replace them when it changes)
  */
@@ -60,6 +60,8 @@ interface IndexInfo {
   counts: number[];
   /** Whether the stored partial reductions match the rows (false while a bulk update runs). */
   reductionsValid?: boolean;
+  /** The layout of rows (ROW_FORMAT); an index of another layout is rebuilt. */
+  rowFormat?: number;
   /** The layout of the partial-reduction records (REDUCTIONS_FORMAT); others are rebuilt. */
   reductionsFormat?: number;
   /** Views whose reduce failed while the index stored partials: they keep counts only. */
@@ -91,6 +93,8 @@ const MAP_BATCH = 500;
 const BULK_SHARE = 1 / 8;
 /** Version of the partial-reduction records' layout (2: heads at every level). */
 const REDUCTIONS_FORMAT = 2;
+/** Version of the rows' layout (2: rows stored as the JSON objects queries answer). */
+const ROW_FORMAT = 2;
 
 export class ViewIndex {
   readonly names: string[];
@@ -108,7 +112,7 @@ export class ViewIndex {
     const index = new ViewIndex(store, ddoc, signature);
     const stored = await store.get(META);
     const info = stored ? (JSON.parse(Buffer.from(stored).toString('utf8')) as IndexInfo) : undefined;
-    if (info && info.signature === signature && info.collation === COLLATION_VERSION && info.counts.length === index.names.length) {
+    if (info && info.signature === signature && info.collation === COLLATION_VERSION && info.rowFormat === ROW_FORMAT && info.counts.length === index.names.length) {
       index.info = info;
     } else {
       await index.reset();
@@ -162,7 +166,7 @@ export class ViewIndex {
       for (const { key } of entries) ops.push({ type: 'del', key: Buffer.from(key) });
       if (ops.length >= 4096) await this.store.write(ops.splice(0), { durable: false });
     }
-    this.info = { signature: this.signature, collation: COLLATION_VERSION, seq: 0, purgeSeq: 0, counts: this.names.map(() => 0), reductionsValid: false };
+    this.info = { signature: this.signature, collation: COLLATION_VERSION, seq: 0, purgeSeq: 0, counts: this.names.map(() => 0), reductionsValid: false, rowFormat: ROW_FORMAT };
     ops.push({ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) });
     await this.store.write(ops, { durable: false });
   }
@@ -327,7 +331,8 @@ export class ViewIndex {
             sk = Buffer.concat([sk.subarray(0, SORT_KEY_MAX), await tags.tagFor(group, key), Buffer.of(0x00)]);
           }
           const rowKey = rowKeyOf(view, sk, doc.id, n);
-          ops.push({ type: 'put', key: rowKey, value: Buffer.from(JSON.stringify([key, value ?? null, doc.id])) });
+          // Stored as the row a map query answers, so queries splice it without re-encoding.
+          ops.push({ type: 'put', key: rowKey, value: Buffer.from(`{"id":${JSON.stringify(doc.id)},"key":${JSON.stringify(key ?? null)},"value":${JSON.stringify(value ?? null)}}`) });
           added.push(rowKey);
           this.info.counts[view]!++;
           note(rowKey, true);
@@ -423,6 +428,10 @@ function decodeBack(bytes: Uint8Array): Buffer[] {
 }
 
 export function decodeRow(value: Uint8Array): Row {
-  const [key, rowValue, id] = JSON.parse(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8')) as [unknown, unknown, string];
-  return { id, key, value: rowValue };
+  return JSON.parse(rowText(value)) as Row;
+}
+
+/** A stored row's JSON text: `{"id":…,"key":…,"value":…}`, as a map query answers it. */
+export function rowText(value: Uint8Array): string {
+  return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8');
 }

@@ -37,7 +37,7 @@ function rowKey(view: number, suffix: Buffer): Buffer {
 }
 
 function rowValue(n: number, value: number): Buffer {
-  return Buffer.from(JSON.stringify([n, value, `doc${n}`]));
+  return Buffer.from(JSON.stringify({ id: `doc${n}`, key: n, value }));
 }
 
 async function withStore(fn: (store: KeyValueStore) => Promise<void>): Promise<void> {
