@@ -62,8 +62,8 @@ export async function rowsBefore(index: ViewIndex, view: number, range: RangeOpt
     const tree = await index.reductionsIn(snapshot, view);
     if (tree) {
       const { lo, hi } = windowOf(view, range);
-      const before = range.reverse ? (hi === undefined ? undefined : await tree.aggregate(snapshot, hi, undefined, false))
-        : await tree.aggregate(snapshot, Buffer.alloc(0), lo, false);
+      const before = range.reverse ? (hi === undefined ? undefined : await tree.aggregate(hi, undefined, false))
+        : await tree.aggregate(Buffer.alloc(0), lo, false);
       if (before || (range.reverse && hi === undefined)) return before?.count ?? 0;
     }
     if (!range.reverse) {
@@ -126,7 +126,7 @@ export async function* reduceRows(
     }
     let { lo, hi } = windowOf(view, range);
     if (groupLevel === 0) {
-      const whole = await tree.aggregate(snapshot, lo, hi, true, reducer.reads);
+      const whole = await tree.aggregate(lo, hi, true, reducer.reads);
       if (!whole) {
         yield* scanReduce(index, snapshot, range, groupLevel, reducer, skip, limit);
         return;
@@ -184,7 +184,7 @@ export async function* reduceRows(
           }
           pending.push({ key, rows });
         } else {
-          const whole = await tree.aggregate(snapshot, gLo, gHi, true, reducer.reads);
+          const whole = await tree.aggregate(gLo, gHi, true, reducer.reads);
           if (!whole) throw new CouchError(500, 'view_error', 'partial reductions disagree with the rows');
           pending.push({ key, whole });
         }

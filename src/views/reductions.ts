@@ -218,10 +218,49 @@ export class ViewReductions {
   }
 
   /**
-   * What the rows with key suffixes in [lo, hi) reduce to (hi undefined: to the view's end), read
-   * from `read`. Undefined if the stored segments disagree with the rows (never expected).
+   * The reductions as `read` (a snapshot) holds them; `generation` names that state of the
+   * records (it changes whenever they do), so the upper levels can be kept in memory.
    */
-  async aggregate(read: ReadView, lo: Buffer, hi: Buffer | undefined, withValues: boolean, reads: Reducer['reads'] = 'rows'): Promise<Aggregate | undefined> {
+  at(read: ReadView, generation: number): ReductionsAt {
+    return { aggregate: (lo, hi, withValues, reads) => this.aggregate(read, generation, lo, hi, withValues, reads) };
+  }
+
+  private upper: { generation: number; levels: Entry[][] } | undefined;
+
+  /**
+   * Records of the levels from CACHED_LEVEL up, read once per generation: they are few
+   * (1/256 of the rows and less) and every walk passes through them.
+   */
+  private async upperLevels(read: ReadView, generation: number): Promise<Entry[][]> {
+    if (this.upper?.generation === generation) return this.upper.levels;
+    const levels: Entry[][] = [];
+    for (let level = CACHED_LEVEL; level <= MAX_LEVEL; level++) {
+      const entries: Entry[] = [];
+      for await (const chunk of read.rangeChunks({ gte: this.levelStart(level), lt: this.levelEnd(level) }, 1024)) {
+        for (const e of chunk) entries.push({ key: Buffer.from(e.key), value: Buffer.from(e.value) });
+      }
+      levels[level] = entries;
+    }
+    if (!this.upper || this.upper.generation < generation) this.upper = { generation, levels };
+    return levels;
+  }
+
+  private async levelCursor(read: ReadView, generation: number, level: number, from: Buffer, chunk: number): Promise<EntryCursor> {
+    if (level < CACHED_LEVEL) return new ChunkCursor(read, this.recordKey(level, from), this.levelEnd(level), chunk);
+    const entries = (await this.upperLevels(read, generation))[level]!;
+    const key = this.recordKey(level, from);
+    let lo = 0;
+    let hi = entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (Buffer.compare(entries[mid]!.key, key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    let i = lo;
+    return { next: async () => entries[i++] };
+  }
+
+  private async aggregate(read: ReadView, generation: number, lo: Buffer, hi: Buffer | undefined, withValues: boolean, reads: Reducer['reads'] = 'rows'): Promise<Aggregate | undefined> {
     const out: Aggregate = { count: 0, rows: { keys: [], values: [] }, partials: [] };
     const values = withValues && this.storesValues;
     const fits = (end: Buffer | undefined): boolean => hi === undefined || (end !== undefined && Buffer.compare(end, hi) <= 0);
@@ -255,7 +294,7 @@ export class ViewReductions {
     let descending = false;
     for (;;) {
       if (!descending && pos.length > 0) while (level < MAX_LEVEL && levelOf(pos) > level) level++;
-      const records = new ChunkCursor(read, this.recordKey(level, pos), this.levelEnd(level), LEVEL_CHUNK);
+      const records = await this.levelCursor(read, generation, level, pos, LEVEL_CHUNK);
       let current = await records.next();
       if (!current || Buffer.compare(current.key.subarray(2), pos) !== 0) return undefined;
       let climbed = false;
@@ -288,8 +327,24 @@ export class ViewReductions {
 /** Records read per step while walking a level (a segment has ~16 children). */
 const LEVEL_CHUNK = 16;
 
+/** Levels from this one up are kept in memory per generation of the records. */
+const CACHED_LEVEL = 2;
+
+interface EntryCursor {
+  next(): Promise<Entry | undefined>;
+}
+
+/** A view's partial reductions as one snapshot holds them. */
+export interface ReductionsAt {
+  /**
+   * What the rows with key suffixes in [lo, hi) reduce to (hi undefined: to the view's end).
+   * Undefined if the stored segments disagree with the rows (never expected).
+   */
+  aggregate(lo: Buffer, hi: Buffer | undefined, withValues: boolean, reads?: Reducer['reads']): Promise<Aggregate | undefined>;
+}
+
 /** Forward over a key range in small chunks: no more read than the walk needs, one await per chunk. */
-class ChunkCursor {
+class ChunkCursor implements EntryCursor {
   private buffer: Entry[] = [];
   private index = 0;
   private exhausted = false;

@@ -21,20 +21,28 @@ export class ViewService {
   private readonly indexes = new Map<string, Promise<ViewIndex>>();
   private readonly programs = new Map<string, Promise<ViewProgram>>();
   /** The last opening of each design document, by database and id, with its revision. */
-  private readonly recent = new Map<string, { rev: string; view: OpenedView }>();
+  private readonly recent = new Map<string, { rev: string; seq: number; purgeSeq: number; view: OpenedView }>();
 
   constructor(private readonly backend: StorageBackend, private readonly queryServer: () => Promise<QueryServer>) {}
 
   /** The design document `ddocId` of `db`, its index, and its code. */
   async open(db: Database, ddocId: string): Promise<OpenedView> {
     // Queries come far more often than design documents change: reuse what this revision gave,
-    // knowing the revision from the document's info alone.
+    // without a read while the database has not changed, else knowing the revision from the
+    // document's info alone.
+    const cacheKey = `${db.name}\u0000${db.instanceStartTime}\u0000${ddocId}`;
+    const cached = this.recent.get(cacheKey);
+    const seq = db.updateSeq;
+    const purgeSeq = db.purgeSeq;
+    if (cached && cached.seq === seq && cached.purgeSeq === purgeSeq) return cached.view;
     const info = await db.docInfo(ddocId);
     const winner = info ? revtree.winner(info.tree) : undefined;
     if (!info || !winner || winner.deleted) throw notFound('missing');
-    const cacheKey = `${db.name}\u0000${db.instanceStartTime}\u0000${ddocId}`;
-    const cached = this.recent.get(cacheKey);
-    if (cached && cached.rev === winner.rev) return cached.view;
+    if (cached && cached.rev === winner.rev) {
+      cached.seq = seq;
+      cached.purgeSeq = purgeSeq;
+      return cached.view;
+    }
     const opened = await db.openFromInfo(info).catch((err: unknown) => {
       if (err instanceof CouchError && err.status === 404) throw notFound('missing');
       throw err;
@@ -45,7 +53,7 @@ export class ViewService {
       throw new CouchError(500, 'EXIT', `Language '${language}' is not supported: only javascript`);
     }
     const view = await this.openDesign(db, ddoc);
-    this.recent.set(cacheKey, { rev: opened.rev, view });
+    this.recent.set(cacheKey, { rev: opened.rev, seq, purgeSeq, view });
     if (this.recent.size > 1000) this.recent.delete(this.recent.keys().next().value!);
     return view;
   }

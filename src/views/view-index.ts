@@ -15,7 +15,7 @@ import type { Database } from '../core/database.js';
 import { COLLATION_VERSION, collate, collateRaw, sortKey } from './collation.js';
 import { TagAssigner, longKeyBounds } from './long-keys.js';
 import type { ViewProgram } from '../js/query-server.js';
-import { ViewReductions, type ChangedRow } from './reductions.js';
+import { ViewReductions, type ChangedRow, type ReductionsAt } from './reductions.js';
 import { reducerFor, type Reducer } from './reducer.js';
 
 export interface ViewDefinition {
@@ -64,6 +64,8 @@ interface IndexInfo {
   rowFormat?: number;
   /** The layout of the partial-reduction records (REDUCTIONS_FORMAT); others are rebuilt. */
   reductionsFormat?: number;
+  /** Changes whenever the partial reductions do (names their state for in-memory caches). */
+  generation?: number;
   /** Views whose reduce failed while the index stored partials: they keep counts only. */
   unstoredReduces?: number[];
 }
@@ -131,12 +133,12 @@ export class ViewIndex {
    * The partial reductions of `view` as `read` (a snapshot of this index's store) sees them, or
    * undefined while they are being rebuilt (queries then scan rows).
    */
-  async reductionsIn(read: ReadView, view: number): Promise<ViewReductions | undefined> {
+  async reductionsIn(read: ReadView, view: number): Promise<ReductionsAt | undefined> {
     const stored = await read.get(META);
     if (!stored) return undefined;
     const info = JSON.parse(Buffer.from(stored).toString('utf8')) as IndexInfo;
     if (!this.reductionsCurrent(info) || (info.unstoredReduces ?? []).includes(view)) return undefined;
-    return this.reductions[view];
+    return this.reductions[view]!.at(read, info.generation ?? 0);
   }
 
   get seq(): number {
@@ -166,7 +168,10 @@ export class ViewIndex {
       for (const { key } of entries) ops.push({ type: 'del', key: Buffer.from(key) });
       if (ops.length >= 4096) await this.store.write(ops.splice(0), { durable: false });
     }
-    this.info = { signature: this.signature, collation: COLLATION_VERSION, seq: 0, purgeSeq: 0, counts: this.names.map(() => 0), reductionsValid: false, rowFormat: ROW_FORMAT };
+    this.info = {
+      signature: this.signature, collation: COLLATION_VERSION, seq: 0, purgeSeq: 0, counts: this.names.map(() => 0),
+      reductionsValid: false, rowFormat: ROW_FORMAT, generation: (this.info?.generation ?? 0) + 1,
+    };
     ops.push({ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) });
     await this.store.write(ops, { durable: false });
   }
@@ -205,6 +210,7 @@ export class ViewIndex {
       }
       this.info.reductionsValid = true;
       this.info.reductionsFormat = REDUCTIONS_FORMAT;
+      this.info.generation = (this.info.generation ?? 0) + 1;
       await this.store.write([{ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) }], { durable: false });
     }
   }
@@ -354,6 +360,7 @@ export class ViewIndex {
       if (rows.length > 0) await this.withReducer(view, maintain![view], (reductions, reducer) => reductions.update(rows, reducer));
     }
     this.info.reductionsValid = true;
+    this.info.generation = (this.info.generation ?? 0) + 1;
     await this.store.write([{ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) }], { durable: false });
   }
 

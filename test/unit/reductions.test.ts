@@ -52,10 +52,12 @@ async function withStore(fn: (store: KeyValueStore) => Promise<void>): Promise<v
   }
 }
 
+let generation = 0;
+
 async function expectRange(store: KeyValueStore, tree: ViewReductions, rows: Map<number, number>, lo: number, hi: number | undefined): Promise<void> {
   const snapshot = await store.snapshot();
   try {
-    const agg = await tree.aggregate(snapshot, suffixOf(lo), hi === undefined ? undefined : suffixOf(hi), true);
+    const agg = await tree.at(snapshot, generation).aggregate(suffixOf(lo), hi === undefined ? undefined : suffixOf(hi), true);
     assert.ok(agg, 'segments agree with rows');
     let count = 0;
     let total = 0;
@@ -135,6 +137,7 @@ test('aggregates over random ranges equal brute force, after rebuilds and increm
       const last = new Map(changed.map((c) => [c.suffix.toString('latin1'), c]));
       await store.write(batch, { durable: false });
       await tree.update([...last.values()], sum);
+      generation++;
       await check();
     }
 
@@ -161,7 +164,7 @@ test('deleting every row leaves only empty heads; counts-only views store no val
     const counts = new ViewReductions(store, 0, false);
     await counts.rebuild(stats);
     const snapshot = await store.snapshot();
-    const all = await counts.aggregate(snapshot, Buffer.alloc(0), undefined, true);
+    const all = await counts.at(snapshot, 0).aggregate(Buffer.alloc(0), undefined, true);
     snapshot.release();
     assert.equal(all?.count, 2000);
     assert.deepEqual(all?.partials.filter((p) => p !== undefined), []);
