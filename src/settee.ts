@@ -18,6 +18,7 @@ import type { Services } from './api/services.js';
 import { HTTPD_AUTH_SECTION, MAIN_CONFIG_SECTION } from './couchdb-names.js';
 import { routes } from './api/routes.js';
 import { ViewService } from './views/service.js';
+import { DesignService } from './design/service.js';
 import { QueryServer } from './js/query-server.js';
 import { availableParallelism } from 'node:os';
 
@@ -113,7 +114,7 @@ export class Settee {
     }));
     const viewDir = resolve(config.getString(MAIN_CONFIG_SECTION, 'view_index_dir', config.getString(MAIN_CONFIG_SECTION, 'database_dir', './data')));
     let queryServer: Promise<QueryServer> | undefined;
-    const views = new ViewService(new LmdbBackend(join(viewDir, '.views')), () => {
+    const sandbox = () => {
       queryServer ??= QueryServer.create({
         timeoutMs: config.getInt(MAIN_CONFIG_SECTION, 'os_process_timeout', 5000),
         memoryLimitBytes: 256 * 1024 * 1024,
@@ -121,7 +122,9 @@ export class Settee {
         log: (message) => log.info(message),
       });
       return queryServer;
-    });
+    };
+    const views = new ViewService(new LmdbBackend(join(viewDir, '.views')), sandbox);
+    const design = new DesignService(sandbox);
     // A deleted database takes its view indexes with it.
     dbs.onEvent((name, type) => {
       if (type === 'deleted') void views.dropDatabase(name).catch((err) => log.error(`dropping indexes of ${name}: ${String(err)}`));
@@ -130,7 +133,7 @@ export class Settee {
     await dbs.ensure(config.getString(HTTPD_AUTH_SECTION, 'authentication_db', '_users'));
     await dbs.ensure(config.getString('replicator', 'db', '_replicator'));
     return {
-      config, log, dbs, uuids, serverUuid, views,
+      config, log, dbs, uuids, serverUuid, views, design,
       tasks: new TaskRegistry(),
       restart: () => void this.restart(),
     };
@@ -140,6 +143,7 @@ export class Settee {
   async restart(): Promise<void> {
     const old = this.services;
     await old.views.close();
+    await old.design.close();
     await old.dbs.closeAll();
     await old.config.reload();
     this.services = await this.buildServices(old.config);
@@ -150,6 +154,7 @@ export class Settee {
   async stop(): Promise<void> {
     await this.http.close();
     await this.services.views.close();
+    await this.services.design.close();
     await this.services.dbs.closeAll();
     await this.services.log.close();
   }

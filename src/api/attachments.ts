@@ -13,7 +13,7 @@ import { json, raw, stream, type HeaderMap, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { absoluteUrl, docPath, durableWrite, ifMatchRev, openDb, quote, raiseResult } from './common.js';
+import { absoluteUrl, docPath, durableWrite, ifMatchRev, openDb, quote, raiseResult, editDocs } from './common.js';
 
 export const attachmentRoutes: Route[] = [
   { shape: 'attachment', methods: { GET: getAttachment, PUT: putAttachment, DELETE: deleteAttachment } },
@@ -236,7 +236,7 @@ function editOf(id: string, rev: string | undefined, base: OpenedDoc | undefined
 }
 
 async function commit(req: Request, p: RouteParams, svc: Services, db: Database, doc: IncomingDoc, status: number, location: string | undefined): Promise<Reply> {
-  const [result] = await db.edit([doc], { newEdits: true, allOrNothing: false, durable: durableWrite(req, svc) });
+  const [result] = await editDocs(svc, req.userCtx, db, [doc], { newEdits: true, allOrNothing: false, durable: durableWrite(req, svc) });
   if (!result!.ok) raiseResult(result!);
   const headers: HeaderMap = { ETag: quote(result!.rev) };
   if (location) headers['Location'] = absoluteUrl(req, location, svc);

@@ -51,7 +51,7 @@ export const bulkRoutes: Route[] = [
             results[i] = { id: doc.id!, ok: false, error: err.error, reason: err.reason, status: err.status };
           }
         }
-        const edited = await editDocs(db, regular, { newEdits, allOrNothing, durable });
+        const edited = await editDocs(svc, req.userCtx, db, regular, { newEdits, allOrNothing, durable });
         edited.forEach((r, j) => { results[regularIndex[j]!] = r; });
 
         if (allOrNothing && results.some((r) => r && !r.ok && r.error !== 'conflict')) {

@@ -5,6 +5,8 @@ import type { Database, EditOptions, EditResult } from '../core/database.js';
 import type { IncomingDoc } from '../core/document.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
+import type { UserContext } from '../auth/user-context.js';
+import { validateWrites } from '../design/validation.js';
 
 export function requestLimit(services: Services): number {
   return services.config.getInt('httpd', 'max_http_request_size', 67108864);
@@ -73,10 +75,15 @@ export function ifMatchRev(req: Request): string | undefined {
 }
 
 /**
- * Edits documents that may carry attachments: their content (inline `data`, or `follows` parts
- * that `follow` streams) is stored first, and the uploads are released once the edit is done.
+ * Every write of documents goes through here. Attachment content (inline `data`, or `follows`
+ * parts that `follow` streams) is stored first; then validate_doc_update runs (design/validation:
+ * nothing to do, and no cost, in databases without validators); the documents that pass are
+ * edited. A rejected document gets its error as its result; with all_or_nothing nothing is
+ * written then. Uploads are released once the edit is done.
  */
 export async function editDocs(
+  svc: Services,
+  userCtx: UserContext,
   db: Database,
   docs: IncomingDoc[],
   options: EditOptions,
@@ -85,7 +92,17 @@ export async function editDocs(
   const uploads: { release(): void }[] = [];
   try {
     for (const doc of docs) uploads.push(...(await db.prepareAttachments(doc, follow)));
-    return await db.edit(docs, options);
+    const verdicts = await validateWrites(svc.design, db, docs, options.newEdits, userCtx);
+    if (!verdicts) return await db.edit(docs, options);
+    const rejected = (i: number): EditResult => {
+      const e = verdicts[i]!;
+      return { id: docs[i]!.id ?? '', ok: false, error: e.error, reason: e.reason, status: e.status };
+    };
+    if (options.allOrNothing) return docs.map((doc, i) => (verdicts[i] ? rejected(i) : { id: doc.id ?? '', ok: true, rev: '', changed: false }));
+    const passing = docs.filter((_, i) => !verdicts[i]);
+    const edited = passing.length > 0 ? await db.edit(passing, options) : [];
+    let next = 0;
+    return docs.map((_, i) => (verdicts[i] ? rejected(i) : edited[next++]!));
   } finally {
     for (const upload of uploads) upload.release();
   }

@@ -46,10 +46,10 @@ export const databaseRoutes: Route[] = [
           return json(201, { ok: true, id: doc.id, rev }, { Location: absoluteUrl(req, docPath(p.db, doc.id), svc) });
         }
         if (req.string('batch') === 'ok') {
-          void editDocs(db, [doc], { newEdits: true, allOrNothing: false, durable: false }).catch(() => undefined);
+          void editDocs(svc, req.userCtx, db, [doc], { newEdits: true, allOrNothing: false, durable: false }).catch(() => undefined);
           return json(202, { ok: true, id: doc.id });
         }
-        const [result] = await editDocs(db, [doc], { newEdits: true, allOrNothing: false, durable: durableWrite(req, svc) });
+        const [result] = await editDocs(svc, req.userCtx, db, [doc], { newEdits: true, allOrNothing: false, durable: durableWrite(req, svc) });
         if (!result!.ok) raiseResult(result!);
         return json(201, { ok: true, id: doc.id, rev: result!.rev }, {
           ETag: quote(result!.rev),

@@ -253,10 +253,10 @@ async function writeOne(
   const newEdits = req.bool('new_edits', true);
   // A streamed (multipart) body must be read before answering, so batch mode cannot apply.
   if (req.string('batch') === 'ok' && !follow) {
-    void editDocs(db, [doc], { newEdits, allOrNothing: false, durable: false }).catch(() => undefined);
+    void editDocs(svc, req.userCtx, db, [doc], { newEdits, allOrNothing: false, durable: false }).catch(() => undefined);
     return json(202, { ok: true, id });
   }
-  const [result] = await editDocs(db, [doc], { newEdits, allOrNothing: false, durable: durableWrite(req, svc) }, follow);
+  const [result] = await editDocs(svc, req.userCtx, db, [doc], { newEdits, allOrNothing: false, durable: durableWrite(req, svc) }, follow);
   if (!result!.ok) raiseResult(result!);
   return json(status, { ok: true, id, rev: result!.rev }, { ETag: quote(result!.rev), ...location });
 }

@@ -140,6 +140,11 @@ export class Database {
   private listeners = new Set<(seq: number) => void>();
   private holders = 0;
   private closed = false;
+  /**
+   * Bumped after every commit that changed a design document (and every purge): caches of
+   * design-document code (validators) compare it instead of reading anything per write.
+   */
+  designEpoch = 0;
   /** While compaction runs: every attachment digest a revision written meanwhile uses. */
   compactionDigests: Set<string> | undefined;
 
@@ -495,6 +500,7 @@ export class Database {
       commits.push(this.store.write(staged.take(), { durable: false }));
       await Promise.all(commits);
       this.meta = staged.meta;
+      if (staged.touchedDesign) this.designEpoch++;
     } catch (err) {
       await Promise.allSettled(commits);
       // Some parts may have committed: take the metadata back from what the store holds.
@@ -706,6 +712,7 @@ export class Database {
         ops.push({ type: 'put', key: metaKey('info'), value: encodeJson(meta) });
         await this.store.write(ops, { durable: true });
         this.meta = meta;
+        this.designEpoch++;
         this.notify();
       }
       return { purge_seq: this.meta.purgeSeq, purged };
@@ -828,6 +835,8 @@ class Batch {
   private readonly parentAtts = new Map<string, Record<string, StoredAttachment> | null>();
   private readonly ops: WriteOp[] = [];
   private stagedDocs = 0;
+  /** Whether an edit of this batch changed a design document. */
+  touchedDesign = false;
 
   constructor(private readonly db: Database) {
     this.meta = { ...db.currentMeta };
@@ -980,6 +989,7 @@ class Batch {
     writeInfo(this.ops, this.meta, next, key);
     this.infos.set(id, next);
     this.stagedDocs++;
+    if (id.startsWith('_design/')) this.touchedDesign = true;
     return { id, ok: true, rev: newRev, changed: true };
   }
 

@@ -12,7 +12,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { Worker, type MessagePort } from 'node:worker_threads';
+import type { DesignKind } from './engine.js';
 import { CouchError } from '../errors.js';
 import type { FailureCause, WorkerEvent, WorkerRequest } from './protocol.js';
 import type { WasmModule, WorkerSetup } from './worker.js';
@@ -38,6 +39,8 @@ type JobRequest = (
   | { op: 'load'; pid: number }
   | { op: 'map'; pid: number; docs: string; timeoutMs: number }
   | { op: 'reduce'; pid: number; fn: number; calls: string; timeoutMs: number }
+  | { op: 'design'; pid: number; kind: DesignKind; fn: number; items: string; arg: string; timeoutMs: number }
+  | { op: 'list'; pid: number; fn: number; head: string; req: string; timeoutMs: number; port: MessagePort; signal: SharedArrayBuffer }
 ) & {
   /** Asked before the job is sent to a worker: true drops it (its caller already failed). */
   abandoned?: () => boolean;
@@ -221,7 +224,12 @@ export class WorkerPool {
         }
       }
     }
-    for (const f of inFlight.reverse()) if (f.job) this.queue.unshift(f.job);
+    for (const f of inFlight.reverse()) {
+      if (!f.job) continue;
+      // A list's port went to the dead worker: it cannot be sent again.
+      if (f.job.request.op === 'list') f.job.reject(new SandboxError(500, error, reason, cause));
+      else this.queue.unshift(f.job);
+    }
     if (this.closed) return;
     if (slot.failedStarts >= MAX_FAILED_STARTS) {
       slot.dead = true;
@@ -247,15 +255,32 @@ export class WorkerPool {
     }
   }
 
+  /**
+   * Sends queued jobs to workers. A list job holds its worker for as long as the client reads
+   * (it blocks on the host for rows), so it goes only to an idle worker, nothing is queued
+   * behind it, and one worker is kept free of lists (when there are two or more) so view
+   * updates and reduces a list waits on can still run.
+   */
   private pump(): void {
-    while (this.queue.length > 0) {
+    let listing = this.slots.filter((s) => s.inFlight.some((f) => f.job?.request.op === 'list')).length;
+    const maxLists = Math.max(1, this.slots.length - 1);
+    for (let i = 0; i < this.queue.length;) {
+      const job = this.queue[i]!;
+      const isList = job.request.op === 'list';
       let best: Slot | undefined;
       for (const slot of this.slots) {
         if (!slot.ready || !slot.worker || slot.inFlight.length >= MAX_IN_FLIGHT) continue;
+        if (slot.inFlight.some((f) => f.job?.request.op === 'list')) continue;
+        if (isList && (slot.inFlight.length > 0 || listing >= maxLists)) continue;
         if (!best || slot.inFlight.length < best.inFlight.length) best = slot;
       }
-      if (!best) return;
-      const job = this.queue.shift()!;
+      if (!best) {
+        if (!isList) return; // no worker can take anything more now
+        i++;
+        continue;
+      }
+      this.queue.splice(i, 1);
+      if (isList) listing++;
       this.dispatch(best, job);
     }
   }
@@ -280,20 +305,28 @@ export class WorkerPool {
       slot.loaded.add(r.pid);
       this.send(slot, { op: 'load', id: 0, pid: r.pid, spec: program.spec, memoryLimitBytes: program.memoryLimitBytes, timeoutMs: program.timeoutMs() }, undefined);
     }
-    if (r.op === 'map') this.send(slot, { op: 'map', id: 0, pid: r.pid, docs: r.docs, timeoutMs: r.timeoutMs }, job);
-    else this.send(slot, { op: 'reduce', id: 0, pid: r.pid, fn: r.fn, calls: r.calls, timeoutMs: r.timeoutMs }, job);
+    switch (r.op) {
+      case 'map': this.send(slot, { op: 'map', id: 0, pid: r.pid, docs: r.docs, timeoutMs: r.timeoutMs }, job); break;
+      case 'reduce': this.send(slot, { op: 'reduce', id: 0, pid: r.pid, fn: r.fn, calls: r.calls, timeoutMs: r.timeoutMs }, job); break;
+      case 'design':
+        this.send(slot, { op: 'design', id: 0, pid: r.pid, kind: r.kind, fn: r.fn, items: r.items, arg: r.arg, timeoutMs: r.timeoutMs }, job);
+        break;
+      case 'list':
+        this.send(slot, { op: 'list', id: 0, pid: r.pid, fn: r.fn, head: r.head, req: r.req, timeoutMs: r.timeoutMs, port: r.port, signal: r.signal }, job, [r.port]);
+        break;
+    }
   }
 
-  private send(slot: Slot, request: WorkerRequest, job: Job | undefined): void {
+  private send(slot: Slot, request: WorkerRequest, job: Job | undefined, transfer?: MessagePort[]): void {
     const id = this.nextId++;
     request.id = id;
     slot.inFlight.push({ id, pid: request.pid, job });
     slot.worker!.ref();
-    this.post(slot, request);
+    this.post(slot, request, transfer);
   }
 
-  private post(slot: Slot, request: WorkerRequest): void {
-    slot.worker!.postMessage(request);
+  private post(slot: Slot, request: WorkerRequest, transfer?: MessagePort[]): void {
+    slot.worker!.postMessage(request, transfer);
   }
 
   private reply(slot: Slot, event: Exclude<WorkerEvent, { ready: boolean }>): void {

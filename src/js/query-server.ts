@@ -17,6 +17,7 @@
 import { CouchError } from '../errors.js';
 import { SandboxError, WorkerPool } from './pool.js';
 import type { ProgramSpec } from './protocol.js';
+import { DesignFunction } from './design-function.js';
 
 export { SandboxError } from './pool.js';
 
@@ -147,6 +148,28 @@ export class QueryServer {
     const reduces = new Map<string, { fn: number; usesKeys: boolean }>();
     for (const [name, fn] of reduceOf) reduces.set(name, { fn, usesKeys: usesKeys[fn] !== false });
     return new Program(this, this.pool, compiled.pid, names, viewMap, maps.length, reduces);
+  }
+
+  /**
+   * Compiles one design-document function that is not a view (validate_doc_update, a filter,
+   * show, list or update): `require()` resolves in the whole design document, as in CouchDB.
+   * A function that does not compile is a CouchError 400 {error: 'compilation_error'}.
+   */
+  async designFunction(ddoc: object, source: unknown): Promise<DesignFunction> {
+    const spec: ProgramSpec = { requireRoot: ddoc, functions: [{ source, require: true }], maps: [] };
+    let compiled: { pid: number };
+    try {
+      compiled = await this.pool.compile(JSON.stringify(spec), this.options.memoryLimitBytes, () => this.options.timeoutMs);
+    } catch (err) {
+      throw this.report(err);
+    }
+    const server = this;
+    return new DesignFunction({
+      pool: this.pool,
+      get limits() { return server.limits; },
+      report: (err) => this.report(err),
+      logAll: (messages) => this.logAll(messages),
+    }, compiled.pid);
   }
 
   async close(): Promise<void> {
