@@ -37,10 +37,17 @@ export class Request {
   /** Who is asking; set by authentication before the handler runs. */
   userCtx: UserContext = adminPartyContext();
 
-  constructor(raw: IncomingMessage) {
+  /** The path and query string handled (after a `_rewrite`, the rewritten one). */
+  readonly url: string;
+  /** The raw path the client asked for (before any `_rewrite`). */
+  readonly requestedPath: string;
+
+  /** `rewrite`: the URL a design document's `_rewrite` routed this request to (see rewritten()). */
+  constructor(raw: IncomingMessage, rewrite?: { url: string; method: string; from: Request }) {
     this.raw = raw;
-    this.method = (raw.method ?? 'GET').toUpperCase();
-    const url = raw.url ?? '/';
+    this.method = rewrite?.method ?? (raw.method ?? 'GET').toUpperCase();
+    const url = rewrite?.url ?? raw.url ?? '/';
+    this.url = url;
     const q = url.indexOf('?');
     this.rawPath = q === -1 ? url : url.slice(0, q);
     let search = q === -1 ? '' : url.slice(q + 1);
@@ -52,6 +59,13 @@ export class Request {
       this.badQuery = true;
     }
     this.query = new URLSearchParams(search);
+    this.requestedPath = rewrite?.from.requestedPath ?? this.rawPath;
+    if (rewrite) {
+      // The same exchange: body, user, completion and disconnection are the original's.
+      this.userCtx = rewrite.from.userCtx;
+      this.bodyCache = rewrite.from.bodyCache;
+      this.parent = rewrite.from;
+    }
     this.rawSegments = this.rawPath.split('/').slice(1);
     if (this.rawSegments.length > 0 && this.rawSegments[this.rawSegments.length - 1] === '' && this.rawSegments.length > 1) {
       // A trailing slash (`/db/`) names the same resource as without it.
@@ -59,8 +73,17 @@ export class Request {
     }
   }
 
+  /** The request this one was rewritten from. */
+  private parent: Request | undefined;
+
+  /** This request routed to another URL (and method) of the server, by `_rewrite`. */
+  rewritten(url: string, method: string): Request {
+    return new Request(this.raw, { url, method, from: this });
+  }
+
   /** Aborted when the client goes away, so long-running feeds can stop waiting. */
   get signal(): AbortSignal {
+    if (this.parent) return this.parent.signal;
     if (!this.abort) {
       this.abort = new AbortController();
       if (this.gone) this.abort.abort();
@@ -72,6 +95,7 @@ export class Request {
 
   /** Runs `fn` once the response to this request is complete (or abandoned). */
   onFinish(fn: () => void): void {
+    if (this.parent) return this.parent.onFinish(fn);
     (this.finishers ??= []).push(fn);
   }
 
@@ -149,6 +173,7 @@ export class Request {
 
   /** Reads the whole body, failing with 413 past `limit` bytes. */
   async body(limit: number): Promise<Buffer> {
+    if (this.parent) return this.parent.body(limit);
     if (this.bodyCache) return this.bodyCache;
     const declared = Number(this.header('content-length') ?? 0);
     if (declared > limit) {
