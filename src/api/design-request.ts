@@ -1,5 +1,8 @@
-/** CouchDB's `req` object for design-document functions, from an HTTP request (see design/request-object.ts). */
+/** What the endpoints of design-document functions share: CouchDB's `req` object from an HTTP request, the document a function gets, its reply. */
+import { CouchError } from '../errors.js';
 import type { Database } from '../core/database.js';
+import type { ShapedResponse } from '../design/response.js';
+import { raw, type HeaderMap, type Reply } from './reply.js';
 import { requestObject } from '../design/request-object.js';
 import { decodeSegment, type Request } from './request.js';
 import type { Services } from './services.js';
@@ -35,4 +38,24 @@ export async function requestJson(req: Request, svc: Services, db: Database, id:
     userCtx: req.userCtx,
     secObj: db.getSecurity(),
   }));
+}
+
+/**
+ * The document a show or update function is called with, as JSON text (with `_revisions`, as
+ * CouchDB's json_doc gives it), or `null` when there is no id or no such live document.
+ */
+export async function docForFunction(db: Database, id: string | undefined): Promise<{ json: string; rev: string | undefined }> {
+  if (id === undefined) return { json: 'null', rev: undefined };
+  try {
+    const doc = await db.openDoc(id, { revs: true });
+    return doc.deleted ? { json: 'null', rev: undefined } : { json: doc.json, rev: doc.rev };
+  } catch (err) {
+    if (err instanceof CouchError && err.status === 404) return { json: 'null', rev: undefined };
+    throw err;
+  }
+}
+
+/** A function's shaped response as a Reply; `extra` headers (X-Couch-Id ...) go under the function's own. */
+export function renderedReply(shaped: ShapedResponse, extra: HeaderMap = {}): Reply {
+  return raw(shaped.status, shaped.body, shaped.contentType, { ...extra, ...shaped.headers });
 }

@@ -10,6 +10,8 @@ import { bulkRoutes } from './bulk.js';
 import { changesRoutes } from './changes.js';
 import { attachmentRoutes } from './attachments.js';
 import { viewRoutes } from './views.js';
+import { showRoutes } from './show.js';
+import { updateRoutes } from './update.js';
 
 export const routes: Route[] = [
   ...serverRoutes,
@@ -22,4 +24,6 @@ export const routes: Route[] = [
   ...changesRoutes,
   ...attachmentRoutes,
   ...viewRoutes,
+  ...showRoutes,
+  ...updateRoutes,
 ];
