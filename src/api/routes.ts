@@ -12,6 +12,7 @@ import { attachmentRoutes } from './attachments.js';
 import { viewRoutes } from './views.js';
 import { showRoutes } from './show.js';
 import { updateRoutes } from './update.js';
+import { listRoutes } from './list.js';
 
 export const routes: Route[] = [
   ...serverRoutes,
@@ -26,4 +27,5 @@ export const routes: Route[] = [
   ...viewRoutes,
   ...showRoutes,
   ...updateRoutes,
+  ...listRoutes,
 ];

@@ -464,7 +464,12 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
       logs = [];
       return s;
     } catch (e) {
-      throw asCouchError(e);
+      var failure = asCouchError(e);
+      // Once the response has started, what was sent before the error still goes out.
+      if (started && chunks.length > 0) {
+        try { hostPull(JSONstringify(takeOutput()), false); } catch (x) { if (isOutOfMemory(x)) throw x; }
+      }
+      throw failure;
     } finally {
       hostPull = null;
       resetList();

@@ -1,0 +1,194 @@
+/**
+ * `_list`: GET/POST `/{db}/_design/{ddoc}/_list/{list}/{view}` and
+ * `.../_list/{list}/{other ddoc}/{view}` run `lists.<list>(head, req)` over a view query (its
+ * parameters pass through; POST may carry `{"keys": [...]}`).
+ *
+ * Streaming: rows go to the sandbox in batches as the function's getRow() asks for them, and
+ * what it send()s goes to the client as it comes; the next batch of rows is fetched only once
+ * the client has taken the output so far, so a slow client holds the function back and a list
+ * over millions of rows holds only a batch in memory. The status and headers are the function's
+ * start() (or its return value's), known at its first getRow(). An error before that is an
+ * ordinary error response; after it, the body ends with the error's JSON.
+ */
+import { badRequest, notFound, toCouchError } from '../errors.js';
+import { headersOf } from '../design/response.js';
+import type { ListChunk } from '../js/design-function.js';
+import { stream, type Reply } from './reply.js';
+import type { Route, RouteParams } from './route.js';
+import type { Request } from './request.js';
+import type { Services } from './services.js';
+import { openDb, readObject } from './common.js';
+import { requestJson } from './design-request.js';
+import { queryView } from './views.js';
+
+export const listRoutes: Route[] = [
+  {
+    shape: 'designHandler', name: '_list',
+    methods: {
+      GET: (req, p, svc) => list(req, p, svc, undefined),
+      POST: async (req, p, svc) => {
+        const body = await readObject(req, svc);
+        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be an array.');
+        return list(req, p, svc, body['keys'] as unknown[] | undefined);
+      },
+    },
+  },
+];
+
+/** Rows handed to the sandbox per getRow() round trip: at most this many, or this many bytes. */
+const ROWS_PER_BATCH = 200;
+const BYTES_PER_BATCH = 256 * 1024;
+
+async function list(req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined): Promise<Reply> {
+  const [listName, ...viewPath] = p.rest;
+  if (listName === undefined || viewPath.length === 0 || viewPath.length > 2) throw notFound('missing');
+  const db = await openDb(svc, p.db, req);
+  const ddoc = await svc.design.designDoc(db, p.docId);
+  const fn = await svc.design.function(db, ddoc, 'lists', listName);
+  const viewDdocId = viewPath.length === 2 ? `_design/${viewPath[0]}` : p.docId;
+  const viewName = viewPath[viewPath.length - 1]!;
+  const view = await svc.views.open(db, viewDdocId);
+  const result = await queryView(req, svc, db, view, viewName, bodyKeys);
+  const reqJson = await requestJson(req, svc, db, null);
+
+  const pipe = new OutputPipe();
+  const rows = result.rows[Symbol.asyncIterator]();
+  let rowsDone = false;
+  let started: ((chunk: ListChunk) => void) | undefined;
+  const head = new Promise<ListChunk>((resolve) => { started = resolve; });
+  const begin = (chunk: ListChunk) => {
+    if (!started) return;
+    const resolve = started;
+    started = undefined;
+    resolve(chunk);
+  };
+  const run = fn.list(JSON.stringify(result.head), reqJson, {
+    output: async (chunk) => {
+      if (chunk.start) begin(chunk);
+      pipe.push(chunk.chunks);
+      await pipe.taken();
+    },
+    rows: async () => {
+      if (rowsDone || pipe.closed) return '[]';
+      const batch: string[] = [];
+      let bytes = 0;
+      while (batch.length < ROWS_PER_BATCH && bytes < BYTES_PER_BATCH) {
+        const next = await rows.next();
+        if (next.done) {
+          rowsDone = true;
+          break;
+        }
+        batch.push(next.value);
+        bytes += next.value.length;
+      }
+      return `[${batch.join(',')}]`;
+    },
+  });
+  const failed = run.then(
+    (last) => {
+      begin({ start: last.start ?? {}, chunks: [] });
+      pipe.push(last.chunks);
+      pipe.end();
+    },
+    (err: unknown) => {
+      pipe.fail(err);
+      return err;
+    },
+  );
+  // Whichever comes first: the response head, or a failure before it.
+  const first = await Promise.race([head, failed.then((err) => err)]);
+  if (first === undefined || !('chunks' in (first as object))) {
+    void rows.return?.();
+    throw toCouchError(first ?? pipe.error);
+  }
+  const start = (first as ListChunk).start ?? {};
+  const headers = headersOf(start.headers);
+  const typeKey = Object.keys(headers).find((k) => k.toLowerCase() === 'content-type');
+  const contentType = typeKey ? headers[typeKey]! : 'application/json';
+  if (typeKey) delete headers[typeKey];
+  const code = Number(start.code ?? 200);
+  const body = (async function* () {
+    try {
+      yield* pipe.read();
+    } finally {
+      pipe.close();
+      void rows.return?.();
+    }
+  })();
+  return stream(Number.isInteger(code) && code >= 100 && code <= 999 ? code : 200, body, headers, contentType);
+}
+
+/**
+ * Output of the list function on its way to the client: chunks are queued as the function sends
+ * them and read by the HTTP layer (which waits for the socket to drain); `taken()` resolves once
+ * the reader has taken everything queued.
+ */
+class OutputPipe {
+  private queue: string[] = [];
+  private wake: (() => void) | undefined;
+  private takers: (() => void)[] = [];
+  private ended = false;
+  error: unknown;
+  closed = false;
+
+  push(chunks: readonly string[]): void {
+    for (const c of chunks) if (c !== '') this.queue.push(c);
+    this.signal();
+  }
+
+  end(): void {
+    this.ended = true;
+    this.signal();
+  }
+
+  fail(err: unknown): void {
+    this.error ??= err;
+    this.ended = true;
+    this.signal();
+  }
+
+  /** The reader is gone (client closed): producers stop waiting. */
+  close(): void {
+    this.closed = true;
+    this.queue = [];
+    this.release();
+  }
+
+  taken(): Promise<void> {
+    if (this.closed || this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.takers.push(resolve));
+  }
+
+  async *read(): AsyncIterable<string> {
+    for (;;) {
+      if (this.queue.length > 0) {
+        // Coalesce what is queued into one write.
+        const out = this.queue.join('');
+        this.queue = [];
+        this.release();
+        yield out;
+        continue;
+      }
+      if (this.ended) {
+        if (this.error !== undefined) {
+          const e = toCouchError(this.error);
+          yield JSON.stringify({ error: e.error, reason: e.reason });
+        }
+        return;
+      }
+      await new Promise<void>((resolve) => { this.wake = resolve; });
+    }
+  }
+
+  private signal(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  private release(): void {
+    const takers = this.takers;
+    this.takers = [];
+    for (const t of takers) t();
+  }
+}
