@@ -135,6 +135,7 @@ export class Settee {
     return {
       config, log, dbs, uuids, serverUuid, views, design,
       tasks: new TaskRegistry(),
+      dispatch: (req) => this.http.dispatch(req),
       restart: () => void this.restart(),
     };
   }

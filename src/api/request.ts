@@ -76,6 +76,11 @@ export class Request {
   /** The request this one was rewritten from. */
   private parent: Request | undefined;
 
+  /** How many times this request was rewritten (a `_rewrite` loop is stopped by it). */
+  get rewriteDepth(): number {
+    return this.parent ? this.parent.rewriteDepth + 1 : 0;
+  }
+
   /** This request routed to another URL (and method) of the server, by `_rewrite`. */
   rewritten(url: string, method: string): Request {
     return new Request(this.raw, { url, method, from: this });

@@ -13,6 +13,7 @@ import { viewRoutes } from './views.js';
 import { showRoutes } from './show.js';
 import { updateRoutes } from './update.js';
 import { listRoutes } from './list.js';
+import { rewriteRoutes } from './rewrite.js';
 
 export const routes: Route[] = [
   ...serverRoutes,
@@ -28,4 +29,5 @@ export const routes: Route[] = [
   ...showRoutes,
   ...updateRoutes,
   ...listRoutes,
+  ...rewriteRoutes,
 ];

@@ -1,4 +1,6 @@
 import type { Config } from '../config/config.js';
+import type { Request } from './request.js';
+import type { Reply } from './reply.js';
 import type { Logger } from '../log/logger.js';
 import type { DatabaseRegistry } from '../core/registry.js';
 import type { UuidGenerator } from '../core/uuids.js';
@@ -18,6 +20,8 @@ export interface Services {
   design: DesignService;
   /** This server's persistent identity (GET / `uuid`). */
   serverUuid: string;
+  /** Routes a request through the server's router and handlers again (`_rewrite`'s rewritten requests). */
+  dispatch(req: Request): Promise<Reply>;
   /** Restarts the server in place: reloads config, reopens storage, keeps the process. */
   restart(): void;
 }

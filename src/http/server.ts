@@ -53,15 +53,23 @@ export class HttpServer {
     });
   }
 
+  /**
+   * Routes a request to its handler. Also reached through `Services.dispatch` by `_rewrite`,
+   * which routes a request again under its rewritten URL.
+   */
+  async dispatch(req: Request): Promise<Reply> {
+    if (req.badQuery) throw badRequest('Invalid URL encoding in query string');
+    const { handler, params } = this.router.resolve(req.method, req.rawSegments);
+    return handler(req, params, this.services());
+  }
+
   private async handle(raw: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
     const req = new Request(raw);
     res.once('close', () => req.clientGone());
     let status = 500;
     try {
-      if (req.badQuery) throw badRequest('Invalid URL encoding in query string');
-      const { handler, params } = this.router.resolve(req.method, req.rawSegments);
-      const reply = await handler(req, params, this.services());
+      const reply = await this.dispatch(req);
       status = reply.status;
       await this.write(req, res, reply);
     } catch (err) {
