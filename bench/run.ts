@@ -520,15 +520,20 @@ async function runViewPhase(server: RunningServer, target: w.Target, p: Plan, re
   }
 }
 
-async function runViewsOnFreshServer(name: ServerName, opts: Options, p: Plan, result: ServerResult, headers: Record<string, string>): Promise<void> {
-  let fresh: RunningServer;
+/** A freshly started server for one phase; undefined (the failure recorded under `errorKey`) if it did not start. */
+async function startFresh(name: ServerName, opts: Options, result: ServerResult, errorKey: string): Promise<RunningServer | undefined> {
   try {
-    fresh = await startServer(name, { root: ROOT, tmpRoot: opts.tmpRoot, setteeConfig: opts.setteeConfig, keepData: opts.keepData });
+    return await startServer(name, { root: ROOT, tmpRoot: opts.tmpRoot, setteeConfig: opts.setteeConfig, keepData: opts.keepData });
   } catch (err) {
-    result.errors.views = message(err);
+    result.errors[errorKey] = message(err);
     console.log(`  ${name}: ${message(err)}`);
-    return;
+    return undefined;
   }
+}
+
+async function runViewsOnFreshServer(name: ServerName, opts: Options, p: Plan, result: ServerResult, headers: Record<string, string>): Promise<void> {
+  const fresh = await startFresh(name, opts, result, 'views');
+  if (!fresh) return;
   result.mode ??= fresh.mode;
   const target: w.Target = { base: fresh.url, headers };
   console.log(`\n${name} (pid ${fresh.pid}) at ${fresh.url}: view phase, ${viewPlanFor(p, name).docs} docs, on a fresh server`);
@@ -551,14 +556,8 @@ async function runViewsOnFreshServer(name: ServerName, opts: Options, p: Plan, r
  * during the list (VmHWM reset when it starts, VmRSS sampled).
  */
 async function runDesignOnFreshServer(name: ServerName, opts: Options, p: Plan, result: ServerResult, headers: Record<string, string>): Promise<void> {
-  let fresh: RunningServer;
-  try {
-    fresh = await startServer(name, { root: ROOT, tmpRoot: opts.tmpRoot, setteeConfig: opts.setteeConfig, keepData: opts.keepData });
-  } catch (err) {
-    result.errors.design = message(err);
-    console.log(`  ${name}: ${message(err)}`);
-    return;
-  }
+  const fresh = await startFresh(name, opts, result, 'design');
+  if (!fresh) return;
   result.mode ??= fresh.mode;
   const target: w.Target = { base: fresh.url, headers };
   const { rssSampleMs, ...plan } = p.design;

@@ -1,12 +1,13 @@
 /** What the endpoints of design-document functions share: CouchDB's `req` object from an HTTP request, the document a function gets, its reply. */
-import { CouchError } from '../errors.js';
+import { CouchError, notFound } from '../errors.js';
 import type { Database } from '../core/database.js';
 import type { ShapedResponse } from '../design/response.js';
 import { raw, type HeaderMap, type Reply } from './reply.js';
 import { requestObject } from '../design/request-object.js';
 import { decodeSegment, type Request } from './request.js';
 import type { Services } from './services.js';
-import { requestLimit } from './common.js';
+import { openDb, requestLimit } from './common.js';
+import type { RouteParams } from './route.js';
 
 const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
@@ -58,4 +59,18 @@ export async function docForFunction(db: Database, id: string | undefined): Prom
 /** A function's shaped response as a Reply; `extra` headers (X-Couch-Id ...) go under the function's own. */
 export function renderedReply(shaped: ShapedResponse, extra: HeaderMap = {}): Reply {
   return raw(shaped.status, shaped.body, shaped.contentType, { ...extra, ...shaped.headers });
+}
+
+/**
+ * What a show or update call needs, from `/{db}/_design/{ddoc}/_show|_update/{func}[/{docid}]`:
+ * the database, design document, compiled function, and the document (ids may hold `/`).
+ */
+export async function openDocFunction(req: Request, p: RouteParams, svc: Services, group: 'shows' | 'updates') {
+  const [name, ...idParts] = p.rest;
+  if (name === undefined) throw notFound('missing');
+  const db = await openDb(svc, p.db, req);
+  const ddoc = await svc.design.designDoc(db, p.docId);
+  const fn = await svc.design.function(db, ddoc, group, name);
+  const docId = idParts.length > 0 ? idParts.join('/') : undefined;
+  return { db, ddoc, fn, docId, doc: await docForFunction(db, docId) };
 }

@@ -5,27 +5,20 @@
  * Accept header, user and query; If-None-Match on it is a 304.
  */
 import { createHash } from 'node:crypto';
-import { notFound } from '../errors.js';
 import { shapeResponse } from '../design/response.js';
 import { raw, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { openDb, quote } from './common.js';
-import { docForFunction, renderedReply, requestJson } from './design-request.js';
+import { quote } from './common.js';
+import { openDocFunction, renderedReply, requestJson } from './design-request.js';
 
 export const showRoutes: Route[] = [
   { shape: 'designHandler', name: '_show', methods: { GET: show, POST: show } },
 ];
 
 async function show(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
-  const [name, ...idParts] = p.rest;
-  if (name === undefined) throw notFound('missing');
-  const db = await openDb(svc, p.db, req);
-  const ddoc = await svc.design.designDoc(db, p.docId);
-  const fn = await svc.design.function(db, ddoc, 'shows', name);
-  const docId = idParts.length > 0 ? idParts.join('/') : undefined;
-  const doc = await docForFunction(db, docId);
+  const { db, ddoc, fn, docId, doc } = await openDocFunction(req, p, svc, 'shows');
   const etag = quote(createHash('md5')
     .update(JSON.stringify([ddoc.rev, doc.rev ?? null, req.header('accept') ?? '', req.userCtx.name, req.userCtx.roles, req.url]))
     .digest('hex'));

@@ -4,7 +4,7 @@
  * same write path as any write, so validate_doc_update applies) and answers its response, with
  * `X-Couch-Update-NewRev` and `X-Couch-Id` when it saved (default status 201, 202 for batch=ok).
  */
-import { badRequest, notFound } from '../errors.js';
+import { badRequest } from '../errors.js';
 import { parseIncomingDoc } from '../core/document.js';
 import { validateDocId } from '../core/names.js';
 import { shapeResponse } from '../design/response.js';
@@ -12,21 +12,15 @@ import type { Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { durableWrite, editDocs, openDb, raiseResult } from './common.js';
-import { docForFunction, renderedReply, requestJson } from './design-request.js';
+import { durableWrite, editDocs, raiseResult } from './common.js';
+import { openDocFunction, renderedReply, requestJson } from './design-request.js';
 
 export const updateRoutes: Route[] = [
   { shape: 'designHandler', name: '_update', methods: { POST: update, PUT: update } },
 ];
 
 async function update(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
-  const [name, ...idParts] = p.rest;
-  if (name === undefined) throw notFound('missing');
-  const db = await openDb(svc, p.db, req);
-  const ddoc = await svc.design.designDoc(db, p.docId);
-  const fn = await svc.design.function(db, ddoc, 'updates', name);
-  const docId = idParts.length > 0 ? idParts.join('/') : undefined;
-  const doc = await docForFunction(db, docId);
+  const { db, fn, docId, doc } = await openDocFunction(req, p, svc, 'updates');
   const [newDoc, resp] = await fn.update(doc.json, await requestJson(req, svc, db, docId ?? null));
   if (newDoc === null || newDoc === undefined) return renderedReply(shapeResponse(resp, 200));
 

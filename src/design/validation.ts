@@ -48,8 +48,7 @@ export async function validateWrites(
   if (validators.length === 0) return any ? verdicts : undefined;
 
   const secObj = db.getSecurity();
-  const ctxJson = JSON.stringify({ db: db.name, name: userCtx.name, roles: userCtx.roles });
-  const secJson = JSON.stringify(secObj);
+  const context = JSON.stringify([{ db: db.name, name: userCtx.name, roles: userCtx.roles }, secObj]);
   const olds = await Promise.all(toValidate.map((i) => oldDocJson(db, docs[i]!, newEdits)));
   const checked: number[] = [];
   const items: string[] = [];
@@ -57,10 +56,10 @@ export async function validateWrites(
     const old = olds[k]!;
     if (old === 'stored') return; // a replicated revision this database already has
     checked.push(i);
-    items.push(`[${newDocJson(docs[i]!, old)},${old},${ctxJson},${secJson}]`);
+    items.push(`[${newDocJson(docs[i]!, old)},${old}]`);
   });
   if (items.length === 0) return any ? verdicts : undefined;
-  const results = await Promise.all(validators.map((v) => v.fn.validate(items)));
+  const results = await Promise.all(validators.map((v) => v.fn.validate(items, context)));
   for (const perValidator of results) {
     perValidator.forEach((failure, k) => {
       const i = checked[k]!;

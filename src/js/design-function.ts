@@ -12,6 +12,7 @@ import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { CouchError } from '../errors.js';
 import type { WorkerPool } from './pool.js';
 import type { ListOutput } from './protocol.js';
+import { batchRanges, invalidOutput, parseReply } from './batches.js';
 
 /** What a show, list head or update answers: CouchDB's response object. */
 export interface RenderResponse {
@@ -57,9 +58,12 @@ export class DesignFunction {
 
   constructor(private readonly host: DesignHost, private readonly pid: number) {}
 
-  /** validate_doc_update over many `[newDoc, oldDoc, userCtx, secObj]` JSON texts, in one round trip per batch. */
-  async validate(items: readonly string[]): Promise<(ValidationFailure | null)[]> {
-    const out = await this.batches('validate', items, '');
+  /**
+   * validate_doc_update over many `[newDoc, oldDoc]` JSON texts, all with the same `userCtx` and
+   * `secObj` (`context`: JSON `[userCtx, secObj]`), in one round trip per batch.
+   */
+  async validate(items: readonly string[], context: string): Promise<(ValidationFailure | null)[]> {
+    const out = await this.batches('validate', items, context);
     return out.map((v) => {
       if (v === null) return null;
       const f = v as { error?: unknown; reason?: unknown; status?: unknown };
@@ -144,18 +148,8 @@ export class DesignFunction {
   private async batches(kind: 'validate' | 'filter', items: readonly string[], arg: string): Promise<unknown[]> {
     if (items.length === 0) return [];
     const { maxBatchDocs, maxBatchBytes } = this.host.limits;
-    const runs: Promise<unknown[]>[] = [];
-    let start = 0;
-    while (start < items.length) {
-      let end = start;
-      let bytes = 0;
-      while (end < items.length && end - start < maxBatchDocs && (end === start || bytes + items[end]!.length <= maxBatchBytes)) {
-        bytes += items[end]!.length + 1;
-        end++;
-      }
-      runs.push(this.batch(kind, `[${items.slice(start, end).join(',')}]`, arg, end - start));
-      start = end;
-    }
+    const runs = batchRanges(items, maxBatchDocs, maxBatchBytes)
+      .map(([start, end]) => this.batch(kind, `[${items.slice(start, end).join(',')}]`, arg, end - start));
     return (await Promise.all(runs)).flat();
   }
 
@@ -181,32 +175,15 @@ function renderError(reason: string): CouchError {
   return new CouchError(500, 'render_error', reason);
 }
 
-function malformed(): CouchError {
-  return new CouchError(500, 'os_process_error', 'the sandbox returned malformed output');
-}
-
-/** `[logs, results]` from the sandbox, checked (the sandbox is not trusted); `count` results when given. */
-function parseReply(text: string, count: number | undefined): [unknown[], unknown] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw malformed();
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || !Array.isArray(parsed[0])) throw malformed();
-  if (count !== undefined && (!Array.isArray(parsed[1]) || parsed[1].length !== count)) throw malformed();
-  return [parsed[0] as unknown[], parsed[1]];
-}
-
 function parseChunk(text: string): ListChunk {
   let v: unknown;
   try {
     v = JSON.parse(text);
   } catch {
-    throw malformed();
+    throw invalidOutput();
   }
   const o = v as { start?: unknown; chunks?: unknown } | null;
-  if (!o || typeof o !== 'object' || !Array.isArray(o.chunks)) throw malformed();
+  if (!o || typeof o !== 'object' || !Array.isArray(o.chunks)) throw invalidOutput();
   const chunk: ListChunk = { chunks: o.chunks.map(String) };
   if (o.start !== undefined && o.start !== null && typeof o.start === 'object') chunk.start = o.start as RenderResponse;
   return chunk;

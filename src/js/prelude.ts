@@ -361,15 +361,16 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
   global.getRow = getRow;
 
   // --- runners of design-document functions -----------------------------------------------
-  // validate_doc_update(newDoc, oldDoc, userCtx, secObj) per item: null (ok) or {error, reason}.
+  // validate_doc_update(newDoc, oldDoc, userCtx, secObj) per [newDoc, oldDoc] item, with the
+  // batch's [userCtx, secObj]: null (ok) or {error, reason}.
   function runValidates() {
-    var j = job, items = j.items, n = items.length, out = j.out, fn = funs[j.fn];
+    var j = job, items = j.items, n = items.length, out = j.out, fn = funs[j.fn], ctx = j.arg;
     for (var i = j.i; i < n; i++) {
       j.i = i;
       j.mark = logs.length;
       var a = items[i], r = null;
       try {
-        fn.call(ddocThis, a[0], a[1], a[2], a[3]);
+        fn.call(ddocThis, a[0], a[1], ctx[0], ctx[1]);
       } catch (e) {
         if (isOutOfMemory(e)) throw e;
         r = validationError(e);

@@ -28,6 +28,7 @@ before(async () => {
       crash: 'function(doc) { return doc.missing.field; }',
       loop: 'function() { while (true) {} }',
       undef: 'function() { return 42; }',
+      logs: 'function(doc, req) { log("show-log-marker " + req.query.m); log({an: "object"}); return "logged"; }',
     },
   });
   assert.equal(ddoc.status, 201, ddoc.text);
@@ -137,4 +138,12 @@ test('a runaway show times out with os_process_error', async () => {
     await c.put('/_config/couchdb/os_process_timeout', '5000');
   }
   assert.equal((await c.get('/shw/_design/s/_show/plain/hello')).text, 'Hi Hello');
+});
+
+test('log() writes to the server log', async () => {
+  const r = await c.get('/shw/_design/s/_show/logs?m=7731');
+  assert.equal(r.text, 'logged');
+  const log = await c.get('/_log?bytes=5000');
+  assert.match(log.text, /show-log-marker 7731/);
+  assert.match(log.text, /\{"an":"object"\}/);
 });
