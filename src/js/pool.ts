@@ -5,6 +5,10 @@
  *   MAX_IN_FLIGHT each, so a worker always has its next batch while the main thread handles
  *   the previous reply).
  * - Programs are compiled into a worker the first time a job of theirs goes there.
+ * - `_list` jobs hold a worker while their client reads (the function blocks on the host for
+ *   rows), so they never go to the core workers: they run in list workers of their own, started
+ *   on demand (at most `maxListWorkers`), one list each, and stopped after a while idle. The core
+ *   workers stay free for view builds, reduces and validation whatever lists are being read.
  * - A watchdog reads each worker's published deadline (shared memory): a worker still inside
  *   the sandbox well past it (something the QuickJS interrupt handler could not stop) is
  *   terminated. A worker that dies fails the job it was running with os_process_error and is
@@ -33,6 +37,8 @@ export interface PoolOptions {
   maxLivePrograms: number;
   /** How long past a published deadline a worker may stay inside the sandbox before it is terminated. */
   graceMs: () => number;
+  /** Most list workers at once (default 4); further lists wait for one. */
+  maxListWorkers?: number;
 }
 
 type JobRequest = (
@@ -66,6 +72,9 @@ interface Program {
 
 const MAX_IN_FLIGHT = 2;
 const MAX_FAILED_STARTS = 3;
+const DEFAULT_LIST_WORKERS = 4;
+/** An idle list worker is stopped after this long. */
+const LIST_WORKER_IDLE_MS = 30_000;
 
 class Slot {
   worker: Worker | undefined;
@@ -78,10 +87,16 @@ class Slot {
   dead = false;
   /** The worker said it is exiting after its last reply: nothing of its is running any more. */
   exiting = false;
+  /** A list worker (see the pool): not replaced when it ends. */
+  forLists = false;
+  idleSince = Date.now();
 }
 
 export class WorkerPool {
   private readonly slots: Slot[] = [];
+  private readonly listSlots: Slot[] = [];
+  /** List workers that failed to start in a row (past MAX_FAILED_STARTS, queued lists fail). */
+  private listStartFailures = 0;
   private readonly queue: Job[] = [];
   private readonly programs = new Map<number, Program>();
   private nextId = 1;
@@ -124,7 +139,7 @@ export class WorkerPool {
 
   release(pid: number): void {
     if (!this.programs.delete(pid)) return;
-    for (const slot of this.slots) {
+    for (const slot of [...this.slots, ...this.listSlots]) {
       if (!slot.loaded.delete(pid) || !slot.worker || !slot.ready) continue;
       this.post(slot, { op: 'unload', id: 0, pid });
     }
@@ -144,7 +159,7 @@ export class WorkerPool {
     clearInterval(this.watchdog);
     for (const job of this.queue.splice(0)) job.reject(closedError());
     const exits: Promise<unknown>[] = [];
-    for (const slot of this.slots) {
+    for (const slot of [...this.slots, ...this.listSlots]) {
       for (const f of slot.inFlight.splice(0)) f.job?.reject(closedError());
       const w = slot.worker;
       slot.worker = undefined;
@@ -181,6 +196,7 @@ export class WorkerPool {
             started = true;
             slot.ready = true;
             slot.failedStarts = 0;
+            if (slot.forLists) this.listStartFailures = 0;
             resolve();
             this.pump();
             if (slot.inFlight.length === 0) worker.unref();
@@ -231,6 +247,18 @@ export class WorkerPool {
       else this.queue.unshift(f.job);
     }
     if (this.closed) return;
+    if (slot.forLists) {
+      // List workers are started on demand: this one is just gone.
+      this.listSlots.splice(this.listSlots.indexOf(slot), 1);
+      if (slot.failedStarts > 0 && ++this.listStartFailures >= MAX_FAILED_STARTS) {
+        this.listStartFailures = 0;
+        for (let i = this.queue.length - 1; i >= 0; i--) {
+          if (this.queue[i]!.request.op === 'list') this.queue.splice(i, 1)[0]!.reject(new SandboxError(500, 'os_process_error', `query server cannot start: ${reason}`, 'crash'));
+        }
+      }
+      this.pump();
+      return;
+    }
     if (slot.failedStarts >= MAX_FAILED_STARTS) {
       slot.dead = true;
       if (this.slots.every((s) => s.dead)) {
@@ -245,43 +273,52 @@ export class WorkerPool {
   private watch(): void {
     const now = Date.now();
     const grace = this.options.graceMs();
-    for (const slot of this.slots) {
+    for (const slot of [...this.slots, ...this.listSlots]) {
       const d = slot.deadline[0]!;
       const w = slot.worker;
       if (w && d !== 0 && now > d + grace) {
         void w.terminate(); // its exit event is ignored: died() replaces slot.worker
         this.died(slot, 'OS process timed out.', 'timeout');
+      } else if (w && slot.forLists && slot.ready && slot.inFlight.length === 0 && now - slot.idleSince > LIST_WORKER_IDLE_MS) {
+        slot.worker = undefined;
+        this.listSlots.splice(this.listSlots.indexOf(slot), 1);
+        void w.terminate();
       }
     }
   }
 
-  /**
-   * Sends queued jobs to workers. A list job holds its worker for as long as the client reads
-   * (it blocks on the host for rows), so it goes only to an idle worker, nothing is queued
-   * behind it, and one worker is kept free of lists (when there are two or more) so view
-   * updates and reduces a list waits on can still run.
-   */
+  /** Sends queued jobs to workers: lists to idle list workers (started as needed), the rest to the core workers. */
   private pump(): void {
-    let listing = this.slots.filter((s) => s.inFlight.some((f) => f.job?.request.op === 'list')).length;
-    const maxLists = Math.max(1, this.slots.length - 1);
+    let waitingLists = 0;
     for (let i = 0; i < this.queue.length;) {
       const job = this.queue[i]!;
       const isList = job.request.op === 'list';
       let best: Slot | undefined;
-      for (const slot of this.slots) {
-        if (!slot.ready || !slot.worker || slot.inFlight.length >= MAX_IN_FLIGHT) continue;
-        if (slot.inFlight.some((f) => f.job?.request.op === 'list')) continue;
-        if (isList && (slot.inFlight.length > 0 || listing >= maxLists)) continue;
-        if (!best || slot.inFlight.length < best.inFlight.length) best = slot;
+      if (isList) {
+        best = this.listSlots.find((s) => s.ready && s.worker && s.inFlight.length === 0);
+      } else {
+        for (const slot of this.slots) {
+          if (!slot.ready || !slot.worker || slot.inFlight.length >= MAX_IN_FLIGHT) continue;
+          if (!best || slot.inFlight.length < best.inFlight.length) best = slot;
+        }
       }
       if (!best) {
-        if (!isList) return; // no worker can take anything more now
+        if (!isList) return; // no core worker can take anything more now
+        waitingLists++;
         i++;
         continue;
       }
       this.queue.splice(i, 1);
-      if (isList) listing++;
       this.dispatch(best, job);
+    }
+    // Start list workers for the lists still waiting (those starting count against them).
+    const starting = this.listSlots.filter((s) => !s.ready).length;
+    const maxLists = this.options.maxListWorkers ?? DEFAULT_LIST_WORKERS;
+    for (let n = starting; n < waitingLists && this.listSlots.length < maxLists; n++) {
+      const slot = new Slot();
+      slot.forLists = true;
+      this.listSlots.push(slot);
+      this.spawn(slot).catch(() => { /* counted by died() */ });
     }
   }
 
@@ -333,7 +370,10 @@ export class WorkerPool {
     const at = slot.inFlight.findIndex((f) => f.id === event.id);
     if (at < 0) return;
     const [f] = slot.inFlight.splice(at, 1);
-    if (slot.inFlight.length === 0) slot.worker?.unref();
+    if (slot.inFlight.length === 0) {
+      slot.worker?.unref();
+      slot.idleSince = Date.now();
+    }
     if (event.ok) f!.job?.resolve(event.result);
     else {
       const e = event.failure;

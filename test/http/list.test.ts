@@ -108,3 +108,28 @@ test('output streams while the list runs: the first bytes arrive before the rows
   assert.equal(all.text.split('\n').filter((l) => l !== '').length, 3050);
   assert.ok(all.text.endsWith('3999\n'));
 });
+
+test('a list whose client stops reading holds back neither other lists nor views and writes', async () => {
+  await c.put('/lst/_design/big', {
+    views: { all: { map: 'function(doc) { emit(doc._id, doc); }' } },
+    lists: { fat: 'function() { start({headers: {"Content-Type": "text/plain"}}); var r; while ((r = getRow())) send(JSON.stringify(r) + new Array(2000).join("x") + "\\n"); }' },
+  });
+  assert.equal((await c.get('/lst/_design/big/_view/all?limit=1')).status, 200);
+  // A client that reads the head and then nothing: the server's output backs up.
+  const stalled = await new Promise<import('node:http').ClientRequest>((resolve, reject) => {
+    const r = httpRequest(new URL('lst/_design/big/_list/fat/all', server.url), (res) => {
+      res.once('data', () => { res.pause(); resolve(r); });
+    });
+    r.on('error', reject);
+    r.end();
+  });
+  try {
+    const other = await c.get('/lst/_design/l/_list/csv/by_n?limit=2');
+    assert.equal(other.status, 200);
+    assert.equal(other.text, 'total=3050 offset=0\n0,even\n1,odd\nend\n');
+    assert.equal((await c.get('/lst/_design/l/_view/count?group=true')).status, 200);
+    assert.equal((await c.put('/lst/while-stalled', { n: -1 })).status, 201);
+  } finally {
+    stalled.destroy();
+  }
+});
