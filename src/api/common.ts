@@ -92,7 +92,7 @@ export async function editDocs(
   const uploads: { release(): void }[] = [];
   try {
     for (const doc of docs) uploads.push(...(await db.prepareAttachments(doc, follow)));
-    const verdicts = await validateWrites(svc.design, db, docs, options.newEdits, userCtx);
+    const verdicts = await validateWrites(svc.design, db, docs, options, userCtx);
     if (!verdicts) return await db.edit(docs, options);
     const rejected = (i: number): EditResult => {
       const e = verdicts[i]!;

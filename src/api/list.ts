@@ -53,6 +53,12 @@ async function list(req: Request, p: RouteParams, svc: Services, bodyKeys: unkno
 
   const pipe = new OutputPipe();
   const rows = result.rows[Symbol.asyncIterator]();
+  // However the exchange ends (read to the end, client gone, HEAD, error), the function stops
+  // waiting on it and the view's snapshot is let go.
+  req.onFinish(() => {
+    pipe.close();
+    void rows.return?.();
+  });
   let rowsDone = false;
   let started: ((chunk: ListChunk) => void) | undefined;
   const head = new Promise<ListChunk>((resolve) => { started = resolve; });

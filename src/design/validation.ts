@@ -9,7 +9,8 @@
  * the group-committing updater never waits on JavaScript. oldDoc is the revision being replaced
  * (null for a new document or one whose winner is deleted, as CouchDB does); for replicated
  * revisions (new_edits=false) the nearest ancestor this database stores, and revisions already
- * stored are not validated again.
+ * stored are not validated again. As in CouchDB, an edit the updater will refuse as a conflict
+ * (no `_rev` for a live document, a `_rev` that is not a leaf) is not validated: it answers 409.
  */
 import { CouchError } from '../errors.js';
 import type { Database } from '../core/database.js';
@@ -28,8 +29,9 @@ export type Verdicts = (CouchError | undefined)[];
  * validators, no design documents): the common case costs no read and no sandbox call.
  */
 export async function validateWrites(
-  design: DesignService, db: Database, docs: readonly IncomingDoc[], newEdits: boolean, userCtx: UserContext,
+  design: DesignService, db: Database, docs: readonly IncomingDoc[], options: { newEdits: boolean; allOrNothing: boolean }, userCtx: UserContext,
 ): Promise<Verdicts | undefined> {
+  const { newEdits, allOrNothing } = options;
   const verdicts: Verdicts = new Array(docs.length).fill(undefined);
   const toValidate: number[] = [];
   let any = false;
@@ -49,12 +51,12 @@ export async function validateWrites(
 
   const secObj = db.getSecurity();
   const context = JSON.stringify([{ db: db.name, name: userCtx.name, roles: userCtx.roles }, secObj]);
-  const olds = await Promise.all(toValidate.map((i) => oldDocJson(db, docs[i]!, newEdits)));
+  const olds = await Promise.all(toValidate.map((i) => oldDocJson(db, docs[i]!, newEdits, allOrNothing)));
   const checked: number[] = [];
   const items: string[] = [];
   toValidate.forEach((i, k) => {
     const old = olds[k]!;
-    if (old === 'stored') return; // a replicated revision this database already has
+    if (old === SKIP) return; // a conflict, or a replicated revision this database already has
     checked.push(i);
     items.push(`[${newDocJson(docs[i]!, old)},${old}]`);
   });
@@ -74,38 +76,33 @@ export async function validateWrites(
   return any ? verdicts : undefined;
 }
 
+const SKIP = 'skip';
+
 /**
- * The JSON of the revision a write replaces, `null` if none, or 'stored' for a replicated
- * revision that is already here (nothing to validate).
+ * The JSON of the revision a write replaces, `null` if none, or SKIP when there is nothing to
+ * validate: an edit the updater answers with a conflict, or a replicated revision already here.
  */
-async function oldDocJson(db: Database, doc: IncomingDoc, newEdits: boolean): Promise<string> {
+async function oldDocJson(db: Database, doc: IncomingDoc, newEdits: boolean, allOrNothing: boolean): Promise<string> {
   const id = doc.id!;
-  if (newEdits) {
-    if (doc.rev === undefined) return 'null';
-    return (await openRev(db, id, doc.rev)) ?? 'null';
-  }
-  if (doc.rev === undefined) return 'null';
   const info = await db.docInfo(id);
-  if (!info) return 'null';
-  if (revtree.hasRev(info.tree, doc.rev)) return 'stored';
+  if (newEdits) {
+    // all_or_nothing accepts conflicting edits, so those are validated too.
+    if (!info) return doc.rev === undefined || allOrNothing ? 'null' : SKIP;
+    if (doc.rev === undefined) return allOrNothing || revtree.winner(info.tree)!.deleted ? 'null' : SKIP;
+    if (!allOrNothing && !revtree.isLeaf(info.tree, doc.rev)) return SKIP;
+    return (await db.renderRevision(info, doc.rev))?.json ?? 'null';
+  }
+  if (doc.rev === undefined || !info) return 'null';
+  if (revtree.hasRev(info.tree, doc.rev)) return SKIP;
   const parsed = revtree.parseRev(doc.rev);
   const hashes = doc.revisions?.hashes ?? [];
   for (let k = 1; parsed && k < hashes.length; k++) {
     const rev = revtree.formatRev(parsed.pos - k, hashes[k]!);
     if (!revtree.hasRev(info.tree, rev)) continue;
-    const json = await openRev(db, id, rev);
+    const json = (await db.renderRevision(info, rev))?.json;
     if (json) return json;
   }
   return 'null';
-}
-
-async function openRev(db: Database, id: string, rev: string): Promise<string | undefined> {
-  try {
-    return (await db.openDoc(id, { rev })).json;
-  } catch (err) {
-    if (err instanceof CouchError && err.status === 404) return undefined;
-    throw err;
-  }
 }
 
 /**

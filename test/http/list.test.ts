@@ -133,3 +133,15 @@ test('a list whose client stops reading holds back neither other lists nor views
     stalled.destroy();
   }
 });
+
+test('HEAD on a list (whose body is never read) leaves no list behind', async () => {
+  const within = <T>(p: Promise<T>, ms: number): Promise<T> =>
+    Promise.race([p, new Promise<T>((_, reject) => { setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref(); })]);
+  for (let i = 0; i < 6; i++) {
+    const head = await within(c.head('/lst/_design/big/_list/fat/all'), 20_000);
+    assert.equal(head.status, 200);
+    assert.equal(head.text, '');
+  }
+  const after = await within(c.get('/lst/_design/l/_list/csv/by_n?limit=1'), 20_000);
+  assert.equal(after.text, 'total=3051 offset=0\n-1,null\nend\n');
+});

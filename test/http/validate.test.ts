@@ -156,3 +156,17 @@ test('functions that crash or use require() from the design document', async () 
   assert.equal(typeof crash.body.error, 'string');
   assert.equal((await c.put('/vdu-crash/c', { n: 1 })).status, 201);
 });
+
+test('an edit that conflicts answers 409, not the validator\'s verdict', async () => {
+  await setup('vdu-conflict');
+  const first = await c.put('/vdu-conflict/a', { title: 'A', owner: 'ann' });
+  assert.equal(first.status, 201);
+  const noRev = await c.put('/vdu-conflict/a', { owner: 'bob' }); // the validator would say 403
+  assert.equal(noRev.status, 409);
+  const second = await c.put('/vdu-conflict/a', { _rev: first.body.rev, title: 'A2', owner: 'ann' });
+  assert.equal(second.status, 201);
+  const stale = await c.put('/vdu-conflict/a', { _rev: first.body.rev, owner: 'bob' });
+  assert.equal(stale.status, 409);
+  const bulk = await c.post('/vdu-conflict/_bulk_docs', { docs: [{ _id: 'a', owner: 'bob' }] });
+  assert.equal(bulk.body[0].error, 'conflict');
+});
