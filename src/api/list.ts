@@ -36,7 +36,7 @@ export const listRoutes: Route[] = [
 ];
 
 /** Rows handed to the sandbox per getRow() round trip: at most this many, or this many bytes. */
-const ROWS_PER_BATCH = 200;
+const ROWS_PER_BATCH = 1000;
 const BYTES_PER_BATCH = 256 * 1024;
 
 async function list(req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined): Promise<Reply> {

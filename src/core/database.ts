@@ -238,6 +238,16 @@ export class Database {
     return info.id === id ? info : undefined;
   }
 
+  /** The infos of many documents in one storage round trip (undefined where there is none). */
+  async docInfos(ids: readonly string[]): Promise<(DocInfo | undefined)[]> {
+    const found = await this.store.getMany(ids.map((id) => infoKey(id)));
+    return found.map((bytes, i) => {
+      if (!bytes) return undefined;
+      const info = decodeDocInfo(bytes);
+      return info.id === ids[i] ? info : undefined;
+    });
+  }
+
   private async revision(id: string, rev: string): Promise<{ body: string; attachments: string | undefined } | undefined> {
     const bytes = await this.store.get(revKey(id, rev));
     return bytes ? decodeRevision(bytes) : undefined;

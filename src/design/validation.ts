@@ -14,6 +14,7 @@
  */
 import { CouchError } from '../errors.js';
 import type { Database } from '../core/database.js';
+import type { DocInfo } from '../core/records.js';
 import { renderDoc, type IncomingDoc } from '../core/document.js';
 import { isDesignId } from '../core/names.js';
 import * as revtree from '../core/revtree.js';
@@ -51,7 +52,8 @@ export async function validateWrites(
 
   const secObj = db.getSecurity();
   const context = JSON.stringify([{ db: db.name, name: userCtx.name, roles: userCtx.roles }, secObj]);
-  const olds = await Promise.all(toValidate.map((i) => oldDocJson(db, docs[i]!, newEdits, allOrNothing)));
+  const infos = await db.docInfos(toValidate.map((i) => docs[i]!.id!));
+  const olds = await Promise.all(toValidate.map((i, k) => oldDocJson(db, docs[i]!, infos[k], newEdits, allOrNothing)));
   const checked: number[] = [];
   const items: string[] = [];
   toValidate.forEach((i, k) => {
@@ -82,9 +84,7 @@ const SKIP = 'skip';
  * The JSON of the revision a write replaces, `null` if none, or SKIP when there is nothing to
  * validate: an edit the updater answers with a conflict, or a replicated revision already here.
  */
-async function oldDocJson(db: Database, doc: IncomingDoc, newEdits: boolean, allOrNothing: boolean): Promise<string> {
-  const id = doc.id!;
-  const info = await db.docInfo(id);
+async function oldDocJson(db: Database, doc: IncomingDoc, info: DocInfo | undefined, newEdits: boolean, allOrNothing: boolean): Promise<string> {
   if (newEdits) {
     // all_or_nothing accepts conflicting edits, so those are validated too.
     if (!info) return doc.rev === undefined || allOrNothing ? 'null' : SKIP;
