@@ -6,7 +6,7 @@ import type { IncomingDoc } from '../core/document.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import type { UserContext } from '../auth/user-context.js';
-import { validateWrites } from '../design/validation.js';
+import { validateWrites, type Verdicts } from '../design/validation.js';
 
 export function requestLimit(services: Services): number {
   return services.config.getInt('httpd', 'max_http_request_size', 67108864);
@@ -92,20 +92,26 @@ export async function editDocs(
   const uploads: { release(): void }[] = [];
   try {
     for (const doc of docs) uploads.push(...(await db.prepareAttachments(doc, follow)));
-    const verdicts = await validateWrites(svc.design, db, docs, options, userCtx);
-    if (!verdicts) return await db.edit(docs, options);
-    const rejected = (i: number): EditResult => {
-      const e = verdicts[i]!;
-      return { id: docs[i]!.id ?? '', ok: false, error: e.error, reason: e.reason, status: e.status };
-    };
-    if (options.allOrNothing) return docs.map((doc, i) => (verdicts[i] ? rejected(i) : { id: doc.id ?? '', ok: true, rev: '', changed: false }));
-    const passing = docs.filter((_, i) => !verdicts[i]);
-    const edited = passing.length > 0 ? await db.edit(passing, options) : [];
-    let next = 0;
-    return docs.map((_, i) => (verdicts[i] ? rejected(i) : edited[next++]!));
+    return await applyVerdicts(db, docs, await validateWrites(svc.design, db, docs, options, userCtx), options);
   } finally {
     for (const upload of uploads) upload.release();
   }
+}
+
+/** Edits the documents that passed validation; the rejected ones get their error (with all_or_nothing, nothing is edited then). */
+function applyVerdicts(db: Database, docs: IncomingDoc[], verdicts: Verdicts | undefined, options: EditOptions): Promise<EditResult[]> {
+  if (!verdicts) return db.edit(docs, options);
+  const rejected = (i: number): EditResult => {
+    const e = verdicts[i]!;
+    return { id: docs[i]!.id ?? '', ok: false, error: e.error, reason: e.reason, status: e.status };
+  };
+  if (options.allOrNothing) return Promise.resolve(docs.map((doc, i) => (verdicts[i] ? rejected(i) : { id: doc.id ?? '', ok: true, rev: '', changed: false })));
+  const passing = docs.filter((_, i) => !verdicts[i]);
+  const edited = passing.length > 0 ? db.edit(passing, options) : Promise.resolve([]);
+  return edited.then((results) => {
+    let next = 0;
+    return docs.map((_, i) => (verdicts[i] ? rejected(i) : results[next++]!));
+  });
 }
 
 /**

@@ -53,8 +53,17 @@ export interface DesignHost {
   logAll(messages: readonly unknown[]): void;
 }
 
+/** Validations waiting for a worker, with the same user context: they go to the sandbox as one batch. */
+interface QueuedValidation {
+  items: readonly string[];
+  resolve: (verdicts: (ValidationFailure | null)[]) => void;
+  reject: (err: unknown) => void;
+}
+
 export class DesignFunction {
   private disposed = false;
+  private validationsInFlight = 0;
+  private readonly queuedValidations = new Map<string, QueuedValidation[]>();
 
   constructor(private readonly host: DesignHost, private readonly pid: number) {}
 
@@ -62,13 +71,47 @@ export class DesignFunction {
    * validate_doc_update over many `[newDoc, oldDoc]` JSON texts, all with the same `userCtx` and
    * `secObj` (`context`: JSON `[userCtx, secObj]`), in one round trip per batch.
    */
-  async validate(items: readonly string[], context: string): Promise<(ValidationFailure | null)[]> {
-    const out = await this.batches('validate', items, context);
-    return out.map((v) => {
-      if (v === null) return null;
-      const f = v as { error?: unknown; reason?: unknown; status?: unknown };
-      return { error: String(f.error), reason: f.reason, ...(typeof f.status === 'number' ? { status: f.status } : {}) };
+  validate(items: readonly string[], context: string): Promise<(ValidationFailure | null)[]> {
+    // Concurrent single-document writes would each cost a sandbox round trip: while every worker
+    // has a validation of this function, later ones wait and then go together (as group commit).
+    if (this.validationsInFlight < this.host.pool.size) return this.runValidation(items, context);
+    return new Promise((resolve, reject) => {
+      const queue = this.queuedValidations.get(context) ?? [];
+      queue.push({ items, resolve, reject });
+      this.queuedValidations.set(context, queue);
     });
+  }
+
+  private async runValidation(items: readonly string[], context: string): Promise<(ValidationFailure | null)[]> {
+    this.validationsInFlight++;
+    try {
+      const out = await this.batches('validate', items, context);
+      return out.map((v) => {
+        if (v === null) return null;
+        const f = v as { error?: unknown; reason?: unknown; status?: unknown };
+        return { error: String(f.error), reason: f.reason, ...(typeof f.status === 'number' ? { status: f.status } : {}) };
+      });
+    } finally {
+      this.validationsInFlight--;
+      this.flushValidations();
+    }
+  }
+
+  private flushValidations(): void {
+    while (this.validationsInFlight < this.host.pool.size && this.queuedValidations.size > 0) {
+      const [context, waiting] = this.queuedValidations.entries().next().value!;
+      this.queuedValidations.delete(context);
+      this.runValidation(waiting.flatMap((w) => w.items), context).then(
+        (verdicts) => {
+          let at = 0;
+          for (const w of waiting) {
+            w.resolve(verdicts.slice(at, at + w.items.length));
+            at += w.items.length;
+          }
+        },
+        (err: unknown) => { for (const w of waiting) w.reject(err); },
+      );
+    }
   }
 
   /** The filter over documents (JSON texts) with one request object: whether each passes. */
