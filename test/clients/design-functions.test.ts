@@ -1,7 +1,8 @@
 /**
- * validate_doc_update seen by PouchDB (HTTP adapter, through the logging proxy): `put` rejected
- * with 403 forbidden, `bulkDocs` with per-document forbidden errors, and a local → remote
- * replication whose rejected documents are skipped, not fatal.
+ * Design-document functions seen by PouchDB (HTTP adapter, through the logging proxy):
+ * validate_doc_update rejecting `put` (403 forbidden) and `bulkDocs` (per-document forbidden
+ * rows), a local → remote replication whose rejected documents are skipped, not fatal, and a
+ * filtered remote → local replication driven by a filter function with query parameters.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +11,7 @@ import { PouchFixture } from './pouch-fixture.js';
 let fx: PouchFixture;
 
 before(async () => {
-  fx = await PouchFixture.start('settee-pouch-vdu-');
+  fx = await PouchFixture.start('settee-pouch-ddoc-');
 });
 after(async () => fx.close());
 
@@ -48,4 +49,25 @@ test('replication into a validated database skips the rejected documents', async
   assert.equal(result.docs_written, 2);
   const all = await remote.allDocs();
   assert.deepEqual(all.rows.map((r: any) => r.id), ['_design/rules', 'x', 'z']);
+});
+
+test('filtered replication: PouchDB pulls through a filter function with query_params', async () => {
+  const remote = await fx.remote('pouch-filtered');
+  await remote.put({
+    _id: '_design/app',
+    filters: { by_owner: 'function(doc, req) { return doc.owner === req.query.owner; }' },
+  });
+  await remote.bulkDocs([
+    { _id: 'a1', owner: 'ann' }, { _id: 'b1', owner: 'bob' }, { _id: 'a2', owner: 'ann' }, { _id: 'c1' },
+  ]);
+  const local = fx.local('filtered-local');
+  const result = await local.replicate.from(remote, { filter: 'app/by_owner', query_params: { owner: 'ann' } });
+  assert.equal(result.ok, true);
+  const all = await local.allDocs();
+  assert.deepEqual(all.rows.map((r: any) => r.id), ['a1', 'a2']);
+  // later changes arrive through the same filter
+  await remote.put({ _id: 'a3', owner: 'ann' });
+  await remote.put({ _id: 'b2', owner: 'bob' });
+  await local.replicate.from(remote, { filter: 'app/by_owner', query_params: { owner: 'ann' } });
+  assert.deepEqual((await local.allDocs()).rows.map((r: any) => r.id), ['a1', 'a2', 'a3']);
 });
