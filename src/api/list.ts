@@ -11,8 +11,8 @@
  * ordinary error response; after it, the body ends with the error's JSON.
  */
 import { badRequest, notFound, toCouchError } from '../errors.js';
-import { headersOf } from '../design/response.js';
-import type { ListChunk } from '../js/design-function.js';
+import { responseHead } from '../design/response.js';
+import type { RenderResponse } from '../js/design-function.js';
 import { stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
@@ -60,17 +60,13 @@ async function list(req: Request, p: RouteParams, svc: Services, bodyKeys: unkno
     void rows.return?.();
   });
   let rowsDone = false;
-  let started: ((chunk: ListChunk) => void) | undefined;
-  const head = new Promise<ListChunk>((resolve) => { started = resolve; });
-  const begin = (chunk: ListChunk) => {
-    if (!started) return;
-    const resolve = started;
-    started = undefined;
-    resolve(chunk);
-  };
+  // The response head: the function's start() at its first output, or its end; a failure before that is an error reply.
+  let announce!: (start: RenderResponse) => void;
+  let abort!: (err: unknown) => void;
+  const head = new Promise<RenderResponse>((resolve, reject) => { announce = resolve; abort = reject; });
   const run = fn.list(JSON.stringify(result.head), reqJson, {
     output: async (chunk) => {
-      if (chunk.start) begin(chunk);
+      if (chunk.start) announce(chunk.start);
       pipe.push(chunk.chunks);
       await pipe.taken();
     },
@@ -90,29 +86,25 @@ async function list(req: Request, p: RouteParams, svc: Services, bodyKeys: unkno
       return `[${batch.join(',')}]`;
     },
   });
-  const failed = run.then(
+  run.then(
     (last) => {
-      begin({ start: last.start ?? {}, chunks: [] });
+      announce(last.start ?? {});
       pipe.push(last.chunks);
       pipe.end();
     },
     (err: unknown) => {
+      abort(err); // no effect once the head is out: the error then ends the body
       pipe.fail(err);
-      return err;
     },
   );
-  // Whichever comes first: the response head, or a failure before it.
-  const first = await Promise.race([head, failed.then((err) => err)]);
-  if (first === undefined || !('chunks' in (first as object))) {
-    void rows.return?.();
-    throw toCouchError(first ?? pipe.error);
+  let start: RenderResponse;
+  try {
+    start = await head;
+  } catch (err) {
+    throw toCouchError(err);
   }
-  const start = (first as ListChunk).start ?? {};
-  const headers = headersOf(start.headers);
-  const typeKey = Object.keys(headers).find((k) => k.toLowerCase() === 'content-type');
-  const contentType = typeKey ? headers[typeKey]! : 'application/json';
-  if (typeKey) delete headers[typeKey];
-  const code = Number(start.code ?? 200);
+  // CouchDB's default for a list's response is JSON (couch_httpd_external).
+  const { status, headers, contentType } = responseHead(start, 'application/json');
   const body = (async function* () {
     try {
       yield* pipe.read();
@@ -121,7 +113,7 @@ async function list(req: Request, p: RouteParams, svc: Services, bodyKeys: unkno
       void rows.return?.();
     }
   })();
-  return stream(Number.isInteger(code) && code >= 100 && code <= 999 ? code : 200, body, headers, contentType);
+  return stream(status, body, headers, contentType);
 }
 
 /**

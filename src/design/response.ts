@@ -14,7 +14,8 @@ export interface ShapedResponse {
   body: Buffer;
 }
 
-export function shapeResponse(resp: RenderResponse, defaultStatus = 200): ShapedResponse {
+/** The status, headers and content type of a response object (a list's start() has only these). */
+export function responseHead(resp: RenderResponse, defaultType: string, defaultStatus = 200): Omit<ShapedResponse, 'body'> {
   const headers = headersOf(resp.headers);
   let status = defaultStatus;
   if (resp.code !== undefined && resp.code !== null) {
@@ -22,6 +23,13 @@ export function shapeResponse(resp: RenderResponse, defaultStatus = 200): Shaped
     if (!Number.isInteger(code) || code < 100 || code > 999) throw new CouchError(500, 'render_error', `invalid response code ${JSON.stringify(resp.code)}`);
     status = code;
   }
+  const typeKey = Object.keys(headers).find((k) => k.toLowerCase() === 'content-type');
+  const contentType = typeKey ? headers[typeKey]! : defaultType;
+  if (typeKey) delete headers[typeKey];
+  return { status, headers, contentType };
+}
+
+export function shapeResponse(resp: RenderResponse, defaultStatus = 200): ShapedResponse {
   let body: Buffer;
   let defaultType: string;
   if (resp.json !== undefined) {
@@ -34,14 +42,11 @@ export function shapeResponse(resp: RenderResponse, defaultStatus = 200): Shaped
     body = Buffer.from(resp.body === undefined || resp.body === null ? '' : String(resp.body));
     defaultType = 'text/html; charset=utf-8';
   }
-  const typeKey = Object.keys(headers).find((k) => k.toLowerCase() === 'content-type');
-  const contentType = typeKey ? headers[typeKey]! : defaultType;
-  if (typeKey) delete headers[typeKey];
-  return { status, headers, contentType, body };
+  return { ...responseHead(resp, defaultType, defaultStatus), body };
 }
 
 /** A function's `headers` member as header strings (anything else there is ignored). */
-export function headersOf(value: unknown): Record<string, string> {
+function headersOf(value: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return out;
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
