@@ -325,7 +325,8 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
 
   // --- the list API: start(), send(), getRow() (CouchDB render.js); also usable by shows ---
   var chunks = [], chunkBytes = 0, startResp = {}, started = false, listEnded = false;
-  var rowBuffer = [], rowAt = 0, hostPull = null;
+  var rowBuffer = [], rowAt = 0, hostPull = null, lastFlush = 0;
+  var dateNow = Date.now;
   function resetList() {
     chunks = []; chunkBytes = 0; startResp = {}; started = false; listEnded = false;
     rowBuffer = []; rowAt = 0; provided = []; providesUsed = false; responseContentType = null;
@@ -333,6 +334,7 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
   function start(resp) { startResp = resp || {}; }
   // What leaves at a flush: the response head the first time, then the chunks sent since.
   function takeOutput() {
+    lastFlush = dateNow();
     var out = { chunks: chunks };
     if (!started) { out.start = applyContentType(startResp); started = true; }
     chunks = []; chunkBytes = 0;
@@ -346,7 +348,11 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     if (hostPull !== null && chunkBytes >= 16384) hostPull(JSONstringify(takeOutput()), false);
   }
   function getRow() {
-    if (rowAt < rowBuffer.length) return rowBuffer[rowAt++];
+    if (rowAt < rowBuffer.length) {
+      // Rows come in batches; output still leaves at least every 50 ms while the function works.
+      if (chunks.length > 0 && dateNow() - lastFlush >= 50) hostPull(JSONstringify(takeOutput()), false);
+      return rowBuffer[rowAt++];
+    }
     if (listEnded || hostPull === null) return null;
     var text = hostPull(JSONstringify(takeOutput()), true);
     var rows = JSONparse(text);

@@ -29,6 +29,8 @@ before(async () => {
       late: 'function(head) { start({headers: {"Content-Type": "text/plain"}}); var r; while ((r = getRow())) { if (r.key === 10) throw new Error("row ten"); send(r.key + ";"); } }',
       reduced: 'function(head) { var out = [], r; while ((r = getRow())) out.push(r.key + "=" + r.value); return out.join(" "); }',
       docs: 'function(head) { var r = getRow(); return r.doc._id + ":" + r.doc.n; }',
+      spinEarly: 'function(head) { while (true) {} }',
+      spinLate: 'function(head) { start({headers: {"Content-Type": "text/plain"}}); getRow(); send("first;"); var t = Date.now(); while (Date.now() - t < 100) {} getRow(); while (true) {} }',
       many: 'function(head) { start({headers: {"Content-Type": "text/plain"}}); var r; while ((r = getRow())) { send(r.key + "\\n"); } }',
     },
   });
@@ -144,4 +146,19 @@ test('HEAD on a list (whose body is never read) leaves no list behind', async ()
   }
   const after = await within(c.get('/lst/_design/l/_list/csv/by_n?limit=1'), 20_000);
   assert.equal(after.text, 'total=3051 offset=0\n-1,null\nend\n');
+});
+
+test('runaway lists are stopped: before the head an error reply, after it the body ends with the error', async () => {
+  await c.put('/_config/couchdb/os_process_timeout', '300');
+  try {
+    const early = await c.get('/lst/_design/l/_list/spinEarly/by_n');
+    assert.equal(early.status, 500);
+    assert.equal(early.body.error, 'os_process_error');
+    const late = await c.get('/lst/_design/l/_list/spinLate/by_n');
+    assert.equal(late.status, 200);
+    assert.match(late.text, /^first;\{"error":"os_process_error","reason":"OS process timed out."\}$/);
+  } finally {
+    await c.put('/_config/couchdb/os_process_timeout', '5000');
+  }
+  assert.equal((await c.get('/lst/_design/l/_list/code/by_n')).text, 'abc');
 });
