@@ -1,6 +1,7 @@
 /** What the endpoints of design-document functions share: CouchDB's `req` object from an HTTP request, the document a function gets, its reply. */
 import { CouchError, notFound } from '../errors.js';
 import type { Database } from '../core/database.js';
+import { isLocalId } from '../core/names.js';
 import type { ShapedResponse } from '../design/response.js';
 import { raw, type HeaderMap, type Reply } from './reply.js';
 import { requestObject } from '../design/request-object.js';
@@ -47,6 +48,10 @@ export async function requestJson(req: Request, svc: Services, db: Database, id:
  */
 export async function docForFunction(db: Database, id: string | undefined): Promise<{ json: string; rev: string | undefined }> {
   if (id === undefined) return { json: 'null', rev: undefined };
+  if (isLocalId(id)) {
+    const rec = await db.getLocal(id);
+    return rec ? { json: db.openLocal(rec), rev: `0-${rec.rev}` } : { json: 'null', rev: undefined };
+  }
   try {
     const doc = await db.openDoc(id, { revs: true });
     return doc.deleted ? { json: 'null', rev: undefined } : { json: doc.json, rev: doc.rev };

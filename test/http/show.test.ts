@@ -49,6 +49,8 @@ test('a string is the body, as text/html', async () => {
   assert.equal(missing.text, 'no doc');
   const slashed = await c.get('/shw/_design/s/_show/plain/a/b');
   assert.equal(slashed.text, 'Hi slashed');
+  assert.equal((await c.put('/shw/_local/cfg', { title: 'local' })).status, 201);
+  assert.equal((await c.get('/shw/_design/s/_show/plain/_local/cfg')).text, 'Hi local');
 });
 
 test('response objects: code, headers, json, base64; require() from the design document', async () => {
