@@ -6,7 +6,7 @@
  */
 import { badRequest } from '../errors.js';
 import { parseIncomingDoc } from '../core/document.js';
-import { validateDocId } from '../core/names.js';
+import { isLocalId, validateDocId } from '../core/names.js';
 import { shapeResponse } from '../design/response.js';
 import type { Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
@@ -28,6 +28,11 @@ async function update(req: Request, p: RouteParams, svc: Services): Promise<Repl
   const incoming = parseIncomingDoc(newDoc);
   incoming.id ??= docId;
   validateDocId(incoming.id);
+  if (isLocalId(incoming.id)) {
+    // _local documents are not revisioned, replicated nor validated.
+    const rev = await db.putLocal(incoming, durableWrite(req, svc));
+    return renderedReply(shapeResponse(resp, 201), { 'X-Couch-Update-NewRev': rev, 'X-Couch-Id': incoming.id });
+  }
   if (req.string('batch') === 'ok') {
     void editDocs(svc, req.userCtx, db, [incoming], { newEdits: true, allOrNothing: false, durable: false }).catch(() => undefined);
     return renderedReply(shapeResponse(resp, 202), { 'X-Couch-Id': incoming.id });

@@ -56,6 +56,15 @@ test('creating documents; form-encoded bodies reach req.form', async () => {
   assert.equal((await c.get(`/upd/${id}`)).body.made, true);
 });
 
+test('an update of a _local document stores it as a local document', async () => {
+  const r = await c.put('/upd/_design/u/_update/create/_local/settings');
+  assert.equal(r.status, 201, r.text);
+  assert.equal(r.headers['x-couch-id'], '_local/settings');
+  assert.equal((await c.get('/upd/_local/settings')).body.made, true);
+  const all = await c.get('/upd/_all_docs?key=%22_local/settings%22');
+  assert.deepEqual(all.body.rows, []);
+});
+
 test('a response without a document saves nothing', async () => {
   const r = await c.post('/upd/_design/u/_update/answer');
   assert.equal(r.status, 202);
