@@ -6,9 +6,11 @@
  * A rule is `{from, to, method, query, formats}`. `from` is matched segment by segment: `:name`
  * binds one segment, a final `*` binds the rest, anything else must be equal. Bindings are the
  * path variables plus the request's query parameters; `to` and the rule's `query` values are
- * filled from them (`:name`, `*`; `query` values that are not strings — arrays, numbers,
- * objects — are JSON-encoded, so `"key": [":a", ":b"]` becomes `key=["x","y"]`). The request's
- * other parameters and the path variables are passed on in the query string too, as CouchDB does.
+ * filled from them (`:name`, `*`). The view parameters that hold JSON (`key`, `startkey`,
+ * `endkey`, `keys` ...) are JSON-encoded whatever they hold (and read as JSON when they come from
+ * the request), so `"key": [":a", ":b"]` becomes `key=["x","y"]` and `"key": ":a"` `key="x"`;
+ * other values are JSON-encoded unless they are strings. The request's other parameters and the
+ * path variables are passed on in the query string too, as CouchDB does.
  */
 import { CouchError } from '../errors.js';
 
@@ -30,6 +32,21 @@ export interface RewriteTarget {
 type Binding = string | string[] | unknown;
 
 const CATCH_ALL = '*';
+/** Query parameters CouchDB's rewriter treats as JSON (couch_httpd_rewrite: maybe_json, decode_query_value). */
+const JSON_PARAMS = new Set(['key', 'startkey', 'start_key', 'endkey', 'end_key', 'keys']);
+
+function encodeParam(key: string, value: unknown): string {
+  return typeof value === 'string' && !JSON_PARAMS.has(key) ? value : JSON.stringify(value);
+}
+
+function decodeParam(key: string, value: string): unknown {
+  if (!JSON_PARAMS.has(key)) return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
 
 function segmentsOf(value: unknown): string[] {
   return (typeof value === 'string' ? value : '').split('/').filter((s) => s !== '');
@@ -47,20 +64,20 @@ export function applyRewrites(rules: readonly RewriteRule[], method: string, pat
     const formats = rule.formats !== null && typeof rule.formats === 'object' ? (rule.formats as Record<string, unknown>) : {};
     const bindings = new Map<string, Binding>();
     for (const [k, v] of bound.vars) bindings.set(k, format(v, formats[k]));
-    for (const [k, v] of query) if (!bindings.has(k)) bindings.set(k, format(v, formats[k]));
+    for (const [k, v] of query) if (!bindings.has(k)) bindings.set(k, JSON_PARAMS.has(k) ? decodeParam(k, v) : format(v, formats[k]));
     const ruleQuery: [string, string][] = [];
     if (rule.query !== null && typeof rule.query === 'object' && !Array.isArray(rule.query)) {
       for (const [k, v] of Object.entries(rule.query as Record<string, unknown>)) {
         const filled = fill(v, bindings, bound.rest);
         if (filled === undefined) continue;
-        ruleQuery.push([k, typeof filled === 'string' ? filled : JSON.stringify(filled)]);
+        ruleQuery.push([k, encodeParam(k, filled)]);
       }
     }
     const taken = new Set(ruleQuery.map(([k]) => k));
     const passed: [string, string][] = [];
     for (const [k, v] of bindings) {
       if (taken.has(k)) continue;
-      passed.push([k, typeof v === 'string' ? v : JSON.stringify(v)]);
+      passed.push([k, encodeParam(k, v)]);
     }
     const out: string[] = [];
     for (const part of segmentsOf(rule.to)) {

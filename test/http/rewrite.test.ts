@@ -23,6 +23,8 @@ before(async () => {
       { from: '/page/:id', to: '_show/page/:id', query: { extra: 'yes' } },
       { from: '/tag/:tag', to: '_view/by_tag', query: { startkey: [':tag'], endkey: [':tag', {}], limit: 3, include_docs: false } },
       { from: '/num/:n', to: '_view/by_tag', query: { key: ['even', ':n'] }, formats: { n: 'int' } },
+      { from: '/byid/:id', to: '../../_all_docs', query: { key: ':id', include_docs: true } },
+      { from: '/range', to: '../../_all_docs' },
       { from: '/db', to: '../..' },
       { from: '/files/*', to: '*' },
       { from: '/up', to: '../../../_uuids' },
@@ -59,6 +61,14 @@ test('query values: variables inside JSON arrays and typed formats', async () =>
   assert.deepEqual(tag.body.rows.map((r: { id: string }) => r.id), ['d1', 'd3', 'd5']);
   const num = await c.get('/rw/_design/app/_rewrite/num/4');
   assert.deepEqual(num.body.rows.map((r: { id: string }) => r.id), ['d4']);
+  // a bound string in a JSON parameter is JSON-encoded: key=":id" becomes key="d7"
+  const byId = await c.get('/rw/_design/app/_rewrite/byid/d7');
+  assert.equal(byId.status, 200, byId.text);
+  assert.deepEqual(byId.body.rows.map((r: { id: string }) => r.id), ['d7']);
+  assert.equal(byId.body.rows[0].doc.n, 7);
+  // JSON parameters of the request pass through as JSON
+  const range = await c.get(`/rw/_design/app/_rewrite/range?startkey=${encodeURIComponent('"d2"')}&endkey=${encodeURIComponent('"d4"')}`);
+  assert.deepEqual(range.body.rows.map((r: { id: string }) => r.id), ['d2', 'd3', 'd4']);
 });
 
 test('methods select rules; writes pass through', async () => {
