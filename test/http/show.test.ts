@@ -22,7 +22,7 @@ before(async () => {
       base64: 'function() { return {base64: "aGVsbG8=", headers: {"Content-Type": "text/plain"}}; }',
       lib: 'function(doc) { return require("lib/fmt").title(doc); }',
       nego: 'function(doc, req) { provides("html", function() { return "<p>" + doc.title + "</p>"; }); provides("json", function() { return toJSON({t: doc.title}); }); registerType("foo", "application/x-foo"); provides("foo", function() { return "FOO"; }); }',
-      req: 'function(doc, req) { return {json: {method: req.method, path: req.path, requested_path: req.requested_path, id: req.id, body: req.body, form: req.form, query: req.query, uuid: typeof req.uuid, userCtx: req.userCtx, info: req.info.db_name, cookie: req.cookie, header: req.headers["X-Custom"]}}; }',
+      req: 'function(doc, req) { return {json: {method: req.method, path: req.path, requested_path: req.requested_path, id: req.id, body: req.body, form: req.form, query: req.query, uuid: typeof req.uuid, raw_path: req.raw_path, peer: req.peer, secObj: req.secObj, userCtx: req.userCtx, info: req.info.db_name, cookie: req.cookie, header: req.headers["X-Custom"]}}; }',
       notfound: 'function() { throw(["error", "not_found", "nothing here"]); }',
       forbidden: 'function() { throw({error: "forbidden", reason: "go away"}); }',
       crash: 'function(doc) { return doc.missing.field; }',
@@ -96,6 +96,9 @@ test('the req object', async () => {
   assert.deepEqual(r.body.form, { a: '1', b: 'two' });
   assert.deepEqual(r.body.query, { startkey: 'a', q: '1' });
   assert.equal(r.body.uuid, 'string');
+  assert.equal(r.body.raw_path, '/shw/_design/s/_show/req/hello?startkey=%22a%22&q=1');
+  assert.equal(r.body.peer, '127.0.0.1');
+  assert.deepEqual(r.body.secObj, {});
   assert.deepEqual(r.body.userCtx, { db: 'shw', name: null, roles: ['_admin'] });
   assert.equal(r.body.info, 'shw');
   assert.deepEqual(r.body.cookie, { AuthSession: 'abc', other: '1' });

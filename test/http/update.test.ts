@@ -19,8 +19,10 @@ before(async () => {
       bad: 'function(doc, req) { return [{_id: "v", bad: true}, "saved?"]; }',
       nothing: 'function() { return null; }',
       throws: 'function() { throw(["error", "conflict", "not today"]); }',
+      stamped: 'function(doc, req) { var stamp = require("lib/stamp").stamp; return [stamp({_id: "stamped"}, req), "ok"]; }',
     },
     validate_doc_update: 'function(n) { if (n.bad) throw({forbidden: "bad docs are rejected"}); }',
+    lib: { stamp: 'exports.stamp = function(doc, req) { doc.by = req.userCtx.roles; doc.method = req.method; return doc; };' },
   });
   assert.equal(ddoc.status, 201, ddoc.text);
 });
@@ -63,6 +65,14 @@ test('an update of a _local document stores it as a local document', async () =>
   assert.equal((await c.get('/upd/_local/settings')).body.made, true);
   const all = await c.get('/upd/_all_docs?key=%22_local/settings%22');
   assert.deepEqual(all.body.rows, []);
+});
+
+test('update functions require() from the design document', async () => {
+  const r = await c.post('/upd/_design/u/_update/stamped');
+  assert.equal(r.status, 201, r.text);
+  const doc = await c.get('/upd/stamped');
+  assert.deepEqual(doc.body.by, ['_admin']);
+  assert.equal(doc.body.method, 'POST');
 });
 
 test('a response without a document saves nothing', async () => {
