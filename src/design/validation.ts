@@ -94,10 +94,18 @@ async function oldDocJson(db: Database, doc: IncomingDoc, info: DocInfo | undefi
   }
   if (doc.rev === undefined || !info) return 'null';
   if (revtree.hasRev(info.tree, doc.rev)) return SKIP;
-  const parsed = revtree.parseRev(doc.rev);
-  const hashes = doc.revisions?.hashes ?? [];
-  for (let k = 1; parsed && k < hashes.length; k++) {
-    const rev = revtree.formatRev(parsed.pos - k, hashes[k]!);
+  // As couch_db's prep_and_validate_replicated_updates: merged into the tree, a revision that is
+  // not a leaf is not validated; a leaf is validated against the first revision on its path
+  // (in the merged tree, so ancestors the replicator did not list count) whose body is stored.
+  const parsed = revtree.parseRev(doc.rev)!;
+  const sent = doc.revisions && doc.revisions.pos === parsed.pos && doc.revisions.hashes[0] === parsed.hash
+    ? doc.revisions
+    : { pos: parsed.pos, hashes: [parsed.hash] };
+  const merged = revtree.merge(info.tree, sent, doc.deleted).tree;
+  if (!revtree.isLeaf(merged, doc.rev)) return SKIP;
+  const path = revtree.pathTo(merged, doc.rev)!;
+  for (let k = 1; k < path.hashes.length; k++) {
+    const rev = revtree.formatRev(path.pos - k, path.hashes[k]!);
     if (!revtree.hasRev(info.tree, rev)) continue;
     const json = (await db.renderRevision(info, rev))?.json;
     if (json) return json;
