@@ -34,6 +34,8 @@ interface RowSpec {
   large?: boolean;
   /** Measured in the view phase (left out with --skip-views; the only rows with --views-only). */
   views?: boolean;
+  /** Measured in the design-function phase (left out with --skip-design; the only rows with --design-only). */
+  design?: boolean;
   /** A time: the ratio column also says how many times faster Settee is. */
   lowerIsBetter?: boolean;
 }
@@ -65,6 +67,14 @@ export const ROWS: readonly RowSpec[] = [
   { key: 'view_incremental', unit: 'ms', label: 'view update after editing {viewEdits} docs', views: true, lowerIsBetter: true },
   { key: 'view_peak_rss', unit: 'MB', label: 'server peak RSS during the view phase', target: { op: '<=', ratio: 0.3 }, views: true },
   { key: 'view_peak_rss_anon', unit: 'MB', label: '  of which anonymous (RssAnon), sampled', views: true },
+  { key: 'ddoc_put_plain', unit: 'docs/s', label: 'single-doc PUT, 16 clients, no validator', design: true },
+  { key: 'ddoc_put_validated', unit: 'docs/s', label: 'single-doc PUT, 16 clients, validate_doc_update', design: true },
+  { key: 'ddoc_put_validated_pct', unit: '%', label: '  validated / plain PUT rate', target: { op: '>=', absolute: 70 }, design: true },
+  { key: 'ddoc_bulk_plain', unit: 'docs/s', label: '_bulk_docs of 1000, no validator', design: true },
+  { key: 'ddoc_bulk_validated', unit: 'docs/s', label: '_bulk_docs of 1000, validate_doc_update', design: true },
+  { key: 'ddoc_bulk_validated_pct', unit: '%', label: '  validated / plain bulk rate', target: { op: '>=', absolute: 70 }, design: true },
+  { key: 'ddoc_list', unit: 'rows/s', label: '_list over {listRows} view rows', design: true },
+  { key: 'ddoc_list_peak_rss', unit: 'MB', label: 'server peak RSS during the _list', design: true },
 ];
 
 export interface ComparisonRow {
@@ -91,12 +101,18 @@ export interface CompareOptions {
   viewEdits: string;
   skipViews?: boolean;
   viewsOnly?: boolean;
+  skipDesign?: boolean;
+  designOnly?: boolean;
+  /** The _list's row count, for labels. */
+  listRows?: string;
 }
 
 export function compare(settee: ServerResult, pouch: ServerResult, opts: CompareOptions): ComparisonRow[] {
   const shown = (row: RowSpec): boolean => {
     if (opts.viewsOnly) return row.views === true;
+    if (opts.designOnly) return row.design === true;
     if (row.views) return !opts.skipViews;
+    if (row.design) return !opts.skipDesign;
     return !(row.large && opts.skipLarge);
   };
   return ROWS.filter(shown).map((row) => {
@@ -107,7 +123,7 @@ export function compare(settee: ServerResult, pouch: ServerResult, opts: Compare
     const ratio = s && p && p.value > 0 && !aborted ? s.value / p.value : null;
     return {
       key: row.key,
-      label: row.label.replace('{large}', opts.largeSize).replace('{viewDocs}', opts.viewDocs).replace('{viewEdits}', opts.viewEdits),
+      label: row.label.replace('{large}', opts.largeSize).replace('{viewDocs}', opts.viewDocs).replace('{viewEdits}', opts.viewEdits).replace('{listRows}', opts.listRows ?? ''),
       unit: row.unit,
       settee: s ? s.value : null,
       pouchdbServer: p ? p.value : null,

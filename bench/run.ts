@@ -18,6 +18,8 @@ import { existsSync } from 'node:fs';
  *   --skip-views                    skip the view phase (map/reduce index over 100k × scale docs)
  *   --views-only                    run the view phase only
  *   --pouch-view-docs <n>           pouchdb-server's view corpus (default: Settee's, at most 20,000)
+ *   --skip-design                   skip the design-function phase (validated writes, _list over 100k × scale rows)
+ *   --design-only                   run the design-function phase only
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -30,6 +32,7 @@ import { ensurePeersInstalled, killAllServers, SERVER_NAMES, startServer, type R
 import { round } from './stats.js';
 import * as w from './workloads.js';
 import * as v from './views.js';
+import * as d from './design.js';
 
 /** The project root: the nearest folder above this file with the bench's peers manifest. */
 const ROOT = (() => {
@@ -47,6 +50,7 @@ const RMW_DB = 'bench_rmw';
 const FEED_DB = 'bench_feed';
 const ATT_DB = 'bench_att';
 const VIEW_DB = 'bench_views';
+const LIST_DB = 'bench_list';
 const MiB = 2 ** 20;
 
 /** Sizes of every workload for a scale factor. Caps are safety limits in seconds, not scaled. */
@@ -96,6 +100,14 @@ function plan(scale: number) {
       },
       rssSampleMs: 100,
     },
+    // Design-document functions, on a fresh server: writes with and without a validator, a _list over N rows.
+    design: {
+      puts: { docs: count(5_000, 200), clients: 16, capSeconds: 120 },
+      bulk: { batches: count(50, 2), batchSize: 1000, capSeconds: 180 },
+      listRows: count(100_000, 1000),
+      capSeconds: seconds(300, 60),
+      rssSampleMs: 100,
+    },
   };
 }
 type Plan = ReturnType<typeof plan>;
@@ -111,6 +123,8 @@ interface Options {
   skipLarge: boolean;
   skipViews: boolean;
   viewsOnly: boolean;
+  skipDesign: boolean;
+  designOnly: boolean;
   pouchViewDocs: number | undefined;
 }
 
@@ -128,16 +142,20 @@ function parseOptions(): Options {
       'skip-views': { type: 'boolean', default: false },
       'views-only': { type: 'boolean', default: false },
       'pouch-view-docs': { type: 'string' },
+      'skip-design': { type: 'boolean', default: false },
+      'design-only': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
     console.log('usage: node dist/bench/run.js [--only settee|pouchdb-server] [--scale F] [--tmp-dir DIR] [--keep-data]');
     console.log('                                [--settee-config FILE] [--settee-auth USER:PASS] [--out FILE] [--skip-large]');
-    console.log('                                [--skip-views | --views-only] [--pouch-view-docs N]');
+    console.log('                                [--skip-views | --views-only] [--pouch-view-docs N] [--skip-design | --design-only]');
     process.exit(0);
   }
   if (values['skip-views'] && values['views-only']) throw new Error('--skip-views and --views-only exclude each other');
+  if (values['skip-design'] && values['design-only']) throw new Error('--skip-design and --design-only exclude each other');
+  if (values['views-only'] && values['design-only']) throw new Error('--views-only and --design-only exclude each other');
   const scale = Number(values.scale);
   const pouchViewDocs = values['pouch-view-docs'];
   if (pouchViewDocs !== undefined && !(Number.isInteger(Number(pouchViewDocs)) && Number(pouchViewDocs) >= 100)) {
@@ -159,6 +177,8 @@ function parseOptions(): Options {
     skipLarge: values['skip-large']!,
     skipViews: values['skip-views']!,
     viewsOnly: values['views-only']!,
+    skipDesign: values['skip-design']!,
+    designOnly: values['design-only']!,
     pouchViewDocs: values['pouch-view-docs'] === undefined ? undefined : Number(values['pouch-view-docs']),
   };
 }
@@ -353,7 +373,7 @@ async function benchServer(name: ServerName, opts: Options, p: Plan, content: Bu
   }
   const headers: Record<string, string> = {};
   if (name === 'settee' && opts.setteeAuth) headers.authorization = `Basic ${Buffer.from(opts.setteeAuth).toString('base64')}`;
-  if (!opts.viewsOnly) {
+  if (!opts.viewsOnly && !opts.designOnly) {
     let server: RunningServer;
     try {
       server = await startServer(name, { root: ROOT, tmpRoot: opts.tmpRoot, setteeConfig: opts.setteeConfig, keepData: opts.keepData });
@@ -383,8 +403,9 @@ async function benchServer(name: ServerName, opts: Options, p: Plan, content: Bu
   }
   // The view phase and the large attachment each run against a freshly started server, so their
   // figures (RSS above all) are what that work costs, not what the earlier workloads left behind.
-  if (!opts.skipViews) await runViewsOnFreshServer(name, opts, p, result, headers);
-  if (!opts.skipLarge && !opts.viewsOnly) await runLargeOnFreshServer(name, opts, p, result, headers, content);
+  if (!opts.skipViews && !opts.designOnly) await runViewsOnFreshServer(name, opts, p, result, headers);
+  if (!opts.skipDesign && !opts.viewsOnly) await runDesignOnFreshServer(name, opts, p, result, headers);
+  if (!opts.skipLarge && !opts.viewsOnly && !opts.designOnly) await runLargeOnFreshServer(name, opts, p, result, headers, content);
   if (Object.keys(result.errors).length > 0) result.status = 'partial';
   return result;
 }
@@ -499,15 +520,20 @@ async function runViewPhase(server: RunningServer, target: w.Target, p: Plan, re
   }
 }
 
-async function runViewsOnFreshServer(name: ServerName, opts: Options, p: Plan, result: ServerResult, headers: Record<string, string>): Promise<void> {
-  let fresh: RunningServer;
+/** A freshly started server for one phase; undefined (the failure recorded under `errorKey`) if it did not start. */
+async function startFresh(name: ServerName, opts: Options, result: ServerResult, errorKey: string): Promise<RunningServer | undefined> {
   try {
-    fresh = await startServer(name, { root: ROOT, tmpRoot: opts.tmpRoot, setteeConfig: opts.setteeConfig, keepData: opts.keepData });
+    return await startServer(name, { root: ROOT, tmpRoot: opts.tmpRoot, setteeConfig: opts.setteeConfig, keepData: opts.keepData });
   } catch (err) {
-    result.errors.views = message(err);
+    result.errors[errorKey] = message(err);
     console.log(`  ${name}: ${message(err)}`);
-    return;
+    return undefined;
   }
+}
+
+async function runViewsOnFreshServer(name: ServerName, opts: Options, p: Plan, result: ServerResult, headers: Record<string, string>): Promise<void> {
+  const fresh = await startFresh(name, opts, result, 'views');
+  if (!fresh) return;
   result.mode ??= fresh.mode;
   const target: w.Target = { base: fresh.url, headers };
   console.log(`\n${name} (pid ${fresh.pid}) at ${fresh.url}: view phase, ${viewPlanFor(p, name).docs} docs, on a fresh server`);
@@ -520,6 +546,51 @@ async function runViewsOnFreshServer(name: ServerName, opts: Options, p: Plan, r
     console.log(`  ${name}: ${message(err)}`);
   } finally {
     if (!fresh.alive()) result.errors.viewsServer = `server exited during the view phase; log tail:\n${fresh.logTail()}`;
+    await fresh.stop();
+  }
+}
+
+/**
+ * The design-function phase on a fresh server: plain vs validated writes, then a `_list` over
+ * the rows of a view (built first, so the list's time is the list's), with the server's peak RSS
+ * during the list (VmHWM reset when it starts, VmRSS sampled).
+ */
+async function runDesignOnFreshServer(name: ServerName, opts: Options, p: Plan, result: ServerResult, headers: Record<string, string>): Promise<void> {
+  const fresh = await startFresh(name, opts, result, 'design');
+  if (!fresh) return;
+  result.mode ??= fresh.mode;
+  const target: w.Target = { base: fresh.url, headers };
+  const { rssSampleMs, ...plan } = p.design;
+  console.log(`\n${name} (pid ${fresh.pid}) at ${fresh.url}: design-function phase, on a fresh server`);
+  const step = stepper(fresh, result);
+  try {
+    result.version ??= await serverVersion(target);
+    await step('validated writes', () => d.validatedWrites(target, plan));
+    const prepared = await step('list corpus + view', async () => {
+      await d.prepareList(target, LIST_DB, plan);
+      return {};
+    });
+    if (prepared) {
+      const watch = fresh.watchRss(rssSampleMs);
+      let ran = false;
+      try {
+        ran = await step(`_list ${plan.listRows} rows`, () => d.listRun(target, LIST_DB, plan));
+      } finally {
+        watch.stop();
+        if (watch.peak() > 0) {
+          result.figures.ddoc_list_peak_rss = {
+            value: watch.peak() / MiB,
+            unit: 'MB',
+            detail: { source: `${watch.hwmReset ? 'VmHWM reset for the list, and ' : ''}VmRSS sampled every ${rssSampleMs} ms`, peakRssAnonMB: watch.peakAnon() / MiB, aborted: !ran },
+          };
+        }
+      }
+    }
+  } catch (err) {
+    result.errors.design = message(err);
+    console.log(`  ${name}: ${message(err)}`);
+  } finally {
+    if (!fresh.alive()) result.errors.designServer = `server exited during the design phase; log tail:\n${fresh.logTail()}`;
     await fresh.stop();
   }
 }
@@ -596,7 +667,7 @@ async function main(): Promise<void> {
   console.log(`Settee benchmark, scale ${opts.scale}, ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`);
   // Other work on the machine skews the figures; the load average tells the reader how quiet it was.
   console.log(`Load average at start: ${machine.loadAverageAtStart} (1 min)`);
-  if (!opts.viewsOnly) {
+  if (!opts.viewsOnly && !opts.designOnly) {
     console.log(
       `Workloads: ${p.puts.docs} single PUTs, ${p.bulk.batches}×${p.bulk.batchSize} bulk docs, ` +
         `GETs ${p.gets.seconds} s, paging ${p.paging.seconds} s each, RMW ${p.rmw.seconds} s, ${p.feed.writes} feed writes, ` +
@@ -604,7 +675,10 @@ async function main(): Promise<void> {
         (opts.skipLarge ? 'large attachment skipped' : `one ${sizeLabel(p.large.bytes)} attachment up and down`),
     );
   }
-  if (!opts.skipViews) {
+  if (!opts.skipDesign && !opts.viewsOnly) {
+    console.log(`Design functions: ${p.design.puts.docs} PUTs and ${p.design.bulk.batches}×${p.design.bulk.batchSize} bulk docs with and without validate_doc_update, _list over ${p.design.listRows} rows`);
+  }
+  if (!opts.skipViews && !opts.designOnly) {
     const c = p.views.caps;
     console.log(
       `Views: ${p.views.docs} docs${p.views.pouchDocs !== p.views.docs ? ` (pouchdb-server: ${p.views.pouchDocs})` : ''}, map emit([doc.type, doc.n], doc.n) + _sum; ${p.views.rangeQueries} range queries ` +
@@ -626,8 +700,11 @@ async function main(): Promise<void> {
     skipLarge: opts.skipLarge,
     viewDocs: p.views.docs.toLocaleString('en-US'),
     viewEdits: `${p.views.editDocs.toLocaleString('en-US')} (1%)`,
-    skipViews: opts.skipViews,
+    skipViews: opts.skipViews || opts.designOnly,
     viewsOnly: opts.viewsOnly,
+    skipDesign: opts.skipDesign || opts.viewsOnly,
+    designOnly: opts.designOnly,
+    listRows: p.design.listRows.toLocaleString('en-US'),
   });
 
   console.log('');

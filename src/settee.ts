@@ -19,6 +19,7 @@ import type { Services } from './api/services.js';
 import { MAIN_CONFIG_SECTION } from './couchdb-names.js';
 import { routes } from './api/routes.js';
 import { ViewService } from './views/service.js';
+import { DesignService } from './design/service.js';
 import { QueryServer } from './js/query-server.js';
 import { availableParallelism } from 'node:os';
 import { Authenticator } from './auth/authenticator.js';
@@ -144,7 +145,7 @@ export class Settee {
     }));
     const viewDir = resolve(config.getString(MAIN_CONFIG_SECTION, 'view_index_dir', config.getString(MAIN_CONFIG_SECTION, 'database_dir', './data')));
     let queryServer: Promise<QueryServer> | undefined;
-    const views = new ViewService(new LmdbBackend(join(viewDir, '.views')), () => {
+    const sandbox = () => {
       queryServer ??= QueryServer.create({
         timeoutMs: config.getInt(MAIN_CONFIG_SECTION, 'os_process_timeout', 5000),
         memoryLimitBytes: 256 * 1024 * 1024,
@@ -152,7 +153,9 @@ export class Settee {
         log: (message) => log.info(message),
       });
       return queryServer;
-    });
+    };
+    const views = new ViewService(new LmdbBackend(join(viewDir, '.views')), sandbox);
+    const design = new DesignService(sandbox);
     // A deleted database takes its view indexes with it.
     dbs.onEvent((name, type) => {
       if (type === 'deleted') void views.dropDatabase(name).catch((err) => log.error(`dropping indexes of ${name}: ${String(err)}`));
@@ -162,8 +165,9 @@ export class Settee {
     const auth = await Authenticator.start(config, dbs);
     await dbs.ensure(config.getString('replicator', 'db', '_replicator'));
     return {
-      config, log, dbs, uuids, serverUuid, views, auth,
+      config, log, dbs, uuids, serverUuid, views, auth, design,
       tasks: new TaskRegistry(),
+      dispatch: (req) => this.http.dispatch(req),
       restart: () => void this.restart(),
     };
   }
@@ -173,6 +177,7 @@ export class Settee {
     const old = this.services;
     old.auth.close();
     await old.views.close();
+    await old.design.close();
     await old.dbs.closeAll();
     await old.config.reload();
     this.services = await this.buildServices(old.config);
@@ -184,6 +189,7 @@ export class Settee {
     await this.http.close();
     this.services.auth.close();
     await this.services.views.close();
+    await this.services.design.close();
     await this.services.dbs.closeAll();
     await this.services.log.close();
   }

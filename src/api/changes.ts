@@ -2,7 +2,9 @@
  * `_changes` in all its feeds: normal, longpoll, continuous and eventsource. Live feeds wait on
  * the database's update notification (no polling), so idle feeds cost a listener each.
  */
-import { badRequest, notFound, queryParseError } from '../errors.js';
+import { badRequest, notFound, queryParseError, toCouchError } from '../errors.js';
+import { designFilter } from '../design/filter.js';
+import { requestJson } from './design-request.js';
 import type { ChangeRow, Database } from '../core/database.js';
 import { stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
@@ -44,7 +46,9 @@ interface ChangesQuery {
   filter: ((row: ChangeRow) => boolean) | undefined;
   /** `filter=_view`: the view whose map function decides. */
   viewFilter: { ddocId: string; view: string } | undefined;
-  /** Filters that run code (the view's map) work a chunk of rows at a time. */
+  /** `filter=ddoc/name`: a filter function of a design document. */
+  designFilter: { ddocId: string; name: string } | undefined;
+  /** Filters that run code (the view's map, filter functions) work a chunk of rows at a time. */
   batchFilter: ((rows: ChangeRow[]) => Promise<ChangeRow[]>) | undefined;
   docIds: string[] | undefined;
 }
@@ -87,6 +91,7 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
   let filter: ((row: ChangeRow) => boolean) | undefined;
   let viewFilter: { ddocId: string; view: string } | undefined;
   let docIds: string[] | undefined;
+  let designFilterName: { ddocId: string; name: string } | undefined;
   if (filterName === '_doc_ids') {
     const ids = bodyDocIds ?? req.json('doc_ids');
     if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
@@ -109,8 +114,8 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
     if (filterName.split('/').filter((part) => part !== '').length !== 2) {
       throw badRequest('filter parameter must be of the form `designname/filtername`');
     }
-    // Filter functions need the JavaScript sandbox.
-    throw notFound(`filter ${filterName} is not available`);
+    const [ddocName, fname] = filterName.split('/').filter((part) => part !== '');
+    designFilterName = { ddocId: `_design/${ddocName}`, name: fname! };
   }
 
   return {
@@ -127,6 +132,7 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
     timeout,
     filter,
     viewFilter,
+    designFilter: designFilterName,
     batchFilter: undefined,
     docIds,
   };
@@ -136,8 +142,45 @@ async function changes(req: Request, p: RouteParams, svc: Services, bodyDocIds: 
   const db = await openDb(svc, p.db, req);
   const q = parseQuery(req, db, svc, bodyDocIds);
   if (q.viewFilter) q.batchFilter = await viewBatchFilter(svc, db, q.viewFilter);
-  if (q.feed === 'normal') return stream(200, normalFeed(db, q));
-  return stream(200, liveFeed(svc, db, q, req.signal), {}, q.feed === 'eventsource' ? 'text/event-stream' : undefined);
+  if (q.designFilter) {
+    q.batchFilter = await designFilter(svc.design, db, q.designFilter.ddocId, q.designFilter.name, await requestJson(req, svc, db, null));
+  }
+  if (q.feed === 'normal') {
+    const feed = normalFeed(db, q);
+    return stream(200, q.batchFilter ? await failingClearly(feed, q.feed) : feed);
+  }
+  const feed = liveFeed(svc, db, q, req.signal);
+  return stream(200, q.batchFilter ? await failingClearly(feed, q.feed) : feed, {}, q.feed === 'eventsource' ? 'text/event-stream' : undefined);
+}
+
+/**
+ * A feed whose filter runs code can fail part way (a function throwing on some document). The
+ * normal feed is started before the headers go, so an early failure is a plain error response;
+ * a later one (or one in a live feed) ends the feed with a last `{"error", "reason"}` line
+ * rather than a dropped connection.
+ */
+async function failingClearly(feed: AsyncIterable<string>, kind: Feed): Promise<AsyncIterable<string>> {
+  const it = feed[Symbol.asyncIterator]();
+  const first = kind === 'normal' ? await it.next() : undefined;
+  return (async function* () {
+    try {
+      if (first) {
+        if (first.done) return;
+        yield first.value;
+      }
+      for (;;) {
+        const next = await it.next();
+        if (next.done) return;
+        yield next.value;
+      }
+    } catch (err) {
+      const e = toCouchError(err);
+      const line = JSON.stringify({ error: e.error, reason: e.reason });
+      yield kind === 'eventsource' ? `event: error\ndata: ${line}\n\n` : `\n${line}\n`;
+    } finally {
+      await it.return?.();
+    }
+  })();
 }
 
 /** Longpoll, continuous and eventsource; the deletion listener lives only while the feed runs. */

@@ -5,6 +5,7 @@ import type { Database, EditOptions, EditResult } from '../core/database.js';
 import type { IncomingDoc } from '../core/document.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
+import { validateWrites, type Verdicts } from '../design/validation.js';
 
 export function requestLimit(services: Services): number {
   return services.config.getInt('httpd', 'max_http_request_size', 67108864);
@@ -73,28 +74,33 @@ export function ifMatchRev(req: Request): string | undefined {
 }
 
 /**
- * Edits documents that may carry attachments, as the request's user: the auth engine first
+/**
+ * Every write of documents goes through here, as the request's user. The auth engine first
  * refuses what the user may not write (design documents, the users database's rules) and
- * hashes user passwords; refused documents get their error as their result (an all-or-nothing
- * request fails whole). Attachment content (inline `data`, or `follows` parts that `follow`
- * streams) is stored next, and the uploads are released once the edit is done.
+ * hashes user passwords. Attachment content (inline `data`, or `follows` parts that `follow`
+ * streams) is stored next; then validate_doc_update runs (nothing to do, and no cost, in
+ * databases without validators) and the documents that pass are edited. A refused or rejected
+ * document gets its error as its result; with all_or_nothing nothing is written then. Uploads
+ * are released once the edit is done.
  */
 export async function editDocs(
   req: Request,
-  services: Services,
+  svc: Services,
   db: Database,
   docs: IncomingDoc[],
   options: EditOptions,
   follow?: (name: string) => AsyncIterable<Buffer>,
 ): Promise<EditResult[]> {
-  const refusals = await services.auth.screenWrites(db, docs, req.userCtx);
+  const refusals = await svc.auth.screenWrites(db, docs, req.userCtx);
   if (refusals && options.allOrNothing) throw refusals.find((r) => r !== undefined)!;
   const accepted = refusals ? docs.filter((_, i) => refusals[i] === undefined) : docs;
   const uploads: { release(): void }[] = [];
   let results: EditResult[];
   try {
     for (const doc of accepted) uploads.push(...(await db.prepareAttachments(doc, follow)));
-    results = accepted.length > 0 ? await db.edit(accepted, options) : [];
+    results = accepted.length > 0
+      ? await applyVerdicts(db, accepted, await validateWrites(svc.design, db, accepted, options, req.userCtx), options)
+      : [];
   } finally {
     for (const upload of uploads) upload.release();
   }
@@ -103,6 +109,22 @@ export async function editDocs(
   return docs.map((doc, i) => {
     const refusal = refusals[i];
     return refusal ? { id: doc.id!, ok: false, error: refusal.error, reason: refusal.reason, status: refusal.status } : results[next++]!;
+  });
+}
+
+/** Edits the documents that passed validation; the rejected ones get their error (with all_or_nothing, nothing is edited then). */
+function applyVerdicts(db: Database, docs: IncomingDoc[], verdicts: Verdicts | undefined, options: EditOptions): Promise<EditResult[]> {
+  if (!verdicts) return db.edit(docs, options);
+  const rejected = (i: number): EditResult => {
+    const e = verdicts[i]!;
+    return { id: docs[i]!.id ?? '', ok: false, error: e.error, reason: e.reason, status: e.status };
+  };
+  if (options.allOrNothing) return Promise.resolve(docs.map((doc, i) => (verdicts[i] ? rejected(i) : { id: doc.id ?? '', ok: true, rev: '', changed: false })));
+  const passing = docs.filter((_, i) => !verdicts[i]);
+  const edited = passing.length > 0 ? db.edit(passing, options) : Promise.resolve([]);
+  return edited.then((results) => {
+    let next = 0;
+    return docs.map((_, i) => (verdicts[i] ? rejected(i) : results[next++]!));
   });
 }
 

@@ -28,8 +28,6 @@ export class Request {
   /** Path segments before percent-decoding, without the empty leading one. */
   readonly rawSegments: string[];
   readonly rawPath: string;
-  /** Path and query string as sent. */
-  readonly url: string;
   /** Whether the request came over TLS. */
   readonly secure: boolean;
   readonly query: URLSearchParams;
@@ -46,11 +44,17 @@ export class Request {
   /** Headers the transport adds to whatever reply this request gets (refreshed cookie, CORS). */
   extraHeaders: HeaderMap | undefined;
 
-  constructor(raw: IncomingMessage, secure = false) {
+  /** The path and query string handled (after a `_rewrite`, the rewritten one). */
+  readonly url: string;
+  /** The raw path the client asked for (before any `_rewrite`). */
+  readonly requestedPath: string;
+
+  /** `rewrite`: the URL a design document's `_rewrite` routed this request to (see rewritten()). */
+  constructor(raw: IncomingMessage, secure = false, rewrite?: { url: string; method: string; from: Request }) {
     this.raw = raw;
-    this.secure = secure;
-    this.method = (raw.method ?? 'GET').toUpperCase();
-    const url = raw.url ?? '/';
+    this.secure = rewrite?.from.secure ?? secure;
+    this.method = rewrite?.method ?? (raw.method ?? 'GET').toUpperCase();
+    const url = rewrite?.url ?? raw.url ?? '/';
     this.url = url;
     const q = url.indexOf('?');
     this.rawPath = q === -1 ? url : url.slice(0, q);
@@ -63,6 +67,14 @@ export class Request {
       this.badQuery = true;
     }
     this.query = new URLSearchParams(search);
+    this.requestedPath = rewrite?.from.requestedPath ?? this.rawPath;
+    if (rewrite) {
+      // The same exchange: body, user, completion and disconnection are the original's.
+      this.userCtx = rewrite.from.userCtx;
+      this.authMethod = rewrite.from.authMethod;
+      this.bodyCache = rewrite.from.bodyCache;
+      this.parent = rewrite.from;
+    }
     this.rawSegments = this.rawPath.split('/').slice(1);
     if (this.rawSegments.length > 0 && this.rawSegments[this.rawSegments.length - 1] === '' && this.rawSegments.length > 1) {
       // A trailing slash (`/db/`) names the same resource as without it.
@@ -72,11 +84,29 @@ export class Request {
 
   /** Adds headers to the reply, whatever it turns out to be. */
   addReplyHeaders(headers: HeaderMap): void {
+    if (this.parent) {
+      this.parent.addReplyHeaders(headers);
+      return;
+    }
     this.extraHeaders = { ...this.extraHeaders, ...headers };
+  }
+
+  /** The request this one was rewritten from. */
+  private parent: Request | undefined;
+
+  /** How many times this request was rewritten (a `_rewrite` loop is stopped by it). */
+  get rewriteDepth(): number {
+    return this.parent ? this.parent.rewriteDepth + 1 : 0;
+  }
+
+  /** This request routed to another URL (and method) of the server, by `_rewrite`. */
+  rewritten(url: string, method: string): Request {
+    return new Request(this.raw, this.secure, { url, method, from: this });
   }
 
   /** Aborted when the client goes away, so long-running feeds can stop waiting. */
   get signal(): AbortSignal {
+    if (this.parent) return this.parent.signal;
     if (!this.abort) {
       this.abort = new AbortController();
       if (this.gone) this.abort.abort();
@@ -88,6 +118,7 @@ export class Request {
 
   /** Runs `fn` once the response to this request is complete (or abandoned). */
   onFinish(fn: () => void): void {
+    if (this.parent) return this.parent.onFinish(fn);
     (this.finishers ??= []).push(fn);
   }
 
@@ -165,6 +196,7 @@ export class Request {
 
   /** Reads the whole body, failing with 413 past `limit` bytes. */
   async body(limit: number): Promise<Buffer> {
+    if (this.parent) return this.parent.body(limit);
     if (this.bodyCache) return this.bodyCache;
     const declared = Number(this.header('content-length') ?? 0);
     if (declared > limit) {

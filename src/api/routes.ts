@@ -11,6 +11,10 @@ import { changesRoutes } from './changes.js';
 import { attachmentRoutes } from './attachments.js';
 import { viewRoutes } from './views.js';
 import { sessionRoutes } from './session.js';
+import { showRoutes } from './show.js';
+import { updateRoutes } from './update.js';
+import { listRoutes } from './list.js';
+import { rewriteRoutes } from './rewrite.js';
 
 export const routes: Route[] = [
   ...serverRoutes,
@@ -24,4 +28,8 @@ export const routes: Route[] = [
   ...attachmentRoutes,
   ...viewRoutes,
   ...sessionRoutes,
+  ...showRoutes,
+  ...updateRoutes,
+  ...listRoutes,
+  ...rewriteRoutes,
 ];

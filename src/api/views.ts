@@ -158,7 +158,18 @@ function parseParams(req: Request, bodyKeys: unknown[] | undefined, hasReduce: b
   return params;
 }
 
-async function runQuery(req: Request, svc: Services, db: Database, view: OpenedView, name: string, bodyKeys: unknown[] | undefined): Promise<Reply> {
+/** A view query's result before it is enveloped: what `_view` streams and `_list` hands to a list function. */
+export interface ViewResult {
+  etag: string;
+  /** total_rows, offset and update_seq as the query asked (CouchDB's list `head`); only update_seq for reductions. */
+  head: { total_rows?: number; offset?: number; update_seq?: number };
+  /** Each row as JSON text, streamed from the index. */
+  rows: AsyncIterable<string>;
+  reduced: boolean;
+}
+
+/** Runs a view query with CouchDB's parameters (the index is brought up to date first unless stale). */
+export async function queryView(req: Request, svc: Services, db: Database, view: OpenedView, name: string, bodyKeys: unknown[] | undefined): Promise<ViewResult> {
   const number = view.index.viewNumber(name);
   if (number < 0) throw notFound('missing_named_view');
   const definition = view.ddoc.views![name]!;
@@ -174,9 +185,7 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
     }
   }
   const etag = quote(`${view.index.signature}-${view.index.seq}`);
-  if (req.header('if-none-match') === etag) return raw(304, '', 'application/json', { ETag: etag });
-  const headers = { ETag: etag };
-  const updateSeq = q.updateSeq ? `"update_seq":${view.index.seq},` : '';
+  const seqHead = q.updateSeq ? { update_seq: view.index.seq } : {};
 
   if (hasReduce && q.reduce) {
     const reducer = reducerFor(definition.reduce!, name, view.program, reduceLimit);
@@ -189,9 +198,7 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
         }
       }
     }
-    // Errors surface before the first byte: reduce the first group eagerly.
-    const body = await primed(rowsEnvelope(`{${updateSeq}"rows":[\r\n`, rows(), ']}\n'));
-    return stream(200, body, headers);
+    return { etag, head: seqHead, rows: rows(), reduced: true };
   }
 
   const totalRows = view.index.totalRows(number);
@@ -211,7 +218,7 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
         }
       }
     }
-    return stream(200, rowsEnvelope(`{"total_rows":${totalRows},"offset":0,${updateSeq}"rows":[\r\n`, rows(), ']}\n'), headers);
+    return { etag, head: { total_rows: totalRows, offset: 0, ...seqHead }, rows: rows(), reduced: false };
   }
   const range = await rowRange(view.index, number, q);
   const offset = Math.min(totalRows, (await rowsBefore(view.index, number, range)) + q.skip);
@@ -220,7 +227,20 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
       for (const row of chunk) yield await renderRow(db, row, q);
     }
   }
-  return stream(200, rowsEnvelope(`{"total_rows":${totalRows},"offset":${offset},${updateSeq}"rows":[\r\n`, rows(), ']}\n'), headers);
+  return { etag, head: { total_rows: totalRows, offset, ...seqHead }, rows: rows(), reduced: false };
+}
+
+async function runQuery(req: Request, svc: Services, db: Database, view: OpenedView, name: string, bodyKeys: unknown[] | undefined): Promise<Reply> {
+  const result = await queryView(req, svc, db, view, name, bodyKeys);
+  const { etag, head } = result;
+  if (req.header('if-none-match') === etag) return raw(304, '', 'application/json', { ETag: etag });
+  const headers = { ETag: etag };
+  const updateSeq = head.update_seq !== undefined ? `"update_seq":${head.update_seq},` : '';
+  if (result.reduced) {
+    // Errors surface before the first byte: reduce the first group eagerly.
+    return stream(200, await primed(rowsEnvelope(`{${updateSeq}"rows":[\r\n`, result.rows, ']}\n')), headers);
+  }
+  return stream(200, rowsEnvelope(`{"total_rows":${head.total_rows},"offset":${head.offset},${updateSeq}"rows":[\r\n`, result.rows, ']}\n'), headers);
 }
 
 /** A map row as stored, with the document when `include_docs` asks (an `{_id}` value joins another). */

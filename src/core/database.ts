@@ -140,6 +140,11 @@ export class Database {
   private listeners = new Set<(seq: number) => void>();
   private holders = 0;
   private closed = false;
+  /**
+   * Bumped after every commit that changed a design document (and every purge): caches of
+   * design-document code (validators) compare it instead of reading anything per write.
+   */
+  designEpoch = 0;
   /** While compaction runs: every attachment digest a revision written meanwhile uses. */
   compactionDigests: Set<string> | undefined;
 
@@ -231,6 +236,16 @@ export class Database {
     if (!bytes) return undefined;
     const info = decodeDocInfo(bytes);
     return info.id === id ? info : undefined;
+  }
+
+  /** The infos of many documents in one storage round trip (undefined where there is none). */
+  async docInfos(ids: readonly string[]): Promise<(DocInfo | undefined)[]> {
+    const found = await this.store.getMany(ids.map((id) => infoKey(id)));
+    return found.map((bytes, i) => {
+      if (!bytes) return undefined;
+      const info = decodeDocInfo(bytes);
+      return info.id === ids[i] ? info : undefined;
+    });
   }
 
   private async revision(id: string, rev: string): Promise<{ body: string; attachments: string | undefined } | undefined> {
@@ -495,6 +510,7 @@ export class Database {
       commits.push(this.store.write(staged.take(), { durable: false }));
       await Promise.all(commits);
       this.meta = staged.meta;
+      if (staged.touchedDesign) this.designEpoch++;
     } catch (err) {
       await Promise.allSettled(commits);
       // Some parts may have committed: take the metadata back from what the store holds.
@@ -706,6 +722,7 @@ export class Database {
         ops.push({ type: 'put', key: metaKey('info'), value: encodeJson(meta) });
         await this.store.write(ops, { durable: true });
         this.meta = meta;
+        this.designEpoch++;
         this.notify();
       }
       return { purge_seq: this.meta.purgeSeq, purged };
@@ -828,6 +845,8 @@ class Batch {
   private readonly parentAtts = new Map<string, Record<string, StoredAttachment> | null>();
   private readonly ops: WriteOp[] = [];
   private stagedDocs = 0;
+  /** Whether an edit of this batch changed a design document. */
+  touchedDesign = false;
 
   constructor(private readonly db: Database) {
     this.meta = { ...db.currentMeta };
@@ -980,6 +999,7 @@ class Batch {
     writeInfo(this.ops, this.meta, next, key);
     this.infos.set(id, next);
     this.stagedDocs++;
+    if (id.startsWith('_design/')) this.touchedDesign = true;
     return { id, ok: true, rev: newRev, changed: true };
   }
 

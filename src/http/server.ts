@@ -63,6 +63,18 @@ export class HttpServer {
     await Promise.all(closing);
   }
 
+  /**
+   * Routes an authenticated request to its handler, checking the route's access rule. Also
+   * reached through `Services.dispatch` by `_rewrite`, which routes a request again under its
+   * rewritten URL (and the rewritten route's access rule).
+   */
+  async dispatch(req: Request): Promise<Reply> {
+    if (req.badQuery) throw badRequest('Invalid URL encoding in query string');
+    const services = this.services();
+    const resolved = this.router.resolve(req.method, req.rawSegments);
+    return (await authorize(req, resolved, services)) ?? resolved.handler(req, resolved.params, services);
+  }
+
   private async handle(raw: IncomingMessage, res: ServerResponse, secure: boolean): Promise<void> {
     const started = performance.now();
     const req = new Request(raw, secure);
@@ -83,8 +95,7 @@ export class HttpServer {
       req.userCtx = auth.ctx;
       req.authMethod = auth.method;
       if (auth.setCookie) req.addReplyHeaders({ 'Set-Cookie': auth.setCookie });
-      const resolved = this.router.resolve(req.method, req.rawSegments);
-      const reply = (await authorize(req, resolved, services)) ?? await resolved.handler(req, resolved.params, services);
+      const reply = await this.dispatch(req);
       status = reply.status;
       await this.write(req, res, reply);
     } catch (err) {

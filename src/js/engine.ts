@@ -40,7 +40,7 @@ export class SandboxFailure extends Error {
 /** The WASM module itself failed: nothing in it can be trusted any more. */
 export class EngineCrash extends Error {}
 
-const API = ['load', 'batch', 'run', 'position', 'rewind', 'finish', 'abort', 'classify'] as const;
+const API = ['load', 'batch', 'run', 'position', 'rewind', 'finish', 'abort', 'classify', 'list'] as const;
 type ApiName = (typeof API)[number];
 
 interface Live {
@@ -62,6 +62,17 @@ const MIN_MEMORY_LIMIT = 2 * 1024 * 1024;
 const KIND_MAP = 0;
 const KIND_REDUCE = 1;
 
+/** The runner kinds of design-document functions (prelude.ts `run`). */
+export const DESIGN_KINDS = { validate: 2, filter: 3, show: 4, update: 5 } as const;
+export type DesignKind = keyof typeof DESIGN_KINDS;
+
+/**
+ * How a running `_list` function reaches the host: `out` is JSON `{start?, chunks}` to send to
+ * the client; with `wantRows`, blocks until the host answers the next rows (JSON array, empty
+ * at the end).
+ */
+export type ListPull = (out: string, wantRows: boolean) => string;
+
 /** The HTTP status CouchDB gives an error a function raised as `[error, id, reason]`. */
 function statusOf(error: string): number {
   switch (error) {
@@ -70,6 +81,8 @@ function statusOf(error: string): number {
     case 'unauthorized': return 401;
     case 'forbidden': return 403;
     case 'not_found': return 404;
+    case 'not_acceptable': return 406;
+    case 'conflict': return 409;
     default: return 500;
   }
 }
@@ -132,6 +145,46 @@ export class Engine {
     return this.batch(this.entry(pid), KIND_REDUCE, calls, fn, timeoutMs);
   }
 
+  /**
+   * Runs design-document function `fn` of a kind over a JSON array of items (validate: argument
+   * lists, filter: documents with `arg` the request, show/update: one `[doc, req]`).
+   */
+  design(pid: number, kind: DesignKind, items: string, fn: number, arg: string, timeoutMs: number): string {
+    return this.batch(this.entry(pid), DESIGN_KINDS[kind], items, fn, timeoutMs, arg);
+  }
+
+  /**
+   * Runs list function `fn` over rows the host hands out through `pull`; the deadline is per
+   * stretch of JavaScript between two pulls (the host's wait does not count). Returns JSON
+   * `[logs, {start?, chunks}]`: the output not flushed yet.
+   */
+  list(pid: number, fn: number, head: string, req: string, timeoutMs: number, pull: ListPull): string {
+    const entry = this.entry(pid);
+    const live = this.live(entry, timeoutMs);
+    const ctx = live.context;
+    const pullFn = this.guard(() => ctx.newFunction('pull', (outHandle, wantHandle) => {
+      const out = ctx.getString(outHandle);
+      const want = ctx.typeof(wantHandle) === 'boolean' && ctx.dump(wantHandle) === true;
+      this.disarm();
+      let rows: string;
+      try {
+        rows = pull(out, want);
+      } finally {
+        this.arm(timeoutMs);
+      }
+      return ctx.newString(rows);
+    }));
+    let r: CallResult;
+    try {
+      r = this.call(live, live.api.list, [fn, head, req, pullFn], timeoutMs);
+    } finally {
+      // Before any reset: a runtime cannot be disposed while the host holds handles into it.
+      this.guard(() => pullFn.dispose());
+    }
+    if (!r.ok) this.fail(entry, r.error);
+    return this.drained(entry, this.takeString(live, r.value), timeoutMs);
+  }
+
   dispose(): void {
     for (const pid of [...this.entries.keys()]) this.unload(pid);
   }
@@ -144,11 +197,11 @@ export class Engine {
     return entry;
   }
 
-  private batch(entry: Entry, kind: number, input: string, fn: number, timeoutMs: number): string {
+  private batch(entry: Entry, kind: number, input: string, fn: number, timeoutMs: number, arg = ''): string {
     const live = this.live(entry, timeoutMs);
     const { context: ctx, api } = live;
     // The common case: one call does it all.
-    let r = this.call(live, api.batch, [kind, input, fn], timeoutMs);
+    let r = this.call(live, api.batch, [kind, input, fn, arg], timeoutMs);
     if (r.ok) return this.drained(entry, this.takeString(live, r.value), timeoutMs);
     let start = 0;
     for (;;) {
@@ -270,18 +323,24 @@ export class Engine {
     });
   }
 
-  /** Calls a runner entry point with string/number arguments, under a deadline of `timeoutMs`. */
-  private call(live: Live, fn: QuickJSHandle, args: (string | number)[], timeoutMs: number): CallResult {
+  /** Calls a runner entry point with string/number (or handle) arguments, under a deadline of `timeoutMs`. */
+  private call(live: Live, fn: QuickJSHandle, args: (string | number | QuickJSHandle)[], timeoutMs: number): CallResult {
     return this.guard(() => {
       const ctx = live.context;
-      const handles = args.map((a) => (typeof a === 'number' ? ctx.newNumber(a) : ctx.newString(a)));
+      const made: QuickJSHandle[] = [];
+      const handles = args.map((a) => {
+        if (typeof a !== 'number' && typeof a !== 'string') return a;
+        const h = typeof a === 'number' ? ctx.newNumber(a) : ctx.newString(a);
+        made.push(h);
+        return h;
+      });
       this.arm(timeoutMs);
       try {
         const r = ctx.callFunction(fn, ctx.undefined, ...handles);
         return r.error ? { ok: false, error: r.error } : { ok: true, value: r.value };
       } finally {
         this.disarm();
-        for (const h of handles) h.dispose();
+        for (const h of made) h.dispose();
       }
     });
   }

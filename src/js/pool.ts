@@ -5,6 +5,10 @@
  *   MAX_IN_FLIGHT each, so a worker always has its next batch while the main thread handles
  *   the previous reply).
  * - Programs are compiled into a worker the first time a job of theirs goes there.
+ * - `_list` jobs hold a worker while their client reads (the function blocks on the host for
+ *   rows), so they never go to the core workers: they run in list workers of their own, started
+ *   on demand (at most `maxListWorkers`), one list each, and stopped after a while idle. The core
+ *   workers stay free for view builds, reduces and validation whatever lists are being read.
  * - A watchdog reads each worker's published deadline (shared memory): a worker still inside
  *   the sandbox well past it (something the QuickJS interrupt handler could not stop) is
  *   terminated. A worker that dies fails the job it was running with os_process_error and is
@@ -12,7 +16,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { Worker, type MessagePort } from 'node:worker_threads';
+import type { DesignKind } from './engine.js';
 import { CouchError } from '../errors.js';
 import type { FailureCause, WorkerEvent, WorkerRequest } from './protocol.js';
 import type { WasmModule, WorkerSetup } from './worker.js';
@@ -32,12 +37,16 @@ export interface PoolOptions {
   maxLivePrograms: number;
   /** How long past a published deadline a worker may stay inside the sandbox before it is terminated. */
   graceMs: () => number;
+  /** Most list workers at once (default 4); further lists wait for one. */
+  maxListWorkers?: number;
 }
 
 type JobRequest = (
   | { op: 'load'; pid: number }
   | { op: 'map'; pid: number; docs: string; timeoutMs: number }
   | { op: 'reduce'; pid: number; fn: number; calls: string; timeoutMs: number }
+  | { op: 'design'; pid: number; kind: DesignKind; fn: number; items: string; arg: string; timeoutMs: number }
+  | { op: 'list'; pid: number; fn: number; head: string; req: string; timeoutMs: number; port: MessagePort; signal: SharedArrayBuffer }
 ) & {
   /** Asked before the job is sent to a worker: true drops it (its caller already failed). */
   abandoned?: () => boolean;
@@ -63,6 +72,9 @@ interface Program {
 
 const MAX_IN_FLIGHT = 2;
 const MAX_FAILED_STARTS = 3;
+const DEFAULT_LIST_WORKERS = 4;
+/** An idle list worker is stopped after this long. */
+const LIST_WORKER_IDLE_MS = 30_000;
 
 class Slot {
   worker: Worker | undefined;
@@ -75,10 +87,16 @@ class Slot {
   dead = false;
   /** The worker said it is exiting after its last reply: nothing of its is running any more. */
   exiting = false;
+  /** A list worker (see the pool): not replaced when it ends. */
+  forLists = false;
+  idleSince = Date.now();
 }
 
 export class WorkerPool {
   private readonly slots: Slot[] = [];
+  private readonly listSlots: Slot[] = [];
+  /** List workers that failed to start in a row (past MAX_FAILED_STARTS, queued lists fail). */
+  private listStartFailures = 0;
   private readonly queue: Job[] = [];
   private readonly programs = new Map<number, Program>();
   private nextId = 1;
@@ -121,7 +139,7 @@ export class WorkerPool {
 
   release(pid: number): void {
     if (!this.programs.delete(pid)) return;
-    for (const slot of this.slots) {
+    for (const slot of [...this.slots, ...this.listSlots]) {
       if (!slot.loaded.delete(pid) || !slot.worker || !slot.ready) continue;
       this.post(slot, { op: 'unload', id: 0, pid });
     }
@@ -141,7 +159,7 @@ export class WorkerPool {
     clearInterval(this.watchdog);
     for (const job of this.queue.splice(0)) job.reject(closedError());
     const exits: Promise<unknown>[] = [];
-    for (const slot of this.slots) {
+    for (const slot of [...this.slots, ...this.listSlots]) {
       for (const f of slot.inFlight.splice(0)) f.job?.reject(closedError());
       const w = slot.worker;
       slot.worker = undefined;
@@ -178,6 +196,7 @@ export class WorkerPool {
             started = true;
             slot.ready = true;
             slot.failedStarts = 0;
+            if (slot.forLists) this.listStartFailures = 0;
             resolve();
             this.pump();
             if (slot.inFlight.length === 0) worker.unref();
@@ -221,8 +240,25 @@ export class WorkerPool {
         }
       }
     }
-    for (const f of inFlight.reverse()) if (f.job) this.queue.unshift(f.job);
+    for (const f of inFlight.reverse()) {
+      if (!f.job) continue;
+      // A list's port went to the dead worker: it cannot be sent again.
+      if (f.job.request.op === 'list') f.job.reject(new SandboxError(500, error, reason, cause));
+      else this.queue.unshift(f.job);
+    }
     if (this.closed) return;
+    if (slot.forLists) {
+      // List workers are started on demand: this one is just gone.
+      this.listSlots.splice(this.listSlots.indexOf(slot), 1);
+      if (slot.failedStarts > 0 && ++this.listStartFailures >= MAX_FAILED_STARTS) {
+        this.listStartFailures = 0;
+        for (let i = this.queue.length - 1; i >= 0; i--) {
+          if (this.queue[i]!.request.op === 'list') this.queue.splice(i, 1)[0]!.reject(new SandboxError(500, 'os_process_error', `query server cannot start: ${reason}`, 'crash'));
+        }
+      }
+      this.pump();
+      return;
+    }
     if (slot.failedStarts >= MAX_FAILED_STARTS) {
       slot.dead = true;
       if (this.slots.every((s) => s.dead)) {
@@ -237,26 +273,52 @@ export class WorkerPool {
   private watch(): void {
     const now = Date.now();
     const grace = this.options.graceMs();
-    for (const slot of this.slots) {
+    for (const slot of [...this.slots, ...this.listSlots]) {
       const d = slot.deadline[0]!;
       const w = slot.worker;
       if (w && d !== 0 && now > d + grace) {
         void w.terminate(); // its exit event is ignored: died() replaces slot.worker
         this.died(slot, 'OS process timed out.', 'timeout');
+      } else if (w && slot.forLists && slot.ready && slot.inFlight.length === 0 && now - slot.idleSince > LIST_WORKER_IDLE_MS) {
+        slot.worker = undefined;
+        this.listSlots.splice(this.listSlots.indexOf(slot), 1);
+        void w.terminate();
       }
     }
   }
 
+  /** Sends queued jobs to workers: lists to idle list workers (started as needed), the rest to the core workers. */
   private pump(): void {
-    while (this.queue.length > 0) {
+    let waitingLists = 0;
+    for (let i = 0; i < this.queue.length;) {
+      const job = this.queue[i]!;
+      const isList = job.request.op === 'list';
       let best: Slot | undefined;
-      for (const slot of this.slots) {
-        if (!slot.ready || !slot.worker || slot.inFlight.length >= MAX_IN_FLIGHT) continue;
-        if (!best || slot.inFlight.length < best.inFlight.length) best = slot;
+      if (isList) {
+        best = this.listSlots.find((s) => s.ready && s.worker && s.inFlight.length === 0);
+      } else {
+        for (const slot of this.slots) {
+          if (!slot.ready || !slot.worker || slot.inFlight.length >= MAX_IN_FLIGHT) continue;
+          if (!best || slot.inFlight.length < best.inFlight.length) best = slot;
+        }
       }
-      if (!best) return;
-      const job = this.queue.shift()!;
+      if (!best) {
+        if (!isList) return; // no core worker can take anything more now
+        waitingLists++;
+        i++;
+        continue;
+      }
+      this.queue.splice(i, 1);
       this.dispatch(best, job);
+    }
+    // Start list workers for the lists still waiting (those starting count against them).
+    const starting = this.listSlots.filter((s) => !s.ready).length;
+    const maxLists = this.options.maxListWorkers ?? DEFAULT_LIST_WORKERS;
+    for (let n = starting; n < waitingLists && this.listSlots.length < maxLists; n++) {
+      const slot = new Slot();
+      slot.forLists = true;
+      this.listSlots.push(slot);
+      this.spawn(slot).catch(() => { /* counted by died() */ });
     }
   }
 
@@ -280,27 +342,38 @@ export class WorkerPool {
       slot.loaded.add(r.pid);
       this.send(slot, { op: 'load', id: 0, pid: r.pid, spec: program.spec, memoryLimitBytes: program.memoryLimitBytes, timeoutMs: program.timeoutMs() }, undefined);
     }
-    if (r.op === 'map') this.send(slot, { op: 'map', id: 0, pid: r.pid, docs: r.docs, timeoutMs: r.timeoutMs }, job);
-    else this.send(slot, { op: 'reduce', id: 0, pid: r.pid, fn: r.fn, calls: r.calls, timeoutMs: r.timeoutMs }, job);
+    switch (r.op) {
+      case 'map': this.send(slot, { op: 'map', id: 0, pid: r.pid, docs: r.docs, timeoutMs: r.timeoutMs }, job); break;
+      case 'reduce': this.send(slot, { op: 'reduce', id: 0, pid: r.pid, fn: r.fn, calls: r.calls, timeoutMs: r.timeoutMs }, job); break;
+      case 'design':
+        this.send(slot, { op: 'design', id: 0, pid: r.pid, kind: r.kind, fn: r.fn, items: r.items, arg: r.arg, timeoutMs: r.timeoutMs }, job);
+        break;
+      case 'list':
+        this.send(slot, { op: 'list', id: 0, pid: r.pid, fn: r.fn, head: r.head, req: r.req, timeoutMs: r.timeoutMs, port: r.port, signal: r.signal }, job, [r.port]);
+        break;
+    }
   }
 
-  private send(slot: Slot, request: WorkerRequest, job: Job | undefined): void {
+  private send(slot: Slot, request: WorkerRequest, job: Job | undefined, transfer?: MessagePort[]): void {
     const id = this.nextId++;
     request.id = id;
     slot.inFlight.push({ id, pid: request.pid, job });
     slot.worker!.ref();
-    this.post(slot, request);
+    this.post(slot, request, transfer);
   }
 
-  private post(slot: Slot, request: WorkerRequest): void {
-    slot.worker!.postMessage(request);
+  private post(slot: Slot, request: WorkerRequest, transfer?: MessagePort[]): void {
+    slot.worker!.postMessage(request, transfer);
   }
 
   private reply(slot: Slot, event: Exclude<WorkerEvent, { ready: boolean }>): void {
     const at = slot.inFlight.findIndex((f) => f.id === event.id);
     if (at < 0) return;
     const [f] = slot.inFlight.splice(at, 1);
-    if (slot.inFlight.length === 0) slot.worker?.unref();
+    if (slot.inFlight.length === 0) {
+      slot.worker?.unref();
+      slot.idleSince = Date.now();
+    }
     if (event.ok) f!.job?.resolve(event.result);
     else {
       const e = event.failure;

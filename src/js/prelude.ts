@@ -36,6 +36,7 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
   var rows = [];        // where emit() appends
   var logs = [];        // where log() appends
   var job = null;       // the batch in progress: survives an interrupt, so the host can resume it
+  var ddocThis = null;  // \`this\` of design-document functions (CouchDB applies them to the ddoc)
 
   function isOutOfMemory(e) {
     return InternalErrorType !== null && e instanceof InternalErrorType && e.message === "out of memory";
@@ -196,6 +197,292 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     }
   }
 
+
+  // --- errors of design-document functions (CouchDB main.js handleError, render.js renderError) ---
+  // Turns anything a function threw into CouchDB's ["error", id, reason].
+  function asCouchError(e) {
+    if (isOutOfMemory(e)) throw e;
+    if (nativeIsArray(e) && (e[0] === "error" || e[0] === "fatal") && e.length >= 3) return e;
+    try {
+      if (e !== null && typeof e === "object" && e.error !== undefined && e.reason !== undefined) {
+        return ["error", StringOf(e.error), typeof e.reason === "string" ? e.reason : describe(e.reason)];
+      }
+      if (e instanceof ErrorType) return ["error", "render_error", "function raised error: " + describe(e)];
+    } catch (x) {
+      if (isOutOfMemory(x)) throw x;
+    }
+    return ["error", "unnamed_error", describe(e)];
+  }
+
+  // --- content negotiation: provides() and registerType() (CouchDB mimeparse.js, render.js) ---
+  var mimesByKey = {}, keysByMime = {};
+  function registerType() {
+    var key = StringOf(arguments[0]), mimes = [];
+    for (var i = 1; i < arguments.length; i++) { mimes[mimes.length] = StringOf(arguments[i]); keysByMime[arguments[i]] = key; }
+    mimesByKey[key] = mimes;
+  }
+  registerType("all", "*/*");
+  registerType("text", "text/plain; charset=utf-8", "txt");
+  registerType("html", "text/html; charset=utf-8");
+  registerType("xhtml", "application/xhtml+xml", "xhtml");
+  registerType("xml", "application/xml", "text/xml", "application/x-xml");
+  registerType("js", "text/javascript", "application/javascript", "application/x-javascript");
+  registerType("css", "text/css");
+  registerType("ics", "text/calendar");
+  registerType("csv", "text/csv");
+  registerType("rss", "application/rss+xml");
+  registerType("atom", "application/atom+xml");
+  registerType("yaml", "application/x-yaml", "text/yaml");
+  registerType("multipart_form", "multipart/form-data");
+  registerType("url_encoded_form", "application/x-www-form-urlencoded");
+  registerType("json", "application/json", "text/x-json");
+
+  var provided = [], providesUsed = false, responseContentType = null;
+  function provides(type, fun) {
+    providesUsed = true;
+    provided[provided.length] = [StringOf(type), fun];
+  }
+
+  function parseMediaRange(range) {
+    var parts = StringOf(range).split(";"), params = {};
+    for (var i = 1; i < parts.length; i++) {
+      var kv = parts[i].split("=");
+      if (kv.length === 2) params[kv[0].trim()] = kv[1].trim();
+    }
+    var full = parts[0].trim();
+    if (full === "*") full = "*/*";
+    var ts = full.split("/");
+    var q = parseFloat(params.q);
+    if (!(q >= 0 && q <= 1)) q = 1;
+    return { type: ts[0], subtype: ts[1] === undefined ? "*" : ts[1], params: params, q: q };
+  }
+  // [fitness, quality] of a mime type against parsed Accept ranges (mimeparse's fitnessAndQuality).
+  function fitness(mime, ranges) {
+    var t = parseMediaRange(mime), best = -1, bestQ = 0;
+    for (var i = 0; i < ranges.length; i++) {
+      var r = ranges[i];
+      if ((r.type === t.type || r.type === "*" || t.type === "*") && (r.subtype === t.subtype || r.subtype === "*" || t.subtype === "*")) {
+        var f = (r.type === t.type ? 100 : 0) + (r.subtype === t.subtype ? 10 : 0);
+        for (var k in t.params) if (k !== "q" && r.params[k] === t.params[k]) f += 1;
+        if (f > best) { best = f; bestQ = r.q; }
+      }
+    }
+    return [best, bestQ];
+  }
+  function bestMatch(supported, header) {
+    var ranges = StringOf(header).split(",").map(parseMediaRange), chosen = "", cf = -1, cq = 0;
+    for (var i = 0; i < supported.length; i++) {
+      var fq = fitness(supported[i], ranges);
+      if (fq[0] < 0 || fq[1] <= 0) continue;
+      if (fq[1] > cq || (fq[1] === cq && fq[0] > cf)) { chosen = supported[i]; cf = fq[0]; cq = fq[1]; }
+    }
+    return chosen;
+  }
+  function headerOf(req, name) {
+    var h = req && req.headers;
+    if (!h) return undefined;
+    if (h[name] !== undefined) return h[name];
+    var lower = name.toLowerCase();
+    for (var k in h) if (k.toLowerCase() === lower) return h[k];
+    return undefined;
+  }
+  function runProvides(req) {
+    var bestKey = null, accept = headerOf(req, "Accept"), supported = [], i;
+    for (i = 0; i < provided.length; i++) {
+      var ms = mimesByKey[provided[i][0]];
+      if (ms) supported = supported.concat(ms);
+    }
+    var format = req && req.query ? req.query.format : undefined;
+    if (format !== undefined) {
+      bestKey = StringOf(format);
+      responseContentType = mimesByKey[bestKey] ? mimesByKey[bestKey][0] : null;
+    } else if (accept) {
+      responseContentType = bestMatch(supported, accept);
+      bestKey = keysByMime[responseContentType] || null;
+    } else if (provided.length > 0) {
+      bestKey = provided[0][0];
+      responseContentType = mimesByKey[bestKey] ? mimesByKey[bestKey][0] : null;
+    }
+    for (i = 0; i < provided.length; i++) {
+      if (provided[i][0] === bestKey) return provided[i][1]();
+    }
+    throw ["error", "not_acceptable", "Content-Type " + (format !== undefined ? format : (accept || bestKey)) +
+      " not supported, try one of: " + supported.join(", ")];
+  }
+  function applyContentType(resp) {
+    if (responseContentType) {
+      resp.headers = resp.headers || {};
+      resp.headers["Content-Type"] = responseContentType;
+    }
+    return resp;
+  }
+  function wrapResponse(resp) {
+    var type = typeof resp;
+    if (type === "string") return { body: resp };
+    if (type === "object" && resp !== null) return resp;
+    return null;
+  }
+
+  // --- the list API: start(), send(), getRow() (CouchDB render.js); also usable by shows ---
+  var chunks = [], chunkBytes = 0, startResp = {}, started = false, listEnded = false;
+  var rowBuffer = [], rowAt = 0, hostPull = null, lastFlush = 0;
+  var dateNow = Date.now;
+  function resetList() {
+    chunks = []; chunkBytes = 0; startResp = {}; started = false; listEnded = false;
+    rowBuffer = []; rowAt = 0; provided = []; providesUsed = false; responseContentType = null;
+  }
+  function start(resp) { startResp = resp || {}; }
+  // What leaves at a flush: the response head the first time, then the chunks sent since.
+  function takeOutput() {
+    lastFlush = dateNow();
+    var out = { chunks: chunks };
+    if (!started) { out.start = applyContentType(startResp); started = true; }
+    chunks = []; chunkBytes = 0;
+    return out;
+  }
+  function send(chunk) {
+    var s = StringOf(chunk);
+    chunks[chunks.length] = s;
+    chunkBytes += s.length;
+    // A list that sends much between rows still streams: flush without asking for rows.
+    if (hostPull !== null && chunkBytes >= 16384) hostPull(JSONstringify(takeOutput()), false);
+  }
+  function getRow() {
+    if (rowAt < rowBuffer.length) {
+      // Rows come in batches; output still leaves at least every 50 ms while the function works.
+      if (chunks.length > 0 && dateNow() - lastFlush >= 50) hostPull(JSONstringify(takeOutput()), false);
+      return rowBuffer[rowAt++];
+    }
+    if (listEnded || hostPull === null) return null;
+    var text = hostPull(JSONstringify(takeOutput()), true);
+    var rows = JSONparse(text);
+    if (!nativeIsArray(rows) || rows.length === 0) { listEnded = true; rowBuffer = []; rowAt = 0; return null; }
+    rowBuffer = rows; rowAt = 1;
+    return rows[0];
+  }
+  global.registerType = registerType;
+  global.provides = provides;
+  global.start = start;
+  global.send = send;
+  global.getRow = getRow;
+
+  // --- runners of design-document functions -----------------------------------------------
+  // validate_doc_update(newDoc, oldDoc, userCtx, secObj) per [newDoc, oldDoc] item, with the
+  // batch's [userCtx, secObj]: null (ok) or {error, reason}.
+  function runValidates() {
+    var j = job, items = j.items, n = items.length, out = j.out, fn = funs[j.fn], ctx = j.arg;
+    for (var i = j.i; i < n; i++) {
+      j.i = i;
+      j.mark = logs.length;
+      var a = items[i], r = null;
+      try {
+        fn.call(ddocThis, a[0], a[1], ctx[0], ctx[1]);
+      } catch (e) {
+        if (isOutOfMemory(e)) throw e;
+        r = validationError(e);
+      }
+      out[i] = r;
+    }
+  }
+  function validationError(e) {
+    try {
+      if (e !== null && typeof e === "object" && !(e instanceof ErrorType)) {
+        if (e.forbidden !== undefined) return { error: "forbidden", reason: e.forbidden };
+        if (e.unauthorized !== undefined) return { error: "unauthorized", reason: e.unauthorized };
+      }
+    } catch (x) {
+      if (isOutOfMemory(x)) throw x;
+    }
+    var c = asCouchError(e);
+    if (typeof e === "string") c = ["error", "unknown_error", e];
+    return { error: StringOf(c[1]), reason: c[2], status: 500 };
+  }
+  // filters.<name>(doc, req) per document: whether it passes. An exception fails the batch.
+  function runFilters() {
+    var j = job, docs = j.items, n = docs.length, out = j.out, fn = funs[j.fn], req = j.arg;
+    for (var i = j.i; i < n; i++) {
+      j.i = i;
+      j.mark = logs.length;
+      var pass;
+      try {
+        pass = !!fn.call(ddocThis, docs[i], req);
+      } catch (e) {
+        throw asCouchError(e);
+      }
+      out[i] = pass;
+    }
+  }
+  // shows.<name>(doc, req): the response object (CouchDB render.js runShow).
+  function runShow(doc, req) {
+    resetList();
+    try {
+      var resp = wrapResponse(funs[job.fn].call(ddocThis, doc, req) || {});
+      if (resp === null) throw ["error", "render_error", "undefined response from show function"];
+      if (chunks.length > 0) {
+        resp.headers = resp.headers || {};
+        for (var h in startResp) resp.headers[h] = startResp[h];
+        resp.body = chunks.join("") + (resp.body || "");
+        chunks = [];
+      }
+      if (providesUsed) {
+        var p = wrapResponse(runProvides(req) || {}) || {};
+        resp.body = (resp.body || "") + chunks.join("") + (p.body || "");
+        resp = applyContentType(resp);
+      }
+      return resp;
+    } catch (e) {
+      // A show of a missing document that fails on it is that document not being found.
+      var docPath = false;
+      try { docPath = req && nativeIsArray(req.path) && req.path.length > 5; } catch (x) { docPath = false; }
+      if (doc === null && docPath && !(nativeIsArray(e) && e[0] === "error")) throw ["error", "not_found", "document not found"];
+      throw asCouchError(e);
+    } finally {
+      resetList();
+    }
+  }
+  // updates.<name>(doc, req): [doc or null, response] (CouchDB render.js runUpdate).
+  function runUpdate(doc, req) {
+    var result;
+    try {
+      result = funs[job.fn].call(ddocThis, doc, req);
+    } catch (e) {
+      throw asCouchError(e);
+    }
+    var resp = nativeIsArray(result) ? wrapResponse(result[1]) : null;
+    if (resp === null) throw ["error", "render_error", "undefined response from update function"];
+    var newDoc = result[0] === undefined ? null : result[0];
+    return [newDoc, resp];
+  }
+  function runRender() {
+    var j = job, a = j.items[0];
+    j.out[0] = j.kind === 4 ? runShow(a[0], a[1]) : runUpdate(a[0], a[1]);
+  }
+  // lists.<name>(head, req): streams through hostPull; returns the output not yet flushed.
+  function runList(fnIndex, headJson, reqJson, pull) {
+    resetList();
+    hostPull = pull;
+    try {
+      var req = JSONparse(reqJson);
+      var tail = funs[fnIndex].call(ddocThis, JSONparse(headJson), req);
+      if (providesUsed) tail = runProvides(req);
+      if (!started) getRow();
+      if (tail !== undefined && tail !== null) chunks[chunks.length] = StringOf(tail);
+      var s = JSONstringify([logs, takeOutput()]);
+      logs = [];
+      return s;
+    } catch (e) {
+      var failure = asCouchError(e);
+      // Once the response has started, what was sent before the error still goes out.
+      if (started && chunks.length > 0) {
+        try { hostPull(JSONstringify(takeOutput()), false); } catch (x) { if (isOutOfMemory(x)) throw x; }
+      }
+      throw failure;
+    } finally {
+      hostPull = null;
+      resetList();
+    }
+  }
+
   // --- the batch runner ----------------------------------------------------------------------
   function runMaps() {
     var j = job, docs = j.items, n = docs.length, out = j.out;
@@ -272,7 +559,13 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
   }
 
   function run() {
-    if (job.kind === 0) runMaps(); else runReduces();
+    switch (job.kind) {
+      case 0: runMaps(); break;
+      case 1: runReduces(); break;
+      case 2: runValidates(); break;
+      case 3: runFilters(); break;
+      default: runRender();
+    }
     job.i = job.items.length;
     job.mark = logs.length; // an interrupt from here on (in finish) keeps every item's logs
   }
@@ -294,6 +587,7 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     load: function (specJson) {
       var spec = JSONparse(specJson);
       requireRoot = spec.requireRoot;
+      ddocThis = spec.requireRoot;
       moduleCache = {};
       funs = [];
       for (var i = 0; i < spec.functions.length; i++) {
@@ -314,11 +608,11 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
       return JSONstringify({ usesKeys: keys });
     },
     // begin + run + finish in one call; after an interrupt the host resumes with rewind/run/finish.
-    batch: function (kind, json, fn) {
+    batch: function (kind, json, fn, argJson) {
       job = null;
       logs = [];
       rows = [];
-      job = { kind: kind, items: JSONparse(json), fn: fn, i: 0, mark: 0, out: [] };
+      job = { kind: kind, items: JSONparse(json), fn: fn, arg: argJson ? JSONparse(argJson) : null, i: 0, mark: 0, out: [] };
       run();
       var s = finish();
       job = null;
@@ -326,6 +620,11 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
       return s;
     },
     run: run,
+    list: function (fn, headJson, reqJson, pull) {
+      job = null;
+      logs = [];
+      return runList(fn, headJson, reqJson, pull);
+    },
     // After an interrupt: where the batch stopped (-1: before it started).
     position: function () {
       return job === null ? -1 : job.i;

@@ -5,6 +5,9 @@
  * in each direction, so neither thread walks object graphs per document.
  */
 
+import type { MessagePort } from 'node:worker_threads';
+import type { DesignKind } from './engine.js';
+
 /** What a sandbox program is: its functions and the object `require()` resolves paths in. */
 export interface ProgramSpec {
   /** The root of CommonJS paths: `{views: {lib}}` for views (CouchDB), the whole ddoc for shows etc. */
@@ -21,7 +24,21 @@ export type WorkerRequest =
   /** `docs`: a JSON array of documents. Reply: JSON `[logs, [[rows per map] per doc]]`. */
   | { op: 'map'; id: number; pid: number; docs: string; timeoutMs: number }
   /** `calls`: a JSON array of `[keys, values, rereduce]` for function `fn`. Reply: JSON `[logs, [result per call]]`. */
-  | { op: 'reduce'; id: number; pid: number; fn: number; calls: string; timeoutMs: number };
+  | { op: 'reduce'; id: number; pid: number; fn: number; calls: string; timeoutMs: number }
+  /** A design-document function over `items` (JSON array), `arg` JSON (the filter's request). Reply: JSON `[logs, [result per item]]`. */
+  | { op: 'design'; id: number; pid: number; kind: DesignKind; fn: number; items: string; arg: string; timeoutMs: number }
+  /**
+   * A `_list` function. The worker posts `ListOutput` on `port` as the function sends; when it
+   * wants rows it waits on `signal` (Int32 0 → 1) and takes the host's answer (a JSON array of
+   * rows, empty at the end) from `port` synchronously. Reply: JSON `[logs, {start?, chunks}]`.
+   */
+  | { op: 'list'; id: number; pid: number; fn: number; head: string; req: string; timeoutMs: number; port: MessagePort; signal: SharedArrayBuffer };
+
+/** What a running list function hands to the host: output (`{start?, chunks}` JSON), and whether it now waits for rows. */
+export interface ListOutput {
+  out: string;
+  wantRows: boolean;
+}
 
 /** Why a sandbox failed, for the caller to react (e.g. split a batch that ran out of memory). */
 export type FailureCause = 'timeout' | 'memory' | 'crash' | 'function';

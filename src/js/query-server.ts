@@ -17,6 +17,8 @@
 import { CouchError } from '../errors.js';
 import { SandboxError, WorkerPool } from './pool.js';
 import type { ProgramSpec } from './protocol.js';
+import { DesignFunction } from './design-function.js';
+import { batchRanges, invalidOutput, parseReply } from './batches.js';
 
 export { SandboxError } from './pool.js';
 
@@ -149,6 +151,28 @@ export class QueryServer {
     return new Program(this, this.pool, compiled.pid, names, viewMap, maps.length, reduces);
   }
 
+  /**
+   * Compiles one design-document function that is not a view (validate_doc_update, a filter,
+   * show, list or update): `require()` resolves in the whole design document, as in CouchDB.
+   * A function that does not compile is a CouchError 400 {error: 'compilation_error'}.
+   */
+  async designFunction(ddoc: object, source: unknown): Promise<DesignFunction> {
+    const spec: ProgramSpec = { requireRoot: ddoc, functions: [{ source, require: true }], maps: [] };
+    let compiled: { pid: number };
+    try {
+      compiled = await this.pool.compile(JSON.stringify(spec), this.options.memoryLimitBytes, () => this.options.timeoutMs);
+    } catch (err) {
+      throw this.report(err);
+    }
+    const server = this;
+    return new DesignFunction({
+      pool: this.pool,
+      get limits() { return server.limits; },
+      report: (err) => this.report(err),
+      logAll: (messages) => this.logAll(messages),
+    }, compiled.pid);
+  }
+
   async close(): Promise<void> {
     await this.pool.close();
   }
@@ -211,19 +235,8 @@ class Program implements ViewProgram {
     const { maxBatchDocs, maxBatchBytes } = this.server.limits;
     // Spread over the workers: at least one batch per worker, at most maxBatchDocs per batch.
     const perBatch = Math.max(1, Math.min(maxBatchDocs, Math.ceil(docs.length / this.pool.size)));
-    const batches: Promise<Rows[][]>[] = [];
     const call = { failed: false };
-    let start = 0;
-    while (start < docs.length) {
-      let end = start;
-      let bytes = 0;
-      while (end < docs.length && end - start < perBatch && (end === start || bytes + docs[end]!.length <= maxBatchBytes)) {
-        bytes += docs[end]!.length + 1;
-        end++;
-      }
-      batches.push(this.mapBatch(docs, start, end, call));
-      start = end;
-    }
+    const batches = batchRanges(docs, perBatch, maxBatchBytes).map(([start, end]) => this.mapBatch(docs, start, end, call));
     let parts: Rows[][][];
     try {
       parts = await Promise.all(batches);
@@ -260,7 +273,8 @@ class Program implements ViewProgram {
       call.failed = true;
       throw this.server.report(err);
     }
-    const [logs, out] = parseReply(text, end - start);
+    const [logs, reply] = parseReply(text, end - start);
+    const out = reply as unknown[];
     this.server.logAll(logs);
     for (const perMap of out) {
       if (!Array.isArray(perMap) || perMap.length !== this.mapCount) throw invalidOutput();
@@ -292,7 +306,8 @@ class Program implements ViewProgram {
     } catch (err) {
       throw this.server.report(err);
     }
-    const [logs, out] = parseReply(text, calls.length);
+    const [logs, reply] = parseReply(text, calls.length);
+    const out = reply as unknown[];
     this.server.logAll(logs);
     return out;
   }
@@ -306,22 +321,4 @@ class Program implements ViewProgram {
   private check(): void {
     if (this.disposed) throw new CouchError(500, 'os_process_error', 'the design document program was disposed');
   }
-}
-
-function invalidOutput(): CouchError {
-  return new CouchError(500, 'os_process_error', 'the sandbox returned malformed output');
-}
-
-/** `[logs, results]` as the sandbox sends it, checked for shape (the sandbox is not trusted). */
-function parseReply(text: string, count: number): [unknown[], unknown[]] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw invalidOutput();
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || !Array.isArray(parsed[0]) || !Array.isArray(parsed[1]) || parsed[1].length !== count) {
-    throw invalidOutput();
-  }
-  return [parsed[0] as unknown[], parsed[1] as unknown[]];
 }

@@ -4,10 +4,10 @@
  * If the WASM module itself fails (EngineCrash), the worker answers and exits: the pool starts
  * a fresh one.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { newQuickJSWASMModule, newVariant, RELEASE_SYNC } from 'quickjs-emscripten';
 import { Engine, EngineCrash, SandboxFailure } from './engine.js';
-import type { WorkerEvent, WorkerRequest } from './protocol.js';
+import type { ListOutput, WorkerEvent, WorkerRequest } from './protocol.js';
 
 /** A compiled WebAssembly.Module (the WebAssembly global is not in this project's TypeScript lib). */
 export type WasmModule = object;
@@ -46,6 +46,16 @@ function handle(req: WorkerRequest): void {
       case 'reduce':
         post({ id: req.id, ok: true, result: e.reduce(req.pid, req.fn, req.calls, req.timeoutMs) });
         return;
+      case 'design':
+        post({ id: req.id, ok: true, result: e.design(req.pid, req.kind, req.items, req.fn, req.arg, req.timeoutMs) });
+        return;
+      case 'list':
+        try {
+          post({ id: req.id, ok: true, result: e.list(req.pid, req.fn, req.head, req.req, req.timeoutMs, listPull(req.port, req.signal)) });
+        } finally {
+          req.port.close();
+        }
+        return;
     }
   } catch (err) {
     if (err instanceof SandboxFailure) {
@@ -57,6 +67,24 @@ function handle(req: WorkerRequest): void {
     backlog = []; // nothing more runs here
     process.exit(1);
   }
+}
+
+/**
+ * The host side of a running list function, inside this worker: output is posted as it comes;
+ * rows are waited for synchronously (QuickJS cannot yield), the main thread answering on the
+ * list's own port and waking this thread through `signal`.
+ */
+function listPull(listPort: MessagePort, signal: SharedArrayBuffer): (out: string, wantRows: boolean) => string {
+  const flag = new Int32Array(signal);
+  return (out, wantRows) => {
+    const message: ListOutput = { out, wantRows };
+    listPort.postMessage(message);
+    if (!wantRows) return '';
+    Atomics.wait(flag, 0, 0);
+    Atomics.store(flag, 0, 0);
+    const answer = receiveMessageOnPort(listPort);
+    return typeof answer?.message === 'string' ? answer.message : '[]';
+  };
 }
 
 port.on('message', (req: WorkerRequest) => {

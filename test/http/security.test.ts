@@ -184,3 +184,22 @@ test('validation of _security bodies', async () => {
   const r = await c.put('/open/_security', { members: { names: 'mia' } }, { headers: ROOT });
   assert.equal(r.status, 400);
 });
+
+test('validate_doc_update sees the authenticated user and the security object', async () => {
+  assert.equal((await c.put('/closed/_design/guard', {
+    validate_doc_update: `function(newDoc, oldDoc, userCtx, secObj) {
+      if (newDoc.author !== userCtx.name) throw({forbidden: 'author must be ' + userCtx.name + ' in ' + userCtx.db});
+      if (secObj.custom !== 'extra fields are kept') throw({forbidden: 'no security object'});
+      if (newDoc.crewOnly && userCtx.roles.indexOf('crew') === -1) throw({unauthorized: 'crew only'});
+    }`,
+  }, { headers: ROOT })).status, 201);
+  assert.equal((await c.put('/closed/by-mia', { author: 'mia' }, { headers: MEMBER })).status, 201);
+  const wrong = await c.put('/closed/by-rita', { author: 'mia' }, { headers: ROLE_MEMBER });
+  assert.equal(wrong.status, 403);
+  assert.deepEqual(wrong.body, { error: 'forbidden', reason: 'author must be rita in closed' });
+  assert.equal((await c.put('/closed/crew-1', { author: 'rita', crewOnly: true }, { headers: ROLE_MEMBER })).status, 201);
+  const notCrew = await c.put('/closed/crew-2', { author: 'mia', crewOnly: true }, { headers: MEMBER });
+  assert.equal(notCrew.status, 401);
+  assert.equal(notCrew.body.reason, 'crew only');
+  assert.equal((await c.del('/closed/_design/guard?rev=' + (await c.get('/closed/_design/guard', { headers: ROOT })).body._rev, { headers: ROOT })).status, 200);
+});

@@ -1,0 +1,81 @@
+/** What the endpoints of design-document functions share: CouchDB's `req` object from an HTTP request, the document a function gets, its reply. */
+import { CouchError, notFound } from '../errors.js';
+import type { Database } from '../core/database.js';
+import { isLocalId } from '../core/names.js';
+import type { ShapedResponse } from '../design/response.js';
+import { raw, type HeaderMap, type Reply } from './reply.js';
+import { requestObject } from '../design/request-object.js';
+import { decodeSegment, type Request } from './request.js';
+import type { Services } from './services.js';
+import { openDb, requestLimit } from './common.js';
+import type { RouteParams } from './route.js';
+
+const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
+
+function segments(path: string): string[] {
+  return path.split('/').slice(1).filter((s, i, all) => s !== '' || i < all.length - 1).map(decodeSegment);
+}
+
+/** The `req` of a function run for `req`, as JSON text; `id` is the document it is about (shows, updates). */
+export async function requestJson(req: Request, svc: Services, db: Database, id: string | null): Promise<string> {
+  const body = BODYLESS.has(req.method) && !req.header('content-length') && !req.header('transfer-encoding')
+    ? undefined
+    : await req.text(requestLimit(svc));
+  const raw = req.raw.rawHeaders;
+  const headers: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!]);
+  return JSON.stringify(requestObject({
+    info: await db.info(),
+    id,
+    uuid: svc.uuids.next(),
+    method: req.method,
+    requestedPath: segments(req.requestedPath),
+    path: segments(req.rawPath),
+    rawPath: req.url,
+    query: [...req.query],
+    headers,
+    body,
+    peer: req.raw.socket?.remoteAddress ?? '127.0.0.1',
+    dbName: db.name,
+    userCtx: req.userCtx,
+    secObj: db.getSecurity(),
+  }));
+}
+
+/**
+ * The document a show or update function is called with, as JSON text (with `_revisions`, as
+ * CouchDB's json_doc gives it), or `null` when there is no id or no such live document.
+ */
+export async function docForFunction(db: Database, id: string | undefined): Promise<{ json: string; rev: string | undefined }> {
+  if (id === undefined) return { json: 'null', rev: undefined };
+  if (isLocalId(id)) {
+    const rec = await db.getLocal(id);
+    return rec ? { json: db.openLocal(rec), rev: `0-${rec.rev}` } : { json: 'null', rev: undefined };
+  }
+  try {
+    const doc = await db.openDoc(id, { revs: true });
+    return doc.deleted ? { json: 'null', rev: undefined } : { json: doc.json, rev: doc.rev };
+  } catch (err) {
+    if (err instanceof CouchError && err.status === 404) return { json: 'null', rev: undefined };
+    throw err;
+  }
+}
+
+/** A function's shaped response as a Reply; `extra` headers (X-Couch-Id ...) go under the function's own. */
+export function renderedReply(shaped: ShapedResponse, extra: HeaderMap = {}): Reply {
+  return raw(shaped.status, shaped.body, shaped.contentType, { ...extra, ...shaped.headers });
+}
+
+/**
+ * What a show or update call needs, from `/{db}/_design/{ddoc}/_show|_update/{func}[/{docid}]`:
+ * the database, design document, compiled function, and the document (ids may hold `/`).
+ */
+export async function openDocFunction(req: Request, p: RouteParams, svc: Services, group: 'shows' | 'updates') {
+  const [name, ...idParts] = p.rest;
+  if (name === undefined) throw notFound('missing');
+  const db = await openDb(svc, p.db, req);
+  const ddoc = await svc.design.designDoc(db, p.docId);
+  const fn = await svc.design.function(db, ddoc, group, name);
+  const docId = idParts.length > 0 ? idParts.join('/') : undefined;
+  return { db, ddoc, fn, docId, doc: await docForFunction(db, docId) };
+}

@@ -1,0 +1,28 @@
+/**
+ * `_show`: GET/POST `/{db}/_design/{ddoc}/_show/{func}[/{docid}]` runs `shows.<func>(doc, req)`
+ * (doc null when missing) and answers what it returns, with provides()/registerType() content
+ * negotiation done in the sandbox. GET answers carry an ETag of the design document, document,
+ * Accept header, user and query; If-None-Match on it is a 304.
+ */
+import { createHash } from 'node:crypto';
+import { shapeResponse } from '../design/response.js';
+import { raw, type Reply } from './reply.js';
+import type { Route, RouteParams } from './route.js';
+import type { Request } from './request.js';
+import type { Services } from './services.js';
+import { quote } from './common.js';
+import { openDocFunction, renderedReply, requestJson } from './design-request.js';
+
+export const showRoutes: Route[] = [
+  { shape: 'designHandler', name: '_show', methods: { GET: show, POST: show } },
+];
+
+async function show(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
+  const { db, ddoc, fn, docId, doc } = await openDocFunction(req, p, svc, 'shows');
+  const etag = quote(createHash('md5')
+    .update(JSON.stringify([ddoc.rev, doc.rev ?? null, req.header('accept') ?? '', req.userCtx.name, req.userCtx.roles, req.url]))
+    .digest('hex'));
+  if (req.method === 'GET' && req.header('if-none-match') === etag) return raw(304, '', 'text/plain', { ETag: etag });
+  const resp = await fn.show(doc.json, await requestJson(req, svc, db, docId ?? null));
+  return renderedReply(shapeResponse(resp), req.method === 'GET' ? { ETag: etag } : {});
+}

@@ -1,0 +1,43 @@
+/**
+ * `_update`: POST/PUT `/{db}/_design/{ddoc}/_update/{func}[/{docid}]` runs
+ * `updates.<func>(doc, req)` (doc null when missing), saves the document it returns (through the
+ * same write path as any write, so validate_doc_update applies) and answers its response, with
+ * `X-Couch-Update-NewRev` and `X-Couch-Id` when it saved (default status 201, 202 for batch=ok).
+ */
+import { badRequest } from '../errors.js';
+import { parseIncomingDoc } from '../core/document.js';
+import { isLocalId, validateDocId } from '../core/names.js';
+import { shapeResponse } from '../design/response.js';
+import type { Reply } from './reply.js';
+import type { Route, RouteParams } from './route.js';
+import type { Request } from './request.js';
+import type { Services } from './services.js';
+import { durableWrite, editDocs, raiseResult } from './common.js';
+import { openDocFunction, renderedReply, requestJson } from './design-request.js';
+
+export const updateRoutes: Route[] = [
+  { shape: 'designHandler', name: '_update', methods: { POST: update, PUT: update } },
+];
+
+async function update(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
+  const { db, fn, docId, doc } = await openDocFunction(req, p, svc, 'updates');
+  const [newDoc, resp] = await fn.update(doc.json, await requestJson(req, svc, db, docId ?? null));
+  if (newDoc === null || newDoc === undefined) return renderedReply(shapeResponse(resp, 200));
+
+  if (typeof newDoc !== 'object' || Array.isArray(newDoc)) throw badRequest('Document must be a JSON object');
+  const incoming = parseIncomingDoc(newDoc);
+  incoming.id ??= docId;
+  validateDocId(incoming.id);
+  if (isLocalId(incoming.id)) {
+    // _local documents are not revisioned, replicated nor validated.
+    const rev = await db.putLocal(incoming, durableWrite(req, svc));
+    return renderedReply(shapeResponse(resp, 201), { 'X-Couch-Update-NewRev': rev, 'X-Couch-Id': incoming.id });
+  }
+  if (req.string('batch') === 'ok') {
+    void editDocs(req, svc, db, [incoming], { newEdits: true, allOrNothing: false, durable: false }).catch(() => undefined);
+    return renderedReply(shapeResponse(resp, 202), { 'X-Couch-Id': incoming.id });
+  }
+  const [result] = await editDocs(req, svc, db, [incoming], { newEdits: true, allOrNothing: false, durable: durableWrite(req, svc) });
+  if (!result!.ok) raiseResult(result!);
+  return renderedReply(shapeResponse(resp, 201), { 'X-Couch-Update-NewRev': result!.rev, 'X-Couch-Id': incoming.id });
+}

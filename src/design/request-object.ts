@@ -1,0 +1,89 @@
+/**
+ * The `req` object design-document functions receive, as CouchDB 1.6 builds it
+ * (couch_httpd_external:json_req_obj): info, id, uuid, method, requested_path, path, raw_path,
+ * query, headers, body, peer, form, cookie, userCtx, secObj.
+ */
+import type { UserContext } from '../auth/user-context.js';
+
+/** What the HTTP layer knows of a request, for building `req`. */
+export interface RequestFacts {
+  /** The database's info object (GET /db). */
+  info: unknown;
+  /** The document id the function is called for (shows, updates), else null. */
+  id: string | null;
+  uuid: string;
+  method: string;
+  /** Decoded path segments as the client asked (before any _rewrite). */
+  requestedPath: string[];
+  /** Decoded path segments as handled (after _rewrite). */
+  path: string[];
+  /** The raw path with its query string, as handled. */
+  rawPath: string;
+  /** Query parameters in order (later duplicates win, as in CouchDB's JSON object). */
+  query: [string, string][];
+  /** Headers with the case the client sent them in. */
+  headers: [string, string][];
+  /** The body text; undefined when the request has none (CouchDB then says "undefined"). */
+  body: string | undefined;
+  peer: string;
+  dbName: string;
+  userCtx: UserContext;
+  secObj: unknown;
+}
+
+/** CouchDB parses these query parameters as JSON in `req.query` (json_query_keys). */
+const JSON_QUERY_KEYS = new Set(['startkey', 'endkey', 'key', 'start_key', 'end_key']);
+
+export function requestObject(f: RequestFacts): Record<string, unknown> {
+  const query: Record<string, unknown> = {};
+  for (const [k, v] of f.query) {
+    if (JSON_QUERY_KEYS.has(k)) {
+      try {
+        query[k] = JSON.parse(v);
+        continue;
+      } catch {
+        // kept as the string it is
+      }
+    }
+    query[k] = v;
+  }
+  const headers: Record<string, string> = {};
+  let contentType = '';
+  let cookieHeader = '';
+  for (const [k, v] of f.headers) {
+    headers[k] = v;
+    const lower = k.toLowerCase();
+    if (lower === 'content-type') contentType = v;
+    if (lower === 'cookie') cookieHeader = v;
+  }
+  const form: Record<string, string> = {};
+  if (f.body !== undefined && contentType.split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded') {
+    for (const [k, v] of new URLSearchParams(f.body)) form[k] = v;
+  }
+  const cookie: Record<string, string> = {};
+  for (const part of cookieHeader.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) continue;
+    const name = part.slice(0, eq).trim();
+    let value = part.slice(eq + 1).trim();
+    if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
+    cookie[name] = value;
+  }
+  return {
+    info: f.info,
+    id: f.id,
+    uuid: f.uuid,
+    method: f.method,
+    requested_path: f.requestedPath,
+    path: f.path,
+    raw_path: f.rawPath,
+    query,
+    headers,
+    body: f.body ?? 'undefined',
+    peer: f.peer,
+    form,
+    cookie,
+    userCtx: { db: f.dbName, name: f.userCtx.name, roles: f.userCtx.roles },
+    secObj: f.secObj,
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * CouchDB 1.6's `rewrites` rules (couch_httpd_rewrite), as a pure function from a request (path
+ * after `_rewrite`, method, query) to the path and query it is routed to, relative to the design
+ * document.
+ *
+ * A rule is `{from, to, method, query, formats}`. `from` is matched segment by segment: `:name`
+ * binds one segment, a final `*` binds the rest, anything else must be equal. Bindings are the
+ * path variables plus the request's query parameters; `to` and the rule's `query` values are
+ * filled from them (`:name`, `*`). The view parameters that hold JSON (`key`, `startkey`,
+ * `endkey`, `keys` ...) are JSON-encoded whatever they hold (and read as JSON when they come from
+ * the request), so `"key": [":a", ":b"]` becomes `key=["x","y"]` and `"key": ":a"` `key="x"`;
+ * other values are JSON-encoded unless they are strings. The request's other parameters and the
+ * path variables are passed on in the query string too, as CouchDB does.
+ */
+import { CouchError } from '../errors.js';
+
+export interface RewriteRule {
+  from?: unknown;
+  to?: unknown;
+  method?: unknown;
+  query?: unknown;
+  formats?: unknown;
+}
+
+export interface RewriteTarget {
+  /** Path segments (decoded) relative to the design document; may hold `..` and `.`. */
+  path: string[];
+  /** The query string's parameters, in order. */
+  query: [string, string][];
+}
+
+type Binding = string | string[] | unknown;
+
+const CATCH_ALL = '*';
+/** Query parameters CouchDB's rewriter treats as JSON (couch_httpd_rewrite: maybe_json, decode_query_value). */
+const JSON_PARAMS = new Set(['key', 'startkey', 'start_key', 'endkey', 'end_key', 'keys']);
+
+function encodeParam(key: string, value: unknown): string {
+  return typeof value === 'string' && !JSON_PARAMS.has(key) ? value : JSON.stringify(value);
+}
+
+function decodeParam(key: string, value: string): unknown {
+  if (!JSON_PARAMS.has(key)) return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
+function segmentsOf(value: unknown): string[] {
+  return (typeof value === 'string' ? value : '').split('/').filter((s) => s !== '');
+}
+
+/** The first rule matching `method` and `path`, applied; undefined when none matches. */
+export function applyRewrites(rules: readonly RewriteRule[], method: string, path: readonly string[], query: readonly [string, string][]): RewriteTarget | undefined {
+  for (const rule of rules) {
+    if (rule === null || typeof rule !== 'object') continue;
+    const ruleMethod = typeof rule.method === 'string' ? rule.method : CATCH_ALL;
+    if (ruleMethod !== CATCH_ALL && ruleMethod.toUpperCase() !== method) continue;
+    const bound = bindPath(segmentsOf(rule.from ?? CATCH_ALL), path);
+    if (!bound) continue;
+    if (typeof rule.to !== 'string') throw new CouchError(500, 'rewrite_error', 'A rewrite rule needs a `to` string.');
+    const formats = rule.formats !== null && typeof rule.formats === 'object' ? (rule.formats as Record<string, unknown>) : {};
+    const bindings = new Map<string, Binding>();
+    for (const [k, v] of bound.vars) bindings.set(k, format(v, formats[k]));
+    for (const [k, v] of query) if (!bindings.has(k)) bindings.set(k, JSON_PARAMS.has(k) ? decodeParam(k, v) : format(v, formats[k]));
+    const ruleQuery: [string, string][] = [];
+    if (rule.query !== null && typeof rule.query === 'object' && !Array.isArray(rule.query)) {
+      for (const [k, v] of Object.entries(rule.query as Record<string, unknown>)) {
+        const filled = fill(v, bindings, bound.rest);
+        if (filled === undefined) continue;
+        ruleQuery.push([k, encodeParam(k, filled)]);
+      }
+    }
+    const taken = new Set(ruleQuery.map(([k]) => k));
+    const passed: [string, string][] = [];
+    for (const [k, v] of bindings) {
+      if (taken.has(k)) continue;
+      passed.push([k, encodeParam(k, v)]);
+    }
+    const out: string[] = [];
+    for (const part of segmentsOf(rule.to)) {
+      if (part === CATCH_ALL) {
+        out.push(...bound.rest);
+      } else if (part.startsWith(':') && bindings.has(part.slice(1))) {
+        const v = bindings.get(part.slice(1));
+        out.push(...(Array.isArray(v) ? v.map(String) : [typeof v === 'string' ? v : JSON.stringify(v)]));
+      } else {
+        out.push(part);
+      }
+    }
+    return { path: out, query: [...passed, ...ruleQuery] };
+  }
+  return undefined;
+}
+
+function bindPath(from: readonly string[], path: readonly string[]): { vars: [string, string][]; rest: string[] } | undefined {
+  const vars: [string, string][] = [];
+  for (let i = 0; i < from.length; i++) {
+    const part = from[i]!;
+    if (part === CATCH_ALL && i === from.length - 1) return { vars, rest: path.slice(i) };
+    if (i >= path.length) return undefined;
+    if (part.startsWith(':')) vars.push([part.slice(1), path[i]!]);
+    else if (part !== path[i]) return undefined;
+  }
+  return from.length === path.length ? { vars, rest: [] } : undefined;
+}
+
+/** A binding as a rule's `formats` says (`int`, `bool`), else the string it is. */
+function format(value: string, kind: unknown): Binding {
+  if (kind === 'int' && /^-?\d+$/.test(value)) return Number.parseInt(value, 10);
+  if (kind === 'bool' && (value === 'true' || value === 'false')) return value === 'true';
+  return value;
+}
+
+/** A rule query value with `:name` and `*` filled in; undefined drops the parameter. */
+function fill(value: unknown, bindings: Map<string, Binding>, rest: readonly string[]): unknown {
+  if (typeof value === 'string') {
+    if (value === CATCH_ALL) return rest.join('/');
+    if (value.startsWith(':')) return bindings.has(value.slice(1)) ? bindings.get(value.slice(1)) : value;
+    return value;
+  }
+  if (Array.isArray(value)) return value.map((v) => fill(v, bindings, rest));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, fill(v, bindings, rest)]));
+  }
+  return value;
+}
+
+/**
+ * Resolves `.` and `..` in `base` + `relative` (segment lists). Returns undefined when `..`
+ * climbs above the root.
+ */
+export function resolveSegments(base: readonly string[], relative: readonly string[]): string[] | undefined {
+  const out = [...base];
+  for (const part of relative) {
+    if (part === '.' || part === '') continue;
+    if (part === '..') {
+      if (out.length === 0) return undefined;
+      out.pop();
+    } else {
+      out.push(part);
+    }
+  }
+  return out;
+}

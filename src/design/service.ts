@@ -1,0 +1,116 @@
+/**
+ * The design-document functions of a server (everything but views): finds a design document's
+ * function, compiles it once per design-document revision in the sandbox, and keeps each
+ * database's validate_doc_update functions ready, reloaded only when a design document changed
+ * (Database.designEpoch), so writes to databases without validators pay one map lookup.
+ */
+import { CouchError, notFound } from '../errors.js';
+import type { Database } from '../core/database.js';
+import type { QueryServer } from '../js/query-server.js';
+import type { DesignFunction } from '../js/design-function.js';
+
+/** A design document as stored: its id, revision and parsed body. */
+export interface DesignDocument {
+  id: string;
+  rev: string;
+  body: Record<string, unknown>;
+}
+
+/** The kinds of functions a design document holds besides views, by their member name. */
+export type FunctionGroup = 'shows' | 'lists' | 'updates' | 'filters';
+
+/** One database's validators: each design document's validate_doc_update, in id order. */
+export interface Validator {
+  ddocId: string;
+  fn: DesignFunction;
+}
+
+const MAX_CACHED_FUNCTIONS = 256;
+
+export class DesignService {
+  /** Compiled functions by database, design document revision and function path (LRU by insertion). */
+  private readonly functions = new Map<string, Promise<DesignFunction>>();
+  private readonly validatorSets = new WeakMap<Database, { epoch: number; validators: Promise<Validator[]> }>();
+
+  constructor(private readonly queryServer: () => Promise<QueryServer>) {}
+
+  /** A design document of `db`; 404 `missing` (or `deleted`) if there is none. */
+  async designDoc(db: Database, ddocId: string): Promise<DesignDocument> {
+    const opened = await db.openDoc(ddocId);
+    if (opened.deleted) throw notFound('deleted');
+    const body = JSON.parse(opened.json) as Record<string, unknown>;
+    const language = body['language'] ?? 'javascript';
+    if (language !== 'javascript') throw new CouchError(500, 'EXIT', `Language '${String(language)}' is not supported: only javascript`);
+    return { id: opened.id, rev: opened.rev, body };
+  }
+
+  /** `shows.<name>` (etc.) of a design document, compiled; 404 as CouchDB's query server says when missing. */
+  async function(db: Database, ddoc: DesignDocument, group: FunctionGroup, name: string): Promise<DesignFunction> {
+    const members = ddoc.body[group];
+    const source = members !== null && typeof members === 'object' ? (members as Record<string, unknown>)[name] : undefined;
+    if (source === undefined || source === null || !Object.hasOwn(members as object, name)) {
+      throw notFound(`missing ${group} function ${name} on design doc ${ddoc.id}`);
+    }
+    return this.compiled(db, ddoc, `${group}/${name}`, source);
+  }
+
+  /** The validate_doc_update functions of `db`'s design documents (cached until one changes). */
+  validators(db: Database): Promise<Validator[]> {
+    const cached = this.validatorSets.get(db);
+    if (cached && cached.epoch === db.designEpoch) return cached.validators;
+    const epoch = db.designEpoch;
+    const validators = this.loadValidators(db);
+    this.validatorSets.set(db, { epoch, validators });
+    validators.catch(() => {
+      if (this.validatorSets.get(db)?.validators === validators) this.validatorSets.delete(db);
+    });
+    return validators;
+  }
+
+  private async loadValidators(db: Database): Promise<Validator[]> {
+    const out: Validator[] = [];
+    for await (const chunk of db.allDocs({ start: '_design/', end: '_design0', inclusiveEnd: false })) {
+      for (const { id } of chunk) {
+        let ddoc: DesignDocument;
+        try {
+          ddoc = await this.designDoc(db, id);
+        } catch (err) {
+          if (err instanceof CouchError && err.status === 404) continue; // deleted meanwhile
+          throw err;
+        }
+        const source = ddoc.body['validate_doc_update'];
+        if (source === undefined || source === null || source === '') continue;
+        out.push({ ddocId: id, fn: await this.compiled(db, ddoc, 'validate_doc_update', source) });
+      }
+    }
+    return out;
+  }
+
+  private compiled(db: Database, ddoc: DesignDocument, path: string, source: unknown): Promise<DesignFunction> {
+    const key = `${db.name}\u0000${db.instanceStartTime}\u0000${ddoc.id}\u0000${ddoc.rev}\u0000${path}`;
+    let fn = this.functions.get(key);
+    if (fn) {
+      // Move to the back: recently used functions are evicted last.
+      this.functions.delete(key);
+      this.functions.set(key, fn);
+      return fn;
+    }
+    fn = this.queryServer().then((qs) => qs.designFunction(ddoc.body, source));
+    this.functions.set(key, fn);
+    fn.catch(() => {
+      if (this.functions.get(key) === fn) this.functions.delete(key);
+    });
+    while (this.functions.size > MAX_CACHED_FUNCTIONS) {
+      const [oldestKey, oldest] = this.functions.entries().next().value!;
+      this.functions.delete(oldestKey);
+      void oldest.then((f) => f.dispose(), () => undefined);
+    }
+    return fn;
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.functions.values()];
+    this.functions.clear();
+    for (const fn of all) (await fn.catch(() => undefined))?.dispose();
+  }
+}

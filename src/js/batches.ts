@@ -1,0 +1,36 @@
+/** What the query server's callers share: cutting work into batches, and checking the sandbox's replies. */
+import { CouchError } from '../errors.js';
+
+/** [start, end) ranges of `items` (JSON texts): at most `perBatch` items and, past the first, `maxBytes` each. */
+export function batchRanges(items: readonly string[], perBatch: number, maxBytes: number): [number, number][] {
+  const out: [number, number][] = [];
+  let start = 0;
+  while (start < items.length) {
+    let end = start;
+    let bytes = 0;
+    while (end < items.length && end - start < perBatch && (end === start || bytes + items[end]!.length <= maxBytes)) {
+      bytes += items[end]!.length + 1;
+      end++;
+    }
+    out.push([start, end]);
+    start = end;
+  }
+  return out;
+}
+
+export function invalidOutput(): CouchError {
+  return new CouchError(500, 'os_process_error', 'the sandbox returned malformed output');
+}
+
+/** `[logs, results]` as the sandbox sends it, checked for shape (the sandbox is not trusted); `count` results when given. */
+export function parseReply(text: string, count: number | undefined): [unknown[], unknown] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalidOutput();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2 || !Array.isArray(parsed[0])) throw invalidOutput();
+  if (count !== undefined && (!Array.isArray(parsed[1]) || parsed[1].length !== count)) throw invalidOutput();
+  return [parsed[0] as unknown[], parsed[1]];
+}

@@ -1,0 +1,115 @@
+/** `_changes?filter=ddoc/name` over real HTTP: filter functions with CouchDB's `req`, in every feed. */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+  assert.equal((await c.put('/flt')).status, 201);
+  const docs = Array.from({ length: 30 }, (_, i) => ({ _id: `d${String(i).padStart(2, '0')}`, n: i, kind: i % 3 === 0 ? 'three' : 'other' }));
+  assert.equal((await c.post('/flt/_bulk_docs', { docs })).status, 201);
+  const ddoc = await c.put('/flt/_design/f', {
+    lib: { kinds: 'exports.is = function(doc, k) { return doc.kind === k; };' },
+    filters: {
+      kind: 'function(doc, req) { return require("lib/kinds").is(doc, req.query.kind); }',
+      min: 'function(doc, req) { return doc.n >= req.query.min; }',
+      deleted: 'function(doc) { return !!doc._deleted; }',
+      ctx: 'function(doc, req) { return doc._id === "d01" && req.userCtx.db === "flt" && req.userCtx.roles.indexOf("_admin") >= 0 && typeof req.secObj === "object" && req.info.db_name === "flt" && req.method === "GET"; }',
+      boom: 'function(doc) { if (doc.n === 25) throw new Error("bad doc " + doc._id); return true; }',
+      post: 'function(doc, req) { return req.method === "POST" && JSON.parse(req.body).want === doc._id; }',
+    },
+  });
+  assert.equal(ddoc.status, 201, ddoc.text);
+});
+after(async () => server.stop());
+
+const ids = (body: { results: { id: string }[] }) => body.results.map((r) => r.id);
+
+test('filter function with req.query and require() from the design document', async () => {
+  const r = await c.get('/flt/_changes?filter=f/kind&kind=three');
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(ids(r.body), ['d00', 'd03', 'd06', 'd09', 'd12', 'd15', 'd18', 'd21', 'd24', 'd27']);
+  assert.equal(r.body.last_seq, 31);
+  const limited = await c.get('/flt/_changes?filter=f/min&min=28&include_docs=true');
+  assert.deepEqual(ids(limited.body), ['d28', 'd29']);
+  assert.equal(limited.body.results[0].doc.n, 28);
+  const withLimit = await c.get('/flt/_changes?filter=f/kind&kind=three&limit=2');
+  assert.deepEqual(ids(withLimit.body), ['d00', 'd03']);
+});
+
+test('req has userCtx, secObj, info and method; POST bodies reach req.body', async () => {
+  const r = await c.get('/flt/_changes?filter=f/ctx');
+  assert.deepEqual(ids(r.body), ['d01']);
+  const p = await c.post('/flt/_changes?filter=f/post', { want: 'd07' });
+  assert.deepEqual(ids(p.body), ['d07']);
+});
+
+test('deleted documents reach the filter as tombstones', async () => {
+  const doc = await c.get('/flt/d02');
+  await c.del(`/flt/d02?rev=${doc.body._rev}`);
+  const r = await c.get('/flt/_changes?filter=f/deleted');
+  assert.deepEqual(ids(r.body), ['d02']);
+  assert.equal(r.body.results[0].deleted, true);
+});
+
+test('missing design document or filter is a 404; bad code a compilation error', async () => {
+  const noDdoc = await c.get('/flt/_changes?filter=nope/kind');
+  assert.equal(noDdoc.status, 404);
+  assert.equal(noDdoc.body.error, 'not_found');
+  const noFilter = await c.get('/flt/_changes?filter=f/nope');
+  assert.equal(noFilter.status, 404);
+  assert.equal(noFilter.body.error, 'not_found');
+  await c.put('/flt/_design/broken', { filters: { x: 'function(doc) { return (' } });
+  const broken = await c.get('/flt/_changes?filter=broken/x');
+  assert.equal(broken.status, 400);
+  assert.equal(broken.body.error, 'compilation_error');
+});
+
+test('a filter that throws gives an error response, not a dropped feed', async () => {
+  const r = await c.get('/flt/_changes?filter=f/boom');
+  assert.equal(r.status, 500);
+  assert.equal(r.body.error, 'render_error');
+  assert.match(r.body.reason, /bad doc d25/);
+  // continuous: the feed ends with an error line
+  const cont = await c.get('/flt/_changes?filter=f/boom&feed=continuous&timeout=100');
+  assert.equal(cont.status, 200);
+  const lines = cont.text.trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+  assert.equal(lines[lines.length - 1].error, 'render_error');
+});
+
+test('continuous feed with a filter delivers only matching new changes', async () => {
+  const url = new URL('flt/_changes?feed=continuous&filter=f/kind&kind=live&since=now&heartbeat=1000', server.url);
+  const seen: string[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const r = httpRequest(url, (res) => {
+      let buf = '';
+      res.on('data', (chunk: Buffer) => {
+        buf += chunk.toString();
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+          const line = buf.slice(0, nl).trim();
+          buf = buf.slice(nl + 1);
+          if (!line) continue;
+          const row = JSON.parse(line) as { id?: string };
+          if (row.id) seen.push(row.id);
+          if (seen.length === 2) { r.destroy(); resolve(); }
+        }
+      });
+      res.on('error', () => undefined);
+    });
+    r.on('error', (err) => { if (seen.length < 2) reject(err); });
+    r.end();
+    setTimeout(async () => {
+      await c.put('/flt/l1', { kind: 'other' });
+      await c.put('/flt/l2', { kind: 'live' });
+      await c.put('/flt/l3', { kind: 'other' });
+      await c.put('/flt/l4', { kind: 'live' });
+    }, 200);
+  });
+  assert.deepEqual(seen, ['l2', 'l4']);
+});

@@ -1,0 +1,99 @@
+/** `_rewrite` over real HTTP: rules with variables, catch-alls and typed query values, routed through the server. */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+  assert.equal((await c.put('/rw')).status, 201);
+  const docs = Array.from({ length: 10 }, (_, i) => ({ _id: `d${i}`, n: i, tag: i % 2 ? 'odd' : 'even' }));
+  assert.equal((await c.post('/rw/_bulk_docs', { docs })).status, 201);
+  const ddoc = await c.put('/rw/_design/app', {
+    views: { by_tag: { map: 'function(doc) { if (doc.tag) emit([doc.tag, doc.n], null); }' } },
+    shows: { page: 'function(doc, req) { return (doc ? doc._id : "none") + " q=" + JSON.stringify(req.query) + " path=" + req.path.join("/") + " requested=" + req.requested_path.join("/"); }' },
+    rewrites: [
+      { from: '', to: 'index.html' },
+      { from: '/doc/:id', to: '../../:id', method: 'GET' },
+      { from: '/put/:id', to: '../../:id', method: 'PUT' },
+      { from: '/page/:id', to: '_show/page/:id', query: { extra: 'yes' } },
+      { from: '/tag/:tag', to: '_view/by_tag', query: { startkey: [':tag'], endkey: [':tag', {}], limit: 3, include_docs: false } },
+      { from: '/num/:n', to: '_view/by_tag', query: { key: ['even', ':n'] }, formats: { n: 'int' } },
+      { from: '/byid/:id', to: '../../_all_docs', query: { key: ':id', include_docs: true } },
+      { from: '/range', to: '../../_all_docs' },
+      { from: '/db', to: '../..' },
+      { from: '/files/*', to: '*' },
+      { from: '/up', to: '../../../_uuids' },
+      { from: '/loop', to: '_rewrite/loop' },
+      { from: '/nothing', to: '_show/page' },
+    ],
+    _attachments: { 'index.html': { content_type: 'text/html', data: Buffer.from('<h1>home</h1>').toString('base64') } },
+  });
+  assert.equal(ddoc.status, 201, ddoc.text);
+});
+after(async () => server.stop());
+
+test('rules route to documents, attachments, shows and views', async () => {
+  const home = await c.get('/rw/_design/app/_rewrite');
+  assert.equal(home.status, 200, home.text);
+  assert.equal(home.text, '<h1>home</h1>');
+  const doc = await c.get('/rw/_design/app/_rewrite/doc/d3');
+  assert.equal(doc.body._id, 'd3');
+  const files = await c.get('/rw/_design/app/_rewrite/files/index.html');
+  assert.equal(files.text, '<h1>home</h1>');
+  const page = await c.get('/rw/_design/app/_rewrite/page/d4?foo=bar');
+  assert.equal(page.status, 200);
+  assert.match(page.text, /^d4 q=/);
+  const q = JSON.parse(/q=(\{.*\}) path/.exec(page.text)![1]!);
+  assert.deepEqual(q, { id: 'd4', foo: 'bar', extra: 'yes' });
+  assert.match(page.text, /path=rw\/_design\/app\/_show\/page\/d4 requested=rw\/_design\/app\/_rewrite\/page\/d4$/);
+  const db = await c.get('/rw/_design/app/_rewrite/db');
+  assert.equal(db.body.db_name, 'rw');
+});
+
+test('query values: variables inside JSON arrays and typed formats', async () => {
+  const tag = await c.get('/rw/_design/app/_rewrite/tag/odd');
+  assert.equal(tag.status, 200, tag.text);
+  assert.deepEqual(tag.body.rows.map((r: { id: string }) => r.id), ['d1', 'd3', 'd5']);
+  const num = await c.get('/rw/_design/app/_rewrite/num/4');
+  assert.deepEqual(num.body.rows.map((r: { id: string }) => r.id), ['d4']);
+  // a bound string in a JSON parameter is JSON-encoded: key=":id" becomes key="d7"
+  const byId = await c.get('/rw/_design/app/_rewrite/byid/d7');
+  assert.equal(byId.status, 200, byId.text);
+  assert.deepEqual(byId.body.rows.map((r: { id: string }) => r.id), ['d7']);
+  assert.equal(byId.body.rows[0].doc.n, 7);
+  // JSON parameters of the request pass through as JSON
+  const range = await c.get(`/rw/_design/app/_rewrite/range?startkey=${encodeURIComponent('"d2"')}&endkey=${encodeURIComponent('"d4"')}`);
+  assert.deepEqual(range.body.rows.map((r: { id: string }) => r.id), ['d2', 'd3', 'd4']);
+});
+
+test('methods select rules; writes pass through', async () => {
+  const put = await c.put('/rw/_design/app/_rewrite/put/newdoc', { via: 'rewrite' });
+  assert.equal(put.status, 201, put.text);
+  assert.equal((await c.get('/rw/newdoc')).body.via, 'rewrite');
+  const post = await c.post('/rw/_design/app/_rewrite/doc/d1', {});
+  assert.equal(post.status, 404);
+});
+
+test('secure_rewrites, loops and unmatched paths', async () => {
+  const up = await c.get('/rw/_design/app/_rewrite/up');
+  assert.equal(up.status, 403);
+  assert.equal(up.body.error, 'insecure_rewrite_rule');
+  const loop = await c.get('/rw/_design/app/_rewrite/loop');
+  assert.equal(loop.status, 400);
+  assert.equal(loop.body.reason, 'Exceeded rewrite recursion limit');
+  const none = await c.get('/rw/_design/app/_rewrite/no/such/rule');
+  assert.equal(none.status, 404);
+  await c.put('/_config/httpd/secure_rewrites', 'false');
+  try {
+    const open = await c.get('/rw/_design/app/_rewrite/up');
+    assert.equal(open.status, 200, open.text);
+    assert.equal(open.body.uuids.length, 1);
+  } finally {
+    await c.put('/_config/httpd/secure_rewrites', 'true');
+  }
+});

@@ -1,0 +1,154 @@
+/** `_show` over real HTTP: strings and response objects, provides() negotiation, missing docs, errors. */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+  assert.equal((await c.put('/shw')).status, 201);
+  assert.equal((await c.put('/shw/hello', { title: 'Hello', n: 3 })).status, 201);
+  assert.equal((await c.put('/shw/a%2Fb', { title: 'slashed' })).status, 201);
+  const ddoc = await c.put('/shw/_design/s', {
+    lib: { fmt: 'exports.title = function(doc) { return "<h1>" + doc.title + "</h1>"; };' },
+    shows: {
+      plain: 'function(doc, req) { return doc ? "Hi " + doc.title : "no doc"; }',
+      object: 'function(doc, req) { return {code: 202, headers: {"X-Answer": "42", "Content-Type": "text/plain"}, body: "id=" + req.id + " q=" + req.query.q}; }',
+      json: 'function(doc) { return {json: {title: doc.title, revs: doc._revisions.start}}; }',
+      base64: 'function() { return {base64: "aGVsbG8=", headers: {"Content-Type": "text/plain"}}; }',
+      lib: 'function(doc) { return require("lib/fmt").title(doc); }',
+      nego: 'function(doc, req) { provides("html", function() { return "<p>" + doc.title + "</p>"; }); provides("json", function() { return toJSON({t: doc.title}); }); registerType("foo", "application/x-foo"); provides("foo", function() { return "FOO"; }); }',
+      req: 'function(doc, req) { return {json: {method: req.method, path: req.path, requested_path: req.requested_path, id: req.id, body: req.body, form: req.form, query: req.query, uuid: typeof req.uuid, raw_path: req.raw_path, peer: req.peer, secObj: req.secObj, userCtx: req.userCtx, info: req.info.db_name, cookie: req.cookie, header: req.headers["X-Custom"]}}; }',
+      notfound: 'function() { throw(["error", "not_found", "nothing here"]); }',
+      forbidden: 'function() { throw({error: "forbidden", reason: "go away"}); }',
+      crash: 'function(doc) { return doc.missing.field; }',
+      loop: 'function() { while (true) {} }',
+      undef: 'function() { return 42; }',
+      logs: 'function(doc, req) { log("show-log-marker " + req.query.m); log({an: "object"}); return "logged"; }',
+    },
+  });
+  assert.equal(ddoc.status, 201, ddoc.text);
+});
+after(async () => server.stop());
+
+test('a string is the body, as text/html', async () => {
+  const r = await c.get('/shw/_design/s/_show/plain/hello');
+  assert.equal(r.status, 200);
+  assert.equal(r.text, 'Hi Hello');
+  assert.equal(r.headers['content-type'], 'text/html; charset=utf-8');
+  assert.ok(r.headers['etag']);
+  const again = await c.get('/shw/_design/s/_show/plain/hello', { headers: { 'If-None-Match': r.headers['etag'] as string } });
+  assert.equal(again.status, 304);
+  const none = await c.get('/shw/_design/s/_show/plain');
+  assert.equal(none.text, 'no doc');
+  const missing = await c.get('/shw/_design/s/_show/plain/nope');
+  assert.equal(missing.text, 'no doc');
+  const slashed = await c.get('/shw/_design/s/_show/plain/a/b');
+  assert.equal(slashed.text, 'Hi slashed');
+  assert.equal((await c.put('/shw/_local/cfg', { title: 'local' })).status, 201);
+  assert.equal((await c.get('/shw/_design/s/_show/plain/_local/cfg')).text, 'Hi local');
+});
+
+test('response objects: code, headers, json, base64; require() from the design document', async () => {
+  const r = await c.get('/shw/_design/s/_show/object/hello?q=x');
+  assert.equal(r.status, 202);
+  assert.equal(r.headers['x-answer'], '42');
+  assert.equal(r.headers['content-type'], 'text/plain');
+  assert.equal(r.text, 'id=hello q=x');
+  const j = await c.get('/shw/_design/s/_show/json/hello');
+  assert.equal(j.headers['content-type'], 'application/json');
+  assert.deepEqual(j.body, { title: 'Hello', revs: 1 });
+  const b = await c.get('/shw/_design/s/_show/base64');
+  assert.equal(b.text, 'hello');
+  const lib = await c.get('/shw/_design/s/_show/lib/hello');
+  assert.equal(lib.text, '<h1>Hello</h1>');
+});
+
+test('provides() negotiates on Accept and format=', async () => {
+  const html = await c.get('/shw/_design/s/_show/nego/hello', { headers: { Accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.8' } });
+  assert.equal(html.text, '<p>Hello</p>');
+  assert.equal(html.headers['content-type'], 'text/html; charset=utf-8');
+  const json = await c.get('/shw/_design/s/_show/nego/hello', { headers: { Accept: 'application/json' } });
+  assert.deepEqual(json.body, { t: 'Hello' });
+  assert.equal(json.headers['content-type'], 'application/json');
+  const fmt = await c.get('/shw/_design/s/_show/nego/hello?format=foo');
+  assert.equal(fmt.text, 'FOO');
+  assert.equal(fmt.headers['content-type'], 'application/x-foo');
+  const none = await c.get('/shw/_design/s/_show/nego/hello', { headers: { Accept: 'image/png' } });
+  assert.equal(none.status, 406);
+  assert.equal(none.body.error, 'not_acceptable');
+});
+
+test('the req object', async () => {
+  const r = await c.post('/shw/_design/s/_show/req/hello?startkey=%22a%22&q=1', undefined, {
+    raw: 'a=1&b=two', headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-Custom': 'yes', Cookie: 'theme=dark; other=1' },
+  });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.method, 'POST');
+  assert.deepEqual(r.body.path, ['shw', '_design', 's', '_show', 'req', 'hello']);
+  assert.deepEqual(r.body.requested_path, r.body.path);
+  assert.equal(r.body.id, 'hello');
+  assert.equal(r.body.body, 'a=1&b=two');
+  assert.deepEqual(r.body.form, { a: '1', b: 'two' });
+  assert.deepEqual(r.body.query, { startkey: 'a', q: '1' });
+  assert.equal(r.body.uuid, 'string');
+  assert.equal(r.body.raw_path, '/shw/_design/s/_show/req/hello?startkey=%22a%22&q=1');
+  assert.equal(r.body.peer, '127.0.0.1');
+  assert.deepEqual(r.body.secObj, {});
+  assert.deepEqual(r.body.userCtx, { db: 'shw', name: null, roles: ['_admin'] });
+  assert.equal(r.body.info, 'shw');
+  assert.deepEqual(r.body.cookie, { theme: 'dark', other: '1' });
+  assert.equal(r.body.header, 'yes');
+  const get = await c.get('/shw/_design/s/_show/req');
+  assert.equal(get.body.body, 'undefined');
+  assert.equal(get.body.id, null);
+});
+
+test('errors: thrown CouchDB errors, crashes, timeouts, missing functions', async () => {
+  const nf = await c.get('/shw/_design/s/_show/notfound');
+  assert.equal(nf.status, 404);
+  assert.deepEqual(nf.body, { error: 'not_found', reason: 'nothing here' });
+  const fb = await c.get('/shw/_design/s/_show/forbidden');
+  assert.equal(fb.status, 403);
+  assert.deepEqual(fb.body, { error: 'forbidden', reason: 'go away' });
+  const crash = await c.get('/shw/_design/s/_show/crash/hello');
+  assert.equal(crash.status, 500);
+  assert.equal(crash.body.error, 'render_error');
+  // a crash on a missing document is that document not being found (CouchDB)
+  const crashMissing = await c.get('/shw/_design/s/_show/crash/nope');
+  assert.equal(crashMissing.status, 404);
+  const undef = await c.get('/shw/_design/s/_show/undef');
+  assert.equal(undef.status, 500);
+  assert.equal(undef.body.error, 'render_error');
+  const noFn = await c.get('/shw/_design/s/_show/nope');
+  assert.equal(noFn.status, 404);
+  assert.equal(noFn.body.error, 'not_found');
+  const noDdoc = await c.get('/shw/_design/nope/_show/plain');
+  assert.equal(noDdoc.status, 404);
+  // the server stays usable after all that
+  assert.equal((await c.get('/shw/_design/s/_show/plain/hello')).text, 'Hi Hello');
+});
+
+test('a runaway show times out with os_process_error', async () => {
+  await c.put('/_config/couchdb/os_process_timeout', '300');
+  try {
+    const r = await c.get('/shw/_design/s/_show/loop');
+    assert.equal(r.status, 500);
+    assert.equal(r.body.error, 'os_process_error');
+  } finally {
+    await c.put('/_config/couchdb/os_process_timeout', '5000');
+  }
+  assert.equal((await c.get('/shw/_design/s/_show/plain/hello')).text, 'Hi Hello');
+});
+
+test('log() writes to the server log', async () => {
+  const r = await c.get('/shw/_design/s/_show/logs?m=7731');
+  assert.equal(r.text, 'logged');
+  const log = await c.get('/_log?bytes=5000');
+  assert.match(log.text, /show-log-marker 7731/);
+  assert.match(log.text, /\{"an":"object"\}/);
+});

@@ -1,0 +1,172 @@
+/** validate_doc_update over real HTTP: every write path is checked, rejections are CouchDB-shaped. */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+});
+after(async () => server.stop());
+
+// Rejects documents without a `title`, documents marked `secret` (401), and changes of `owner`.
+const VALIDATE = `function(newDoc, oldDoc, userCtx, secObj) {
+  if (newDoc._deleted) { if (oldDoc && oldDoc.locked) throw({forbidden: 'locked'}); return; }
+  if (newDoc.secret) throw({unauthorized: 'secret documents need a login'});
+  if (!newDoc.title) throw({forbidden: 'Documents need a title.'});
+  if (oldDoc && oldDoc.owner !== newDoc.owner) throw({forbidden: 'owner cannot change from ' + oldDoc.owner});
+  if (newDoc.needs_admin && userCtx.roles.indexOf('_admin') < 0) throw({forbidden: 'admins only'});
+  if (newDoc.check_ctx && (userCtx.db !== 'vdu-ctx' || typeof secObj !== 'object')) throw({forbidden: 'bad context ' + JSON.stringify([userCtx, secObj])});
+}`;
+
+async function setup(db: string, extra: Record<string, unknown> = {}): Promise<void> {
+  assert.equal((await c.put(`/${db}`)).status, 201);
+  const r = await c.put(`/${db}/_design/rules`, { validate_doc_update: VALIDATE, ...extra });
+  assert.equal(r.status, 201, r.text);
+}
+
+test('single-document writes: PUT, POST, DELETE are validated with oldDoc', async () => {
+  await setup('vdu-single');
+  const bad = await c.put('/vdu-single/a', { x: 1 });
+  assert.equal(bad.status, 403);
+  assert.deepEqual(bad.body, { error: 'forbidden', reason: 'Documents need a title.' });
+  const badPost = await c.post('/vdu-single', { x: 1 });
+  assert.equal(badPost.status, 403);
+  const secret = await c.put('/vdu-single/s', { title: 't', secret: true });
+  assert.equal(secret.status, 401);
+  assert.deepEqual(secret.body, { error: 'unauthorized', reason: 'secret documents need a login' });
+
+  const good = await c.put('/vdu-single/a', { title: 'A', owner: 'ann', locked: true });
+  assert.equal(good.status, 201);
+  const steal = await c.put('/vdu-single/a', { _rev: good.body.rev, title: 'A', owner: 'bob' });
+  assert.equal(steal.status, 403);
+  assert.equal(steal.body.reason, 'owner cannot change from ann');
+  const del = await c.del(`/vdu-single/a?rev=${good.body.rev}`);
+  assert.equal(del.status, 403);
+  assert.equal(del.body.reason, 'locked');
+  // nothing of the rejected writes was stored
+  const now = await c.get('/vdu-single/a');
+  assert.equal(now.body._rev, good.body.rev);
+  assert.equal(now.body.owner, 'ann');
+  assert.equal((await c.get('/vdu-single')).body.doc_count, 2); // the design doc and `a`
+});
+
+test('_bulk_docs: per-document forbidden rows; all_or_nothing writes nothing (417)', async () => {
+  await setup('vdu-bulk');
+  const r = await c.post('/vdu-bulk/_bulk_docs', { docs: [{ _id: 'ok1', title: 'x' }, { _id: 'bad' }, { _id: 'ok2', title: 'y' }, { _id: 'sec', title: 'z', secret: true }] });
+  assert.equal(r.status, 201);
+  assert.equal(r.body.length, 4);
+  assert.equal(r.body[0].ok, true);
+  assert.deepEqual(r.body[1], { id: 'bad', error: 'forbidden', reason: 'Documents need a title.' });
+  assert.equal(r.body[2].ok, true);
+  assert.deepEqual(r.body[3], { id: 'sec', error: 'unauthorized', reason: 'secret documents need a login' });
+  assert.equal((await c.get('/vdu-bulk/bad')).status, 404);
+
+  const aon = await c.post('/vdu-bulk/_bulk_docs', { all_or_nothing: true, docs: [{ _id: 'n1', title: 'x' }, { _id: 'n2' }] });
+  assert.equal(aon.status, 417);
+  assert.deepEqual(aon.body, [{ id: 'n2', error: 'forbidden', reason: 'Documents need a title.' }]);
+  assert.equal((await c.get('/vdu-bulk/n1')).status, 404);
+});
+
+test('replicated writes (new_edits=false) are validated against the nearest stored ancestor', async () => {
+  await setup('vdu-repl');
+  const first = await c.put('/vdu-repl/r', { title: 'R', owner: 'ann' });
+  const [pos, hash] = first.body.rev.split('-');
+  const next = `${Number(pos) + 1}-${'f'.repeat(32)}`;
+  const stolen = await c.post('/vdu-repl/_bulk_docs', {
+    new_edits: false,
+    docs: [{ _id: 'r', _rev: next, _revisions: { start: 2, ids: ['f'.repeat(32), hash] }, title: 'R', owner: 'bob' }],
+  });
+  assert.equal(stolen.status, 201);
+  assert.deepEqual(stolen.body, [{ id: 'r', error: 'forbidden', reason: 'owner cannot change from ann' }]);
+  const fine = await c.post('/vdu-repl/_bulk_docs', {
+    new_edits: false,
+    docs: [{ _id: 'r', _rev: next, _revisions: { start: 2, ids: ['f'.repeat(32), hash] }, title: 'R2', owner: 'ann' }],
+  });
+  assert.deepEqual(fine.body, []);
+  assert.equal((await c.get('/vdu-repl/r')).body._rev, next);
+  // A replicated new document with no known ancestor sees oldDoc null.
+  const fresh = await c.post('/vdu-repl/_bulk_docs', { new_edits: false, docs: [{ _id: 'q', _rev: '1-abc', owner: 'x' }] });
+  assert.deepEqual(fresh.body, [{ id: 'q', error: 'forbidden', reason: 'Documents need a title.' }]);
+});
+
+test('attachment PUT and DELETE, and COPY, are validated', async () => {
+  await setup('vdu-att');
+  const doc = await c.put('/vdu-att/d', { title: 'D', owner: 'ann', locked: false });
+  // An attachment PUT on a new document: the new doc has no title.
+  const att = await c.request('PUT', '/vdu-att/new/file.txt', { raw: 'hello', headers: { 'Content-Type': 'text/plain' } });
+  assert.equal(att.status, 403);
+  assert.equal((await c.get('/vdu-att/new')).status, 404);
+  const ok = await c.request('PUT', `/vdu-att/d/file.txt?rev=${doc.body.rev}`, { raw: 'hello', headers: { 'Content-Type': 'text/plain' } });
+  assert.equal(ok.status, 201, ok.text);
+  // Now forbid changes: a design doc rejecting any attachment removal.
+  const rules2 = await c.put('/vdu-att/_design/atts', {
+    validate_doc_update: 'function(n, o) { if (o && o._attachments && o._attachments["file.txt"] && !(n._attachments && n._attachments["file.txt"])) throw({forbidden: "keep file.txt"}); if (n._attachments && n._attachments["file.txt"] && n._attachments["file.txt"].length !== 5) throw({forbidden: "stub not merged"}); }',
+  });
+  assert.equal(rules2.status, 201);
+  const rm = await c.del(`/vdu-att/d/file.txt?rev=${ok.body.rev}`);
+  assert.equal(rm.status, 403);
+  assert.equal(rm.body.reason, 'keep file.txt');
+  // A stub-only edit sees the full stub (merged from oldDoc).
+  const edit = await c.put('/vdu-att/d', { _rev: ok.body.rev, title: 'D', owner: 'ann', _attachments: { 'file.txt': { stub: true } } });
+  assert.equal(edit.status, 201, edit.text);
+  const copy = await c.copy('/vdu-att/d', { headers: { Destination: 'd2' } });
+  assert.equal(copy.status, 201);
+  const badSource = await c.put('/vdu-att/plain', { title: 'p', owner: 'x' });
+  assert.equal(badSource.status, 201);
+  const copyOver = await c.copy('/vdu-att/plain', { headers: { Destination: `d2?rev=${copy.body.rev}` } });
+  assert.equal(copyOver.status, 403, copyOver.text); // owner ann → x, and the attachment goes
+});
+
+test('userCtx and secObj reach the function; design documents skip validators', async () => {
+  await setup('vdu-ctx');
+  const r = await c.put('/vdu-ctx/c', { title: 't', check_ctx: true, needs_admin: true });
+  assert.equal(r.status, 201, r.text);
+  // a design document without a title is not validated by validate_doc_update (admins only)
+  const ddoc = await c.put('/vdu-ctx/_design/other', { views: {} });
+  assert.equal(ddoc.status, 201);
+  // _local documents are never validated
+  assert.equal((await c.put('/vdu-ctx/_local/x', { no: 'title' })).status, 201);
+});
+
+test('validators of every design document run; removing one lifts its rule', async () => {
+  await setup('vdu-many');
+  const second = await c.put('/vdu-many/_design/second', { validate_doc_update: 'function(n) { if (n.title === "nope") throw({forbidden: "second says no"}); }' });
+  assert.equal((await c.put('/vdu-many/a', { title: 'nope' })).body.reason, 'second says no');
+  assert.equal((await c.put('/vdu-many/b', {})).body.reason, 'Documents need a title.');
+  assert.equal((await c.del(`/vdu-many/_design/second?rev=${second.body.rev}`)).status, 200);
+  assert.equal((await c.put('/vdu-many/a', { title: 'nope' })).status, 201);
+});
+
+test('functions that crash or use require() from the design document', async () => {
+  assert.equal((await c.put('/vdu-crash')).status, 201);
+  await c.put('/vdu-crash/_design/x', {
+    lib: { rules: 'exports.check = function(d) { if (d.n > 3) throw({forbidden: "too big: " + d.n}); };' },
+    validate_doc_update: 'function(n) { require("lib/rules").check(n); if (n.crash) n.no.such.thing; }',
+  });
+  const big = await c.put('/vdu-crash/a', { n: 4 });
+  assert.equal(big.status, 403);
+  assert.equal(big.body.reason, 'too big: 4');
+  const crash = await c.put('/vdu-crash/b', { crash: true });
+  assert.equal(crash.status, 500);
+  assert.equal(typeof crash.body.error, 'string');
+  assert.equal((await c.put('/vdu-crash/c', { n: 1 })).status, 201);
+});
+
+test('an edit that conflicts answers 409, not the validator\'s verdict', async () => {
+  await setup('vdu-conflict');
+  const first = await c.put('/vdu-conflict/a', { title: 'A', owner: 'ann' });
+  assert.equal(first.status, 201);
+  const noRev = await c.put('/vdu-conflict/a', { owner: 'bob' }); // the validator would say 403
+  assert.equal(noRev.status, 409);
+  const second = await c.put('/vdu-conflict/a', { _rev: first.body.rev, title: 'A2', owner: 'ann' });
+  assert.equal(second.status, 201);
+  const stale = await c.put('/vdu-conflict/a', { _rev: first.body.rev, owner: 'bob' });
+  assert.equal(stale.status, 409);
+  const bulk = await c.post('/vdu-conflict/_bulk_docs', { docs: [{ _id: 'a', owner: 'bob' }] });
+  assert.equal(bulk.body[0].error, 'conflict');
+});
