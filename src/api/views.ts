@@ -11,7 +11,9 @@ import type { Services } from './services.js';
 import { openDb, readObject, quote, rowsEnvelope } from './common.js';
 import type { OpenedView } from '../views/service.js';
 import type { DesignDoc } from '../views/view-index.js';
-import { mapRows, reduceRows, rowRange, rowsBefore, type RangeQuery } from '../views/query.js';
+import { mapRows, reduceRows, rowRange, rowsBefore, rowsWithin, type RangeQuery } from '../views/query.js';
+import type { RangeOptions } from '../storage/types.js';
+import { createHash } from 'node:crypto';
 import { reducerFor } from '../views/reducer.js';
 import { collate, collateRaw } from '../views/collation.js';
 
@@ -22,7 +24,7 @@ export const viewRoutes: Route[] = [
       GET: async (req, p, svc) => viewQuery(req, p, svc, undefined),
       POST: async (req, p, svc) => {
         const body = await readObject(req, svc);
-        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be an array.');
+        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
         return viewQuery(req, p, svc, body['keys'] as unknown[] | undefined);
       },
     },
@@ -55,7 +57,7 @@ export const viewRoutes: Route[] = [
     shape: 'dbHandler', name: '_temp_view', access: 'db_admin',
     methods: {
       POST: async (req, p, svc) => {
-        req.requireJsonContentType();
+        // CouchDB 1.6 ignores the Content-Type of a temporary view's body.
         const db = await openDb(svc, p.db, req);
         const body = await readObject(req, svc);
         if (typeof body['map'] !== 'string') throw badRequest('map function missing');
@@ -65,8 +67,9 @@ export const viewRoutes: Route[] = [
           views: { temp: { map: body['map'], ...(typeof body['reduce'] === 'string' ? { reduce: body['reduce'] } : {}) } },
           ...(body['options'] && typeof body['options'] === 'object' ? { options: body['options'] as DesignDoc['options'] } : {}),
         };
+        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
         const view = await svc.views.openDesign(db, ddoc);
-        return runQuery(req, svc, db, view, 'temp', undefined);
+        return runQuery(req, svc, db, view, 'temp', body['keys'] as unknown[] | undefined);
       },
     },
   },
@@ -94,12 +97,23 @@ interface ViewParams extends RangeQuery {
   updateSeq: boolean;
 }
 
+/** A JSON query parameter; CouchDB 1.6 answers one that does not parse with bad_request. */
+function jsonParam(req: Request, name: string): unknown {
+  const value = req.string(name);
+  if (value === undefined) return undefined;
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw badRequest('invalid_json');
+  }
+}
+
 function parseParams(req: Request, bodyKeys: unknown[] | undefined, hasReduce: boolean, raw: boolean): ViewParams {
   const either = (a: string, b: string): { key: unknown } | undefined =>
-    req.has(a) ? { key: req.json(a) } : req.has(b) ? { key: req.json(b) } : undefined;
+    req.has(a) ? { key: jsonParam(req, a) } : req.has(b) ? { key: jsonParam(req, b) } : undefined;
   const docid = (a: string, b: string): string | undefined => req.string(a) ?? req.string(b);
-  const keyParam = req.has('key') ? { key: req.json('key') } : undefined;
-  const keysParam = req.json('keys');
+  const keyParam = req.has('key') ? { key: jsonParam(req, 'key') } : undefined;
+  const keysParam = jsonParam(req, 'keys');
   if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError('`keys` must be a JSON array');
   const keys = bodyKeys ?? (keysParam as unknown[] | undefined);
   const limit = req.int('limit');
@@ -173,15 +187,17 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
       await view.index.update(db, view.program, { reduceLimit });
     }
   }
-  const etag = quote(`${view.index.signature}-${view.index.seq}`);
-  if (req.header('if-none-match') === etag) return raw(304, '', 'application/json', { ETag: etag });
+  const etag = viewEtag(db, view, number, q);
+  if (etagMatches(req.header('if-none-match'), etag)) return raw(304, '', 'application/json', { ETag: etag });
   const headers = { ETag: etag };
   const updateSeq = q.updateSeq ? `"update_seq":${view.index.seq},` : '';
+  // Each key of a keyed query is its own range, in the order given; document-id bounds and
+  // inclusive_end apply within every key, as CouchDB 1.6 folds them.
+  const keyRange = (key: unknown) => rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key } });
 
   if (hasReduce && q.reduce) {
     const reducer = reducerFor(definition.reduce!, name, view.program, reduceLimit);
-    const ranges = q.keys === undefined ? [await rowRange(view.index, number, q)]
-      : await Promise.all(q.keys.map((key) => rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key }, inclusiveEnd: true, startDocId: undefined, endDocId: undefined })));
+    const ranges = q.keys === undefined ? [await rowRange(view.index, number, q)] : await Promise.all(q.keys.map(keyRange));
     async function* rows(): AsyncIterable<string> {
       for (const range of ranges) {
         for await (const [key, value] of reduceRows(view.index, number, range, q.groupLevel, reducer, q.keys ? 0 : q.skip, q.keys ? Infinity : q.limit)) {
@@ -196,12 +212,12 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
 
   const totalRows = view.index.totalRows(number);
   if (q.keys !== undefined) {
-    const keys = q.descending ? [...q.keys].reverse() : q.keys;
+    const ranges = await Promise.all(q.keys.map(keyRange));
+    const offset = await keyedOffset(view, number, ranges, q.skip);
     let skip = q.skip;
     let limit = q.limit;
     async function* rows(): AsyncIterable<string> {
-      for (const key of keys) {
-        const range = await rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key }, inclusiveEnd: true, startDocId: undefined, endDocId: undefined });
+      for (const range of ranges) {
         for await (const chunk of mapRows(view.index, range, 0, Infinity)) {
           for (const row of chunk) {
             if (skip > 0) { skip--; continue; }
@@ -211,10 +227,12 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
         }
       }
     }
-    return stream(200, rowsEnvelope(`{"total_rows":${totalRows},"offset":0,${updateSeq}"rows":[\r\n`, rows(), ']}\n'), headers);
+    return stream(200, rowsEnvelope(`{"total_rows":${totalRows},"offset":${offset},${updateSeq}"rows":[\r\n`, rows(), ']}\n'), headers);
   }
   const range = await rowRange(view.index, number, q);
-  const offset = Math.min(totalRows, (await rowsBefore(view.index, number, range)) + q.skip);
+  const before = await rowsBefore(view.index, number, range);
+  // Skipping past the range's end leaves the offset where the range ends.
+  const offset = q.skip === 0 ? before : before + Math.min(q.skip, await rowsWithin(view.index, number, range));
   async function* rows(): AsyncIterable<string> {
     for await (const chunk of mapRows(view.index, range, q.skip, q.limit)) {
       for (const row of chunk) yield await renderRow(db, row, q);
@@ -223,15 +241,52 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
   return stream(200, rowsEnvelope(`{"total_rows":${totalRows},"offset":${offset},${updateSeq}"rows":[\r\n`, rows(), ']}\n'), headers);
 }
 
+/**
+ * The offset of a keyed query: where its first row (after `skip`) lies in the view, or, with no
+ * row, where the last key's range ends.
+ */
+async function keyedOffset(view: OpenedView, number: number, ranges: RangeOptions[], skip: number): Promise<number> {
+  let last = 0;
+  for (const range of ranges) {
+    const within = await rowsWithin(view.index, number, range);
+    const before = await rowsBefore(view.index, number, range);
+    if (skip < within) return before + skip;
+    skip -= within;
+    last = before + within;
+  }
+  return last;
+}
+
+/**
+ * A view answer's ETag, as CouchDB 1.6 makes it: the index signature, when this view's rows last
+ * changed (update and purge sequences), the query's parameters and keys, and, with include_docs,
+ * the database's sequences (documents can change without the view changing).
+ */
+function viewEtag(db: Database, view: OpenedView, number: number, q: ViewParams): string {
+  const { stale: _stale, ...args } = q;
+  const identity = JSON.stringify([
+    view.index.signature, view.index.viewVersion(number), { ...args, limit: Number.isFinite(q.limit) ? q.limit : null },
+    q.includeDocs ? [db.updateSeq, db.purgeSeq] : null,
+  ]);
+  return quote(createHash('md5').update(identity).digest('hex'));
+}
+
+/** If-None-Match may list several ETags. */
+function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((part) => part.trim() === etag);
+}
+
 /** A map row as stored, with the document when `include_docs` asks (an `{_id}` value joins another). */
 async function renderRow(db: Database, text: string, q: ViewParams): Promise<string> {
   if (!q.includeDocs) return text;
   const row = JSON.parse(text) as { id: string; value: unknown };
   let id = row.id;
   let rev: string | undefined;
+  // A value {_id?, _rev?} names the document (and revision) to join, as CouchDB 1.6's docid_rev.
   const v = row.value as { _id?: unknown; _rev?: unknown } | null;
-  if (v !== null && typeof v === 'object' && !Array.isArray(v) && typeof v._id === 'string') {
-    id = v._id;
+  if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+    if (typeof v._id === 'string') id = v._id;
     if (typeof v._rev === 'string') rev = v._rev;
   }
   const doc = await db.openDoc(id, { rev, conflicts: q.conflicts, attachments: q.attachments, attEncodingInfo: q.attEncodingInfo }).catch(() => undefined);

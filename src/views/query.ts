@@ -78,6 +78,13 @@ export async function rowsBefore(index: ViewIndex, view: number, range: RangeOpt
   }
 }
 
+/** Rows inside a range: the view's rows less those before it and those after it. */
+export async function rowsWithin(index: ViewIndex, view: number, range: RangeOptions): Promise<number> {
+  const before = await rowsBefore(index, view, { ...range, reverse: false });
+  const after = await rowsBefore(index, view, { ...range, reverse: true });
+  return Math.max(0, index.totalRows(view) - before - after);
+}
+
 /**
  * A store range of view rows as row-key suffixes (after `k <view>`): [lo, hi), hi undefined
  * meaning the view's end.

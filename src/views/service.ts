@@ -37,7 +37,8 @@ export class ViewService {
     if (cached && cached.seq === seq && cached.purgeSeq === purgeSeq) return cached.view;
     const info = await db.docInfo(ddocId);
     const winner = info ? revtree.winner(info.tree) : undefined;
-    if (!info || !winner || winner.deleted) throw notFound('missing');
+    if (!info || !winner) throw notFound('missing');
+    if (winner.deleted) throw notFound('deleted');
     if (cached && cached.rev === winner.rev) {
       cached.seq = seq;
       cached.purgeSeq = purgeSeq;
