@@ -156,7 +156,8 @@ function parseParams(req: Request, bodyKeys: unknown[] | undefined, hasReduce: b
     throw queryParseError('`keys` is incompatible with `key`, `start_key` and `end_key`');
   }
   if (!hasReduce && req.has('reduce') && reduce) throw queryParseError('Invalid use of reduce on a map view.');
-  if (!hasReduce && (group || groupLevelParam !== undefined)) throw queryParseError('Invalid use of grouping on a map view.');
+  // reduce=false makes a reduce view a map view: grouping it is as invalid as grouping a map view.
+  if ((!hasReduce || !reduce) && (group || groupLevelParam !== undefined)) throw queryParseError('Invalid use of grouping on a map view.');
   if (hasReduce && reduce && params.includeDocs) {
     throw queryParseError('Query parameter `include_docs` is invalid for reduce views.');
   }
