@@ -178,7 +178,7 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
   if (number < 0) throw notFound('missing_named_view');
   const definition = view.ddoc.views![name]!;
   const hasReduce = typeof definition.reduce === 'string' && definition.reduce.trim() !== '';
-  const q = parseParams(req, bodyKeys, hasReduce, view.index.raw);
+  const q = parseParams(req, bodyKeys, hasReduce, view.index.isRaw(number));
 
   const reduceLimit = svc.config.getBool('query_server_config', 'reduce_limit', true);
   if (q.stale !== 'ok') {

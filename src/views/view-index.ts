@@ -23,6 +23,8 @@ import { builtinNamed } from './builtin-reduce.js';
 export interface ViewDefinition {
   map: string;
   reduce?: string;
+  /** CouchDB 1.6 reads `collation: "raw"` from a view's own options. */
+  options?: { collation?: string };
 }
 
 export interface DesignDoc {
@@ -108,12 +110,14 @@ export class ViewIndex {
   readonly names: string[];
   private info!: IndexInfo;
   private updating: Promise<void> | undefined;
-  readonly raw: boolean;
+  /** Per view (by number): whether it collates raw (by bytes) instead of by ICU. */
+  private readonly rawViews: boolean[];
   private reductions: ViewReductions[] = [];
 
   private constructor(readonly store: KeyValueStore, readonly ddoc: DesignDoc, readonly signature: string) {
     this.names = Object.keys(ddoc.views ?? {}).filter((name) => name !== 'lib').sort();
-    this.raw = ddoc.options?.collation === 'raw';
+    const allRaw = ddoc.options?.collation === 'raw';
+    this.rawViews = this.names.map((name) => allRaw || ddoc.views?.[name]?.options?.collation === 'raw');
   }
 
   static async open(store: KeyValueStore, ddoc: DesignDoc, signature: string): Promise<ViewIndex> {
@@ -157,6 +161,11 @@ export class ViewIndex {
 
   get isUpdating(): boolean {
     return this.updating !== undefined;
+  }
+
+  /** Whether `view` collates raw (its view options, or the design document's, say so). */
+  isRaw(view: number): boolean {
+    return this.rawViews[view] ?? false;
   }
 
   viewNumber(name: string): number {
@@ -331,7 +340,7 @@ export class ViewIndex {
       const suffix = rowKey.subarray(2);
       changed?.[rowKey[1]!]!.set(suffix.toString('latin1'), { suffix, present });
     };
-    let tags: TagAssigner | undefined;
+    const tags: (TagAssigner | undefined)[] = [undefined, undefined];
     for (let i = 0; i < docs.length; i++) {
       const doc = docs[i]!;
       const old = previous[i];
@@ -347,12 +356,13 @@ export class ViewIndex {
         const rows = doc.rows![view]!;
         for (let n = 0; n < rows.length; n++) {
           const [key, value] = rows[n]!;
-          let sk = sortKey(key, this.raw);
+          const raw = this.isRaw(view);
+          let sk = sortKey(key, raw);
           if (sk.length > SORT_KEY_MAX) {
             // A long key: its group's prefix and an order tag (long-keys.ts).
             const group = Buffer.concat([Buffer.of(ROW, view), sk.subarray(0, SORT_KEY_MAX)]);
-            tags ??= new TagAssigner(this.store, this.raw ? collateRaw : collate);
-            sk = Buffer.concat([sk.subarray(0, SORT_KEY_MAX), await tags.tagFor(group, key), Buffer.of(0x00)]);
+            const assigner = tags[raw ? 1 : 0] ??= new TagAssigner(this.store, raw ? collateRaw : collate);
+            sk = Buffer.concat([sk.subarray(0, SORT_KEY_MAX), await assigner.tagFor(group, key), Buffer.of(0x00)]);
           }
           const rowKey = rowKeyOf(view, sk, doc.id, n);
           // Stored as the row a map query answers, so queries splice it without re-encoding.
@@ -388,10 +398,11 @@ export class ViewIndex {
    * has the key; only known without a read for keys of ordinary length).
    */
   async keyBounds(view: number, key: unknown): Promise<{ start: Buffer; end: Buffer; rows: Buffer | undefined }> {
-    const sk = sortKey(key, this.raw);
+    const raw = this.isRaw(view);
+    const sk = sortKey(key, raw);
     const prefix = Buffer.of(ROW, view);
     if (sk.length > SORT_KEY_MAX) {
-      return longKeyBounds(this.store, Buffer.concat([prefix, sk.subarray(0, SORT_KEY_MAX)]), key, this.raw ? collateRaw : collate);
+      return longKeyBounds(this.store, Buffer.concat([prefix, sk.subarray(0, SORT_KEY_MAX)]), key, raw ? collateRaw : collate);
     }
     const rows = Buffer.concat([prefix, sk]);
     return { start: rows, end: Buffer.concat([rows, Buffer.of(0xff)]), rows };
