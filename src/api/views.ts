@@ -38,8 +38,8 @@ export const viewRoutes: Route[] = [
         return json(200, {
           name: p.docId.slice('_design/'.length),
           view_index: {
-            compact_running: false,
-            data_size: await view.index.store.diskSize(),
+            compact_running: view.index.compacting,
+            data_size: await view.index.store.dataSize(),
             disk_size: await view.index.store.diskSize(),
             language: view.ddoc.language ?? 'javascript',
             purge_seq: view.index.purgeSeq,

@@ -109,7 +109,13 @@ export class ViewService {
   /** Compacts the index store of a design document. */
   async compact(db: Database, ddocId: string): Promise<void> {
     const { index } = await this.open(db, ddocId);
-    await index.store.compact();
+    if (index.compacting) return;
+    index.compacting = true;
+    try {
+      await index.store.compact();
+    } finally {
+      index.compacting = false;
+    }
   }
 
   private async drop(name: string): Promise<void> {

@@ -113,6 +113,8 @@ export class ViewIndex {
   /** Per view (by number): whether it collates raw (by bytes) instead of by ICU. */
   private readonly rawViews: boolean[];
   private reductions: ViewReductions[] = [];
+  /** Set while the view service compacts this index's store (`_info`'s compact_running). */
+  compacting = false;
 
   private constructor(readonly store: KeyValueStore, readonly ddoc: DesignDoc, readonly signature: string) {
     this.names = Object.keys(ddoc.views ?? {}).filter((name) => name !== 'lib').sort();
