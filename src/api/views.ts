@@ -148,9 +148,9 @@ function parseParams(req: Request, bodyKeys: unknown[] | undefined, hasReduce: b
     updateSeq: req.bool('update_seq'),
   };
   if (keyParam) {
+    // As in CouchDB, `key` is startkey = endkey; inclusive_end=false then leaves nothing.
     params.startKey = keyParam;
     params.endKey = keyParam;
-    params.inclusiveEnd = true;
   }
   if (keys !== undefined && (keyParam || params.startKey || params.endKey)) {
     throw queryParseError('`keys` is incompatible with `key`, `start_key` and `end_key`');
@@ -267,7 +267,7 @@ function viewEtag(db: Database, view: OpenedView, number: number, q: ViewParams)
   const { stale: _stale, ...args } = q;
   const identity = JSON.stringify([
     view.index.signature, view.index.viewVersion(number), { ...args, limit: Number.isFinite(q.limit) ? q.limit : null },
-    q.includeDocs ? [db.updateSeq, db.purgeSeq] : null,
+    q.includeDocs ? [db.updateSeq, db.purgeSeq] : null, q.updateSeq ? view.index.seq : null,
   ]);
   return quote(createHash('md5').update(identity).digest('hex'));
 }

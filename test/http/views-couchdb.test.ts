@@ -57,6 +57,8 @@ test('view_collation: type order, descending, key, inclusive_end', async () => {
     const one = await temp('vc-collation', map, undefined, `?key=${q(value)}`);
     assert.deepEqual(keysOf(one.body.rows), [value]);
   }
+  // key is startkey = endkey, so an exclusive end leaves nothing.
+  assert.deepEqual((await temp('vc-collation', map, undefined, `?key=${q('b')}&inclusive_end=false`)).body.rows, []);
   const last = async (query: string) => {
     const r = await temp('vc-collation', map, undefined, query);
     return r.body.rows[r.body.rows.length - 1].key;
@@ -494,6 +496,10 @@ test('etags_views: per-view ETags that change only with that view, its query and
   assert.notEqual((await etagOf('fooView')).etag, foo);
   assert.equal((await etagOf('basicView')).etag, basic.etag);
   assert.notEqual((await etagOf('fooView')).etag, (await etagOf('basicView')).etag);
+  // update_seq=true answers carry the index's sequence, so their ETag follows it.
+  const withSeq = (await etagOf('basicView?update_seq=true')).etag;
+  assert.equal((await c.put('/vc-etags/doc4', { foo: 'bar' })).status, 201);
+  assert.notEqual((await etagOf('basicView?update_seq=true')).etag, withSeq);
   // Different query parameters are different answers.
   assert.notEqual((await etagOf('basicView?limit=1')).etag, basic.etag);
   // Rows the view emits change it.
