@@ -108,6 +108,16 @@ function jsonParam(req: Request, name: string): unknown {
   }
 }
 
+/** A non-negative integer parameter, with couch_mrview's messages for bad ones. */
+function positiveInt(req: Request, name: string): number | undefined {
+  const value = req.string(name);
+  if (value === undefined) return undefined;
+  if (!/^\s*[-+]?\d+\s*$/.test(value)) throw queryParseError(`Invalid value for integer: ${JSON.stringify(value)}`);
+  const n = Number.parseInt(value, 10);
+  if (n < 0) throw queryParseError(`Invalid value for positive integer: ${JSON.stringify(value)}`);
+  return n;
+}
+
 function parseParams(req: Request, bodyKeys: unknown[] | undefined, hasReduce: boolean, raw: boolean): ViewParams {
   const either = (a: string, b: string): { key: unknown } | undefined =>
     req.has(a) ? { key: jsonParam(req, a) } : req.has(b) ? { key: jsonParam(req, b) } : undefined;
@@ -116,12 +126,9 @@ function parseParams(req: Request, bodyKeys: unknown[] | undefined, hasReduce: b
   const keysParam = jsonParam(req, 'keys');
   if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError('`keys` must be a JSON array');
   const keys = bodyKeys ?? (keysParam as unknown[] | undefined);
-  const limit = req.int('limit');
-  if (limit !== undefined && limit < 0) throw queryParseError(`Invalid value for integer: "${req.string('limit')}"`);
-  const skip = req.int('skip', 0);
-  if (skip < 0) throw queryParseError(`Invalid value for integer: "${req.string('skip')}"`);
-  const groupLevelParam = req.int('group_level');
-  if (groupLevelParam !== undefined && groupLevelParam < 0) throw queryParseError('Invalid value for `group_level`');
+  const limit = positiveInt(req, 'limit');
+  const skip = positiveInt(req, 'skip') ?? 0;
+  const groupLevelParam = positiveInt(req, 'group_level');
   const group = req.bool('group');
   const reduce = req.bool('reduce', hasReduce);
   const stale = req.string('stale');
@@ -161,8 +168,9 @@ function parseParams(req: Request, bodyKeys: unknown[] | undefined, hasReduce: b
   if (hasReduce && reduce && params.includeDocs) {
     throw queryParseError('Query parameter `include_docs` is invalid for reduce views.');
   }
-  if (hasReduce && reduce && keys !== undefined && params.groupLevel === 0) {
-    throw queryParseError('Multi-key fetches for reduce views must use `group=true`');
+  // Only exact grouping answers one row per key (CouchDB 1.6's message, its spelling kept).
+  if (hasReduce && reduce && keys !== undefined && params.groupLevel !== Infinity) {
+    throw queryParseError('Multi-key fetchs for reduce views must use `group=true`');
   }
   if (params.startKey && params.endKey && keys === undefined) {
     const order = (raw ? collateRaw : collate)(params.startKey.key, params.endKey.key);

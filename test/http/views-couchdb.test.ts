@@ -141,6 +141,13 @@ test('view_errors: undefined keys and throwing maps skip rows; bad parameters ar
   const big = await c.get('/vc-errors/_design/testbig/_view/reduce_too_big');
   assert.equal(big.status, 500);
   assert.equal(big.body.error, 'reduce_overflow_error');
+  const negative = await c.get('/vc-errors/_design/test/_view/no_reduce?limit=-1');
+  assert.deepEqual(negative.body, { error: 'query_parse_error', reason: 'Invalid value for positive integer: "-1"' });
+  const notInt = await c.get('/vc-errors/_design/test/_view/no_reduce?skip=many');
+  assert.deepEqual(notInt.body, { error: 'query_parse_error', reason: 'Invalid value for integer: "many"' });
+  const levelWithKeys = await c.post('/vc-errors/_design/test/_view/with_reduce?group_level=1', { keys: [1] });
+  assert.equal(levelWithKeys.status, 400);
+  assert.equal(levelWithKeys.body.error, 'query_parse_error');
   const reversed = await temp('vc-errors', 'function(doc) { emit(null, null); }', undefined, '?startkey=2&endkey=1');
   assert.equal(reversed.status, 400);
   assert.match(reversed.body.reason, /no rows can match/i);
