@@ -8,7 +8,7 @@ import type { StorageBackend } from '../storage/types.js';
 import type { Database } from '../core/database.js';
 import * as revtree from '../core/revtree.js';
 import type { QueryServer, ViewProgram } from '../js/query-server.js';
-import { ViewIndex, viewSignature, type DesignDoc } from './view-index.js';
+import { ViewIndex, viewNames, viewSignature, type DesignDoc } from './view-index.js';
 
 export interface OpenedView {
   ddoc: DesignDoc;
@@ -77,7 +77,7 @@ export class ViewService {
       if (!compiled) {
         compiled = this.queryServer().then((qs) => qs.views({
           id: ddoc._id,
-          views: Object.fromEntries(Object.entries(ddoc.views ?? {}).filter(([n]) => n !== 'lib')) as Record<string, { map: string; reduce?: string }>,
+          views: Object.fromEntries(viewNames(ddoc).map((n) => [n, ddoc.views![n]!])),
           lib: (ddoc.views as Record<string, unknown> | undefined)?.['lib'],
           options: ddoc.options,
         }));

@@ -35,6 +35,18 @@ export interface DesignDoc {
   [field: string]: unknown;
 }
 
+/**
+ * The views of a design document, sorted: members of `views` with a map function (CouchDB 1.6
+ * ignores the others), `lib` (CommonJS modules) excepted.
+ */
+export function viewNames(ddoc: DesignDoc): string[] {
+  const views = ddoc.views !== null && typeof ddoc.views === 'object' && !Array.isArray(ddoc.views) ? ddoc.views : {};
+  return Object.keys(views).filter((name) => {
+    const view = views[name] as unknown;
+    return name !== 'lib' && view !== null && typeof view === 'object' && typeof (view as { map?: unknown }).map === 'string';
+  }).sort();
+}
+
 /** JSON with object keys sorted, so equal definitions always serialise identically. */
 function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
@@ -117,7 +129,7 @@ export class ViewIndex {
   compacting = false;
 
   private constructor(readonly store: KeyValueStore, readonly ddoc: DesignDoc, readonly signature: string) {
-    this.names = Object.keys(ddoc.views ?? {}).filter((name) => name !== 'lib').sort();
+    this.names = viewNames(ddoc);
     const allRaw = ddoc.options?.collation === 'raw';
     this.rawViews = this.names.map((name) => allRaw || ddoc.views?.[name]?.options?.collation === 'raw');
   }

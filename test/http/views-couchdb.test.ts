@@ -601,6 +601,17 @@ test('design_docs: shared indexes, _info, stale=ok before a build, deletion', as
   assert.equal((await c.post('/vc-ddocs/_view_cleanup', {})).status, 202);
 });
 
+test('design_docs: members of views without a map function are not views', async () => {
+  await freshDb('vc-nomap', [{ _id: 'x' }]);
+  await putDesign('vc-nomap', 'a', { views: { good: { map: 'function(doc) { emit(1, 1); }' }, nomap: { reduce: '_sum' }, str: 'hello' } });
+  assert.equal((await c.get('/vc-nomap/_design/a/_view/good')).body.total_rows, 1);
+  for (const name of ['nomap', 'str', 'missing']) {
+    const r = await c.get(`/vc-nomap/_design/a/_view/${name}`);
+    assert.equal(r.status, 404, name);
+    assert.deepEqual(r.body, { error: 'not_found', reason: 'missing_named_view' });
+  }
+});
+
 test('design_options: include_design and local_seq', async () => {
   await freshDb('vc-options');
   const map = 'function(doc) { emit(null, doc._id); }';
