@@ -293,13 +293,19 @@ async function renderRow(db: Database, text: string, q: ViewParams): Promise<str
   let id = row.id;
   let rev: string | undefined;
   // A value {_id?, _rev?} names the document (and revision) to join, as CouchDB 1.6's docid_rev.
+  // Anything else there (an _id that is not a string, a deleted revision) joins nothing: doc null.
   const v = row.value as { _id?: unknown; _rev?: unknown } | null;
+  let joinable = true;
   if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
     if (typeof v._id === 'string') id = v._id;
+    else if (v._id !== undefined) joinable = false;
     if (typeof v._rev === 'string') rev = v._rev;
+    else if (v._rev !== undefined) joinable = false;
   }
-  const doc = await db.openDoc(id, { rev, conflicts: q.conflicts, attachments: q.attachments, attEncodingInfo: q.attEncodingInfo }).catch(() => undefined);
-  return `${text.slice(0, -1)},"doc":${doc ? doc.json : 'null'}}`;
+  const doc = joinable
+    ? await db.openDoc(id, { rev, conflicts: q.conflicts, attachments: q.attachments, attEncodingInfo: q.attEncodingInfo }).catch(() => undefined)
+    : undefined;
+  return `${text.slice(0, -1)},"doc":${doc && !doc.deleted ? doc.json : 'null'}}`;
 }
 
 

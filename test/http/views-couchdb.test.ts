@@ -261,6 +261,22 @@ test('view_include_docs: docs joined by row id, by emitted _id and by emitted _r
   assert.deepEqual(linked.map((r: ViewRow) => [r.id, r.doc && r.doc._id]), [['link-a', '5'], ['link-b', null]]);
   assert.ok('doc' in linked[1]);
 
+  // A deleted revision, or an _id that is not a string, joins nothing.
+  await putDesign('vc-incl', 'joins', {
+    views: {
+      to_rev: { map: 'function(doc) { if (doc.rev_of) emit(doc._id, {_id: doc.rev_of, _rev: doc.rev}); }' },
+      bad_id: { map: 'function(doc) { if (doc.rev_of) emit(doc._id, {_id: 42}); }' },
+    },
+  });
+  const victim = await c.put('/vc-incl/victim', { a: 1 });
+  const tomb = await c.del(`/vc-incl/victim?rev=${victim.body.rev}`);
+  await c.put('/vc-incl/pointer', { rev_of: 'victim', rev: tomb.body.rev });
+  assert.equal((await c.get('/vc-incl/_design/joins/_view/to_rev?include_docs=true')).body.rows[0].doc, null);
+  assert.equal((await c.get('/vc-incl/_design/joins/_view/bad_id?include_docs=true')).body.rows[0].doc, null);
+  await c.put('/vc-incl/pointer2', { rev_of: 'victim', rev: victim.body.rev });
+  const older = (await c.get('/vc-incl/_design/joins/_view/to_rev?include_docs=true&key=%22pointer2%22')).body.rows[0];
+  assert.deepEqual(older.doc, { _id: 'victim', _rev: victim.body.rev, a: 1 });
+
   // After compaction the old revision is gone: its row's doc is null.
   assert.equal((await c.post('/vc-incl/_compact', {})).status, 202);
   for (let i = 0; i < 200 && (await c.get('/vc-incl')).body.compact_running; i++) await new Promise((r) => setTimeout(r, 25));
