@@ -617,6 +617,30 @@ test('design_docs: shared indexes, _info, stale=ok before a build, deletion', as
   assert.equal((await c.post('/vc-ddocs/_view_cleanup', {})).status, 202);
 });
 
+test('design_docs: huge keys and reduce results pass with reduce_limit off', async () => {
+  const big = 'a'.repeat(65536);
+  await freshDb('vc-huge', numbered(1, 4));
+  await putDesign('vc-huge', 'test', {
+    views: {
+      huge_src_and_results: {
+        map: `function(doc) { if (doc._id == "1") emit("${big}", null); }`,
+        reduce: `function(keys, values) { return "${big}"; }`,
+      },
+    },
+  });
+  assert.equal((await c.put('/_config/query_server_config/reduce_limit', 'false')).status, 200);
+  try {
+    const reduced = await c.get('/vc-huge/_design/test/_view/huge_src_and_results');
+    assert.equal(reduced.status, 200, reduced.text.slice(0, 200));
+    assert.equal(reduced.body.rows[0].value, big);
+    const rows = await c.get('/vc-huge/_design/test/_view/huge_src_and_results?reduce=false');
+    assert.equal(rows.body.rows[0].key, big);
+    assert.equal((await c.post('/vc-huge/_design/test/_view/huge_src_and_results?reduce=false', { keys: [big] })).body.rows.length, 1);
+  } finally {
+    await c.put('/_config/query_server_config/reduce_limit', 'true');
+  }
+});
+
 test('design_docs: members of views without a map function are not views', async () => {
   await freshDb('vc-nomap', [{ _id: 'x' }]);
   await putDesign('vc-nomap', 'a', { views: { good: { map: 'function(doc) { emit(1, 1); }' }, nomap: { reduce: '_sum' }, str: 'hello' } });
