@@ -153,6 +153,19 @@ test('view_errors: undefined keys and throwing maps skip rows; bad parameters ar
   assert.match(reversed.body.reason, /no rows can match/i);
 });
 
+test('view_errors: a map function that never returns is an os_process_error', async () => {
+  await freshDb('vc-loop', [{ _id: 'x', integer: 1 }]);
+  await putDesign('vc-loop', 'infinite', { views: { infinite_loop: { map: 'function(doc) { while (true) { emit(doc, doc); } }' } } });
+  assert.equal((await c.put('/_config/couchdb/os_process_timeout', '500')).status, 200);
+  try {
+    const r = await c.get('/vc-loop/_design/infinite/_view/infinite_loop');
+    assert.equal(r.status, 500);
+    assert.equal(r.body.error, 'os_process_error');
+  } finally {
+    await c.put('/_config/couchdb/os_process_timeout', '5000');
+  }
+});
+
 test('view_multi_key_design: keys with docid bounds, order, skip, limit, descending', async () => {
   await freshDb('vc-keys', numbered(0, 100));
   await putDesign('vc-keys', 'test', {
