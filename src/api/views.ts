@@ -11,7 +11,9 @@ import type { Services } from './services.js';
 import { openDb, readObject, quote, rowsEnvelope } from './common.js';
 import type { OpenedView } from '../views/service.js';
 import type { DesignDoc } from '../views/view-index.js';
-import { mapRows, reduceRows, rowRange, rowsBefore, type RangeQuery } from '../views/query.js';
+import { mapRows, reduceRows, rowRange, rowsBefore, rowsWithin, type RangeQuery } from '../views/query.js';
+import type { RangeOptions } from '../storage/types.js';
+import { createHash } from 'node:crypto';
 import { reducerFor } from '../views/reducer.js';
 import { collate, collateRaw } from '../views/collation.js';
 
@@ -22,7 +24,7 @@ export const viewRoutes: Route[] = [
       GET: async (req, p, svc) => viewQuery(req, p, svc, undefined),
       POST: async (req, p, svc) => {
         const body = await readObject(req, svc);
-        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be an array.');
+        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
         return viewQuery(req, p, svc, body['keys'] as unknown[] | undefined);
       },
     },
@@ -36,8 +38,8 @@ export const viewRoutes: Route[] = [
         return json(200, {
           name: p.docId.slice('_design/'.length),
           view_index: {
-            compact_running: false,
-            data_size: await view.index.store.diskSize(),
+            compact_running: view.index.compacting,
+            data_size: await view.index.store.dataSize(),
             disk_size: await view.index.store.diskSize(),
             language: view.ddoc.language ?? 'javascript',
             purge_seq: view.index.purgeSeq,
@@ -55,7 +57,7 @@ export const viewRoutes: Route[] = [
     shape: 'dbHandler', name: '_temp_view', access: 'db_admin',
     methods: {
       POST: async (req, p, svc) => {
-        req.requireJsonContentType();
+        // CouchDB 1.6 ignores the Content-Type of a temporary view's body.
         const db = await openDb(svc, p.db, req);
         const body = await readObject(req, svc);
         if (typeof body['map'] !== 'string') throw badRequest('map function missing');
@@ -65,8 +67,9 @@ export const viewRoutes: Route[] = [
           views: { temp: { map: body['map'], ...(typeof body['reduce'] === 'string' ? { reduce: body['reduce'] } : {}) } },
           ...(body['options'] && typeof body['options'] === 'object' ? { options: body['options'] as DesignDoc['options'] } : {}),
         };
+        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
         const view = await svc.views.openDesign(db, ddoc);
-        return runQuery(req, svc, db, view, 'temp', undefined);
+        return runQuery(req, svc, db, view, 'temp', body['keys'] as unknown[] | undefined);
       },
     },
   },
@@ -94,20 +97,38 @@ interface ViewParams extends RangeQuery {
   updateSeq: boolean;
 }
 
+/** A JSON query parameter; CouchDB 1.6 answers one that does not parse with bad_request. */
+function jsonParam(req: Request, name: string): unknown {
+  const value = req.string(name);
+  if (value === undefined) return undefined;
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw badRequest('invalid_json');
+  }
+}
+
+/** A non-negative integer parameter, with couch_mrview's messages for bad ones. */
+function positiveInt(req: Request, name: string): number | undefined {
+  const value = req.string(name);
+  if (value === undefined) return undefined;
+  if (!/^\s*[-+]?\d+\s*$/.test(value)) throw queryParseError(`Invalid value for integer: ${JSON.stringify(value)}`);
+  const n = Number.parseInt(value, 10);
+  if (n < 0) throw queryParseError(`Invalid value for positive integer: ${JSON.stringify(value)}`);
+  return n;
+}
+
 function parseParams(req: Request, bodyKeys: unknown[] | undefined, hasReduce: boolean, raw: boolean): ViewParams {
   const either = (a: string, b: string): { key: unknown } | undefined =>
-    req.has(a) ? { key: req.json(a) } : req.has(b) ? { key: req.json(b) } : undefined;
+    req.has(a) ? { key: jsonParam(req, a) } : req.has(b) ? { key: jsonParam(req, b) } : undefined;
   const docid = (a: string, b: string): string | undefined => req.string(a) ?? req.string(b);
-  const keyParam = req.has('key') ? { key: req.json('key') } : undefined;
-  const keysParam = req.json('keys');
+  const keyParam = req.has('key') ? { key: jsonParam(req, 'key') } : undefined;
+  const keysParam = jsonParam(req, 'keys');
   if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError('`keys` must be a JSON array');
   const keys = bodyKeys ?? (keysParam as unknown[] | undefined);
-  const limit = req.int('limit');
-  if (limit !== undefined && limit < 0) throw queryParseError(`Invalid value for integer: "${req.string('limit')}"`);
-  const skip = req.int('skip', 0);
-  if (skip < 0) throw queryParseError(`Invalid value for integer: "${req.string('skip')}"`);
-  const groupLevelParam = req.int('group_level');
-  if (groupLevelParam !== undefined && groupLevelParam < 0) throw queryParseError('Invalid value for `group_level`');
+  const limit = positiveInt(req, 'limit');
+  const skip = positiveInt(req, 'skip') ?? 0;
+  const groupLevelParam = positiveInt(req, 'group_level');
   const group = req.bool('group');
   const reduce = req.bool('reduce', hasReduce);
   const stale = req.string('stale');
@@ -134,20 +155,22 @@ function parseParams(req: Request, bodyKeys: unknown[] | undefined, hasReduce: b
     updateSeq: req.bool('update_seq'),
   };
   if (keyParam) {
+    // As in CouchDB, `key` is startkey = endkey; inclusive_end=false then leaves nothing.
     params.startKey = keyParam;
     params.endKey = keyParam;
-    params.inclusiveEnd = true;
   }
   if (keys !== undefined && (keyParam || params.startKey || params.endKey)) {
     throw queryParseError('`keys` is incompatible with `key`, `start_key` and `end_key`');
   }
   if (!hasReduce && req.has('reduce') && reduce) throw queryParseError('Invalid use of reduce on a map view.');
-  if (!hasReduce && (group || groupLevelParam !== undefined)) throw queryParseError('Invalid use of grouping on a map view.');
+  // reduce=false makes a reduce view a map view: grouping it is as invalid as grouping a map view.
+  if ((!hasReduce || !reduce) && (group || groupLevelParam !== undefined)) throw queryParseError('Invalid use of grouping on a map view.');
   if (hasReduce && reduce && params.includeDocs) {
     throw queryParseError('Query parameter `include_docs` is invalid for reduce views.');
   }
-  if (hasReduce && reduce && keys !== undefined && params.groupLevel === 0) {
-    throw queryParseError('Multi-key fetches for reduce views must use `group=true`');
+  // Only exact grouping answers one row per key (CouchDB 1.6's message, its spelling kept).
+  if (hasReduce && reduce && keys !== undefined && params.groupLevel !== Infinity) {
+    throw queryParseError('Multi-key fetchs for reduce views must use `group=true`');
   }
   if (params.startKey && params.endKey && keys === undefined) {
     const order = (raw ? collateRaw : collate)(params.startKey.key, params.endKey.key);
@@ -174,7 +197,7 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
   if (number < 0) throw notFound('missing_named_view');
   const definition = view.ddoc.views![name]!;
   const hasReduce = typeof definition.reduce === 'string' && definition.reduce.trim() !== '';
-  const q = parseParams(req, bodyKeys, hasReduce, view.index.raw);
+  const q = parseParams(req, bodyKeys, hasReduce, view.index.isRaw(number));
 
   const reduceLimit = svc.config.getBool('query_server_config', 'reduce_limit', true);
   if (q.stale !== 'ok') {
@@ -184,13 +207,15 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
       await view.index.update(db, view.program, { reduceLimit });
     }
   }
-  const etag = quote(`${view.index.signature}-${view.index.seq}`);
+  const etag = viewEtag(db, view, number, q);
   const seqHead = q.updateSeq ? { update_seq: view.index.seq } : {};
+  // Each key of a keyed query is its own range, in the order given; document-id bounds and
+  // inclusive_end apply within every key, as CouchDB 1.6 folds them.
+  const keyRange = (key: unknown) => rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key } });
 
   if (hasReduce && q.reduce) {
     const reducer = reducerFor(definition.reduce!, name, view.program, reduceLimit);
-    const ranges = q.keys === undefined ? [await rowRange(view.index, number, q)]
-      : await Promise.all(q.keys.map((key) => rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key }, inclusiveEnd: true, startDocId: undefined, endDocId: undefined })));
+    const ranges = q.keys === undefined ? [await rowRange(view.index, number, q)] : await Promise.all(q.keys.map(keyRange));
     async function* rows(): AsyncIterable<string> {
       for (const range of ranges) {
         for await (const [key, value] of reduceRows(view.index, number, range, q.groupLevel, reducer, q.keys ? 0 : q.skip, q.keys ? Infinity : q.limit)) {
@@ -203,12 +228,12 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
 
   const totalRows = view.index.totalRows(number);
   if (q.keys !== undefined) {
-    const keys = q.descending ? [...q.keys].reverse() : q.keys;
+    const ranges = await Promise.all(q.keys.map(keyRange));
+    const offset = await keyedOffset(view, number, ranges, q.skip);
     let skip = q.skip;
     let limit = q.limit;
     async function* rows(): AsyncIterable<string> {
-      for (const key of keys) {
-        const range = await rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key }, inclusiveEnd: true, startDocId: undefined, endDocId: undefined });
+      for (const range of ranges) {
         for await (const chunk of mapRows(view.index, range, 0, Infinity)) {
           for (const row of chunk) {
             if (skip > 0) { skip--; continue; }
@@ -218,10 +243,12 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
         }
       }
     }
-    return { etag, head: { total_rows: totalRows, offset: 0, ...seqHead }, rows: rows(), reduced: false };
+    return { etag, head: { total_rows: totalRows, offset, ...seqHead }, rows: rows(), reduced: false };
   }
   const range = await rowRange(view.index, number, q);
-  const offset = Math.min(totalRows, (await rowsBefore(view.index, number, range)) + q.skip);
+  const before = await rowsBefore(view.index, number, range);
+  // Skipping past the range's end leaves the offset where the range ends.
+  const offset = q.skip === 0 ? before : before + Math.min(q.skip, await rowsWithin(view.index, number, range));
   async function* rows(): AsyncIterable<string> {
     for await (const chunk of mapRows(view.index, range, q.skip, q.limit)) {
       for (const row of chunk) yield await renderRow(db, row, q);
@@ -233,7 +260,7 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
 async function runQuery(req: Request, svc: Services, db: Database, view: OpenedView, name: string, bodyKeys: unknown[] | undefined): Promise<Reply> {
   const result = await queryView(req, svc, db, view, name, bodyKeys);
   const { etag, head } = result;
-  if (req.header('if-none-match') === etag) return raw(304, '', 'application/json', { ETag: etag });
+  if (etagMatches(req.header('if-none-match'), etag)) return raw(304, '', 'application/json', { ETag: etag });
   const headers = { ETag: etag };
   const updateSeq = head.update_seq !== undefined ? `"update_seq":${head.update_seq},` : '';
   if (result.reduced) {
@@ -243,19 +270,62 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
   return stream(200, rowsEnvelope(`{"total_rows":${head.total_rows},"offset":${head.offset},${updateSeq}"rows":[\r\n`, result.rows, ']}\n'), headers);
 }
 
+/**
+ * The offset of a keyed query: where its first row (after `skip`) lies in the view, or, with no
+ * row, where the last key's range ends.
+ */
+async function keyedOffset(view: OpenedView, number: number, ranges: RangeOptions[], skip: number): Promise<number> {
+  let last = 0;
+  for (const range of ranges) {
+    const within = await rowsWithin(view.index, number, range);
+    const before = await rowsBefore(view.index, number, range);
+    if (skip < within) return before + skip;
+    skip -= within;
+    last = before + within;
+  }
+  return last;
+}
+
+/**
+ * A view answer's ETag, as CouchDB 1.6 makes it: the index signature, when this view's rows last
+ * changed (update and purge sequences), the query's parameters and keys, and, with include_docs,
+ * the database's sequences (documents can change without the view changing).
+ */
+function viewEtag(db: Database, view: OpenedView, number: number, q: ViewParams): string {
+  const { stale: _stale, ...args } = q;
+  const identity = JSON.stringify([
+    view.index.signature, view.index.viewVersion(number), { ...args, limit: Number.isFinite(q.limit) ? q.limit : null },
+    q.includeDocs ? [db.updateSeq, db.purgeSeq] : null, q.updateSeq ? view.index.seq : null,
+  ]);
+  return quote(createHash('md5').update(identity).digest('hex'));
+}
+
+/** If-None-Match may list several ETags. */
+function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((part) => part.trim() === etag);
+}
+
 /** A map row as stored, with the document when `include_docs` asks (an `{_id}` value joins another). */
 async function renderRow(db: Database, text: string, q: ViewParams): Promise<string> {
   if (!q.includeDocs) return text;
   const row = JSON.parse(text) as { id: string; value: unknown };
   let id = row.id;
   let rev: string | undefined;
+  // A value {_id?, _rev?} names the document (and revision) to join, as CouchDB 1.6's docid_rev.
+  // Anything else there (an _id that is not a string, a deleted revision) joins nothing: doc null.
   const v = row.value as { _id?: unknown; _rev?: unknown } | null;
-  if (v !== null && typeof v === 'object' && !Array.isArray(v) && typeof v._id === 'string') {
-    id = v._id;
+  let joinable = true;
+  if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+    if (typeof v._id === 'string') id = v._id;
+    else if (v._id !== undefined) joinable = false;
     if (typeof v._rev === 'string') rev = v._rev;
+    else if (v._rev !== undefined) joinable = false;
   }
-  const doc = await db.openDoc(id, { rev, conflicts: q.conflicts, attachments: q.attachments, attEncodingInfo: q.attEncodingInfo }).catch(() => undefined);
-  return `${text.slice(0, -1)},"doc":${doc ? doc.json : 'null'}}`;
+  const doc = joinable
+    ? await db.openDoc(id, { rev, conflicts: q.conflicts, attachments: q.attachments, attEncodingInfo: q.attEncodingInfo }).catch(() => undefined)
+    : undefined;
+  return `${text.slice(0, -1)},"doc":${doc && !doc.deleted ? doc.json : 'null'}}`;
 }
 
 

@@ -397,6 +397,12 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
     await this.current.env.flushed;
   }
 
+  async dataSize(): Promise<number> {
+    const stats = this.current.env.getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+    const pages = stats.treeBranchPageCount + stats.treeLeafPageCount + stats.overflowPages;
+    return pages * stats.pageSize + (await this.blobs.totalSize());
+  }
+
   async diskSize(): Promise<number> {
     const records = await stat(this.current.file).then((st) => st.size, () => 0);
     return records + (await this.blobs.totalSize());

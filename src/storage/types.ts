@@ -87,6 +87,8 @@ export interface KeyValueStore extends ReadView {
   sync(): Promise<void>;
   /** Bytes this store occupies on disk (or in its backend), blobs included. */
   diskSize(): Promise<number>;
+  /** Bytes the live records occupy (what compaction would leave), blobs included. */
+  dataSize(): Promise<number>;
   /** Rewrites the store to reclaim free space. Reads and writes keep working meanwhile. */
   compact(): Promise<void>;
   close(): Promise<void>;

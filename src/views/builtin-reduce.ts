@@ -11,6 +11,18 @@ export function isBuiltin(source: string): source is BuiltinReduce {
   return source === '_sum' || source === '_count' || source === '_stats' || source === '_approx_count_distinct';
 }
 
+/**
+ * The builtin a reduce source names, matched by prefix as CouchDB 1.6 does ("_sum\n" and
+ * "_statsorama" are `_sum` and `_stats`); undefined for JavaScript and unknown builtins.
+ */
+export function builtinNamed(source: string): BuiltinReduce | undefined {
+  const trimmed = source.trimStart();
+  for (const name of ['_approx_count_distinct', '_count', '_stats', '_sum'] as const) {
+    if (trimmed.startsWith(name)) return name;
+  }
+  return undefined;
+}
+
 export interface Stats {
   sum: number;
   count: number;

@@ -78,6 +78,13 @@ export async function rowsBefore(index: ViewIndex, view: number, range: RangeOpt
   }
 }
 
+/** Rows inside a range: the view's rows less those before it and those after it. */
+export async function rowsWithin(index: ViewIndex, view: number, range: RangeOptions): Promise<number> {
+  const before = await rowsBefore(index, view, { ...range, reverse: false });
+  const after = await rowsBefore(index, view, { ...range, reverse: true });
+  return Math.max(0, index.totalRows(view) - before - after);
+}
+
 /**
  * A store range of view rows as row-key suffixes (after `k <view>`): [lo, hi), hi undefined
  * meaning the view's end.
@@ -121,14 +128,14 @@ export async function* reduceRows(
   try {
     const tree = reducer.combinable ? await index.reductionsIn(snapshot, view) : undefined;
     if (!tree) {
-      yield* scanReduce(index, snapshot, range, groupLevel, reducer, skip, limit);
+      yield* scanReduce(index, view, snapshot, range, groupLevel, reducer, skip, limit);
       return;
     }
     let { lo, hi } = windowOf(view, range);
     if (groupLevel === 0) {
       const whole = await tree.aggregate(lo, hi, true, reducer.reads);
       if (!whole) {
-        yield* scanReduce(index, snapshot, range, groupLevel, reducer, skip, limit);
+        yield* scanReduce(index, view, snapshot, range, groupLevel, reducer, skip, limit);
         return;
       }
       if (whole.count > 0 && skip === 0) yield [null, await finish(whole, reducer)];
@@ -156,7 +163,7 @@ export async function* reduceRows(
       if (!edge) break;
       const row = decodeRow(edge.value);
       const key = groupKey(row.key);
-      const prefix = groupPrefix(key, row.key, groupLevel, index.raw);
+      const prefix = groupPrefix(key, row.key, groupLevel, index.isRaw(view));
       // Keys beyond the sort-key limit share cut prefixes: their group spans the cut prefix.
       const start = prefix ?? Buffer.from(edge.key.subarray(2, 2 + SORT_KEY_MAX));
       const gLo = Buffer.compare(start, lo) > 0 ? start : lo;
@@ -166,7 +173,7 @@ export async function* reduceRows(
         // Long keys: grouped row by row by the comparator, within the cut prefix.
         const sub: RangeOptions = { gte: rowKeyOf(gLo), lt: rowKeyOf(gHi), reverse: range.reverse === true };
         yield* flush();
-        for await (const group of scanReduce(index, snapshot, sub, groupLevel, reducer, 0, Infinity)) {
+        for await (const group of scanReduce(index, view, snapshot, sub, groupLevel, reducer, 0, Infinity)) {
           if (skip > 0) { skip--; continue; }
           yield group;
           if (++produced >= limit) return;
@@ -237,9 +244,9 @@ const REDUCE_BATCH = 1000;
 
 /** Reduces a range by reading every row (views without stored reductions, and long keys). */
 async function* scanReduce(
-  index: ViewIndex, read: ReadView, range: RangeOptions, groupLevel: number, reducer: Reducer, skip: number, limit: number,
+  index: ViewIndex, view: number, read: ReadView, range: RangeOptions, groupLevel: number, reducer: Reducer, skip: number, limit: number,
 ): AsyncIterable<[unknown, unknown]> {
-  const compare = index.raw ? collateRaw : collate;
+  const compare = index.isRaw(view) ? collateRaw : collate;
   const groupKey = (key: unknown): unknown => groupLevel === Infinity ? key
     : groupLevel === 0 ? null
     : Array.isArray(key) ? key.slice(0, groupLevel) : key;

@@ -4,7 +4,7 @@
  * costs one round trip to the sandbox, not one each.
  */
 import { CouchError } from '../errors.js';
-import { isBuiltin, reduceBuiltin, rereduceBuiltin } from './builtin-reduce.js';
+import { builtinNamed, reduceBuiltin, rereduceBuiltin } from './builtin-reduce.js';
 import type { ViewProgram } from '../js/query-server.js';
 
 export interface RowsToReduce {
@@ -32,8 +32,8 @@ export interface Reducer {
 
 /** The reducer of view `name` whose reduce source is `source`. */
 export function reducerFor(source: string, name: string, program: () => Promise<ViewProgram>, reduceLimit: boolean): Reducer {
-  const trimmed = source.trim();
-  if (isBuiltin(trimmed)) {
+  const trimmed = builtinNamed(source);
+  if (trimmed) {
     return {
       reduce: async (calls) => calls.map((c) => reduceBuiltin(trimmed, c.keys, c.values)),
       rereduce: async (calls) => calls.map((partials) => rereduceBuiltin(trimmed, partials)),

@@ -8,7 +8,7 @@ import type { StorageBackend } from '../storage/types.js';
 import type { Database } from '../core/database.js';
 import * as revtree from '../core/revtree.js';
 import type { QueryServer, ViewProgram } from '../js/query-server.js';
-import { ViewIndex, viewSignature, type DesignDoc } from './view-index.js';
+import { ViewIndex, viewNames, viewSignature, type DesignDoc } from './view-index.js';
 
 export interface OpenedView {
   ddoc: DesignDoc;
@@ -37,7 +37,8 @@ export class ViewService {
     if (cached && cached.seq === seq && cached.purgeSeq === purgeSeq) return cached.view;
     const info = await db.docInfo(ddocId);
     const winner = info ? revtree.winner(info.tree) : undefined;
-    if (!info || !winner || winner.deleted) throw notFound('missing');
+    if (!info || !winner) throw notFound('missing');
+    if (winner.deleted) throw notFound('deleted');
     if (cached && cached.rev === winner.rev) {
       cached.seq = seq;
       cached.purgeSeq = purgeSeq;
@@ -76,7 +77,7 @@ export class ViewService {
       if (!compiled) {
         compiled = this.queryServer().then((qs) => qs.views({
           id: ddoc._id,
-          views: Object.fromEntries(Object.entries(ddoc.views ?? {}).filter(([n]) => n !== 'lib')) as Record<string, { map: string; reduce?: string }>,
+          views: Object.fromEntries(viewNames(ddoc).map((n) => [n, ddoc.views![n]!])),
           lib: (ddoc.views as Record<string, unknown> | undefined)?.['lib'],
           options: ddoc.options,
         }));
@@ -108,7 +109,13 @@ export class ViewService {
   /** Compacts the index store of a design document. */
   async compact(db: Database, ddocId: string): Promise<void> {
     const { index } = await this.open(db, ddocId);
-    await index.store.compact();
+    if (index.compacting) return;
+    index.compacting = true;
+    try {
+      await index.store.compact();
+    } finally {
+      index.compacting = false;
+    }
   }
 
   private async drop(name: string): Promise<void> {

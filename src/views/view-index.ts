@@ -12,15 +12,19 @@
 import { createHash } from 'node:crypto';
 import { MAX_KEY_BYTES, type KeyValueStore, type ReadView, type WriteOp } from '../storage/types.js';
 import type { Database } from '../core/database.js';
+import * as revtree from '../core/revtree.js';
 import { COLLATION_VERSION, collate, collateRaw, sortKey } from './collation.js';
 import { TagAssigner, longKeyBounds } from './long-keys.js';
 import type { ViewProgram } from '../js/query-server.js';
 import { ViewReductions, type ChangedRow, type ReductionsAt } from './reductions.js';
 import { reducerFor, type Reducer } from './reducer.js';
+import { builtinNamed } from './builtin-reduce.js';
 
 export interface ViewDefinition {
   map: string;
   reduce?: string;
+  /** CouchDB 1.6 reads `collation: "raw"` from a view's own options. */
+  options?: { collation?: string };
 }
 
 export interface DesignDoc {
@@ -29,6 +33,18 @@ export interface DesignDoc {
   views?: Record<string, ViewDefinition>;
   options?: { local_seq?: boolean; include_design?: boolean; collation?: string };
   [field: string]: unknown;
+}
+
+/**
+ * The views of a design document, sorted: members of `views` with a map function (CouchDB 1.6
+ * ignores the others), `lib` (CommonJS modules) excepted.
+ */
+export function viewNames(ddoc: DesignDoc): string[] {
+  const views = ddoc.views !== null && typeof ddoc.views === 'object' && !Array.isArray(ddoc.views) ? ddoc.views : {};
+  return Object.keys(views).filter((name) => {
+    const view = views[name] as unknown;
+    return name !== 'lib' && view !== null && typeof view === 'object' && typeof (view as { map?: unknown }).map === 'string';
+  }).sort();
 }
 
 /** JSON with object keys sorted, so equal definitions always serialise identically. */
@@ -68,6 +84,10 @@ interface IndexInfo {
   generation?: number;
   /** Views whose reduce failed while the index stored partials: they keep counts only. */
   unstoredReduces?: number[];
+  /** Per view, the update sequence at which its rows last changed (its answers' ETags). */
+  viewSeqs?: number[];
+  /** Per view, the purge sequence at which a purge last removed rows from it. */
+  viewPurgeSeqs?: number[];
 }
 
 export interface UpdateOptions {
@@ -102,12 +122,16 @@ export class ViewIndex {
   readonly names: string[];
   private info!: IndexInfo;
   private updating: Promise<void> | undefined;
-  readonly raw: boolean;
+  /** Per view (by number): whether it collates raw (by bytes) instead of by ICU. */
+  private readonly rawViews: boolean[];
   private reductions: ViewReductions[] = [];
+  /** Set while the view service compacts this index's store (`_info`'s compact_running). */
+  compacting = false;
 
   private constructor(readonly store: KeyValueStore, readonly ddoc: DesignDoc, readonly signature: string) {
-    this.names = Object.keys(ddoc.views ?? {}).filter((name) => name !== 'lib').sort();
-    this.raw = ddoc.options?.collation === 'raw';
+    this.names = viewNames(ddoc);
+    const allRaw = ddoc.options?.collation === 'raw';
+    this.rawViews = this.names.map((name) => allRaw || ddoc.views?.[name]?.options?.collation === 'raw');
   }
 
   static async open(store: KeyValueStore, ddoc: DesignDoc, signature: string): Promise<ViewIndex> {
@@ -126,7 +150,7 @@ export class ViewIndex {
   /** A view whose reduce results combine exactly (and have not failed) keeps them in its segments. */
   private storesReduceValues(view: number): boolean {
     const source = this.ddoc.views?.[this.names[view]!]?.reduce?.trim();
-    return source !== undefined && source !== '' && source !== '_approx_count_distinct' && !(this.info.unstoredReduces ?? []).includes(view);
+    return source !== undefined && source !== '' && builtinNamed(source) !== '_approx_count_distinct' && !(this.info.unstoredReduces ?? []).includes(view);
   }
 
   /**
@@ -153,12 +177,22 @@ export class ViewIndex {
     return this.updating !== undefined;
   }
 
+  /** Whether `view` collates raw (its view options, or the design document's, say so). */
+  isRaw(view: number): boolean {
+    return this.rawViews[view] ?? false;
+  }
+
   viewNumber(name: string): number {
     return this.names.indexOf(name);
   }
 
   totalRows(view: number): number {
     return this.info.counts[view] ?? 0;
+  }
+
+  /** When `view`'s rows last changed: [update sequence, purge sequence] (CouchDB's per-view seqs). */
+  viewVersion(view: number): [number, number] {
+    return [this.info.viewSeqs?.[view] ?? 0, this.info.viewPurgeSeqs?.[view] ?? 0];
   }
 
   /** Empties the index (signature or collation changed, or a purge it cannot follow). */
@@ -261,12 +295,15 @@ export class ViewIndex {
     for await (const changes of db.changes(this.info.seq)) {
       const wanted = changes.filter((c) => !c.deleted && (includeDesign || !c.id.startsWith('_design/')));
       const bodies = await db.renderKnownMany(wanted);
+      const conflicts = await Promise.all(wanted.map((c) => (c.others.length > 0 ? conflictFields(db, c.id) : '')));
       const byId = new Map<string, string>();
       wanted.forEach((c, i) => {
         const opened = bodies[i];
         if (!opened) return;
-        // The stored JSON goes to the sandbox as it is (with _local_seq spliced in when asked).
-        byId.set(c.id, localSeq ? `${opened.json.slice(0, -1)},"_local_seq":${c.seq}}` : opened.json);
+        // The stored JSON goes to the sandbox as it is, with _conflicts, _deleted_conflicts and
+        // _local_seq spliced in (map functions see them, as CouchDB's do).
+        const extra = conflicts[i]! + (localSeq ? `,"_local_seq":${c.seq}` : '');
+        byId.set(c.id, extra === '' ? opened.json : `${opened.json.slice(0, -1)}${extra}}`);
       });
       for (const change of changes) {
         batch.push({ id: change.id, seq: change.seq, json: byId.get(change.id) });
@@ -296,24 +333,28 @@ export class ViewIndex {
         stillThere: (await db.docInfo(id)) !== undefined,
       })));
       // Purged documents lose their rows; survivors are re-mapped by the normal update.
-      await this.apply(docs.filter((d) => !d.stillThere), this.info.seq);
+      await this.apply(docs.filter((d) => !d.stillThere), this.info.seq, db.purgeSeq);
     }
     this.info.purgeSeq = db.purgeSeq;
   }
 
   /** Replaces each document's rows (undefined rows: the document is gone or not indexed). */
-  private async apply(docs: { id: string; rows: [unknown, unknown][][] | undefined }[], seq: number): Promise<void> {
+  private async apply(docs: { id: string; rows: [unknown, unknown][][] | undefined }[], seq: number, purgeSeq?: number): Promise<void> {
     const ops: WriteOp[] = [];
     const backKeys = docs.map((d) => backKey(d.id));
     const previous = await this.store.getMany(backKeys);
     const maintain = this.maintain;
     // The final state of each changed row, per view, for the partial reductions.
     const changed = maintain ? this.names.map(() => new Map<string, ChangedRow>()) : undefined;
+    const viewSeqs = this.info.viewSeqs ??= this.names.map(() => 0);
+    const viewPurgeSeqs = this.info.viewPurgeSeqs ??= this.names.map(() => 0);
     const note = (rowKey: Buffer, present: boolean) => {
+      if (purgeSeq === undefined) viewSeqs[rowKey[1]!] = seq;
+      else viewPurgeSeqs[rowKey[1]!] = purgeSeq;
       const suffix = rowKey.subarray(2);
       changed?.[rowKey[1]!]!.set(suffix.toString('latin1'), { suffix, present });
     };
-    let tags: TagAssigner | undefined;
+    const tags: (TagAssigner | undefined)[] = [undefined, undefined];
     for (let i = 0; i < docs.length; i++) {
       const doc = docs[i]!;
       const old = previous[i];
@@ -329,12 +370,13 @@ export class ViewIndex {
         const rows = doc.rows![view]!;
         for (let n = 0; n < rows.length; n++) {
           const [key, value] = rows[n]!;
-          let sk = sortKey(key, this.raw);
+          const raw = this.isRaw(view);
+          let sk = sortKey(key, raw);
           if (sk.length > SORT_KEY_MAX) {
             // A long key: its group's prefix and an order tag (long-keys.ts).
             const group = Buffer.concat([Buffer.of(ROW, view), sk.subarray(0, SORT_KEY_MAX)]);
-            tags ??= new TagAssigner(this.store, this.raw ? collateRaw : collate);
-            sk = Buffer.concat([sk.subarray(0, SORT_KEY_MAX), await tags.tagFor(group, key), Buffer.of(0x00)]);
+            const assigner = tags[raw ? 1 : 0] ??= new TagAssigner(this.store, raw ? collateRaw : collate);
+            sk = Buffer.concat([sk.subarray(0, SORT_KEY_MAX), await assigner.tagFor(group, key), Buffer.of(0x00)]);
           }
           const rowKey = rowKeyOf(view, sk, doc.id, n);
           // Stored as the row a map query answers, so queries splice it without re-encoding.
@@ -370,10 +412,11 @@ export class ViewIndex {
    * has the key; only known without a read for keys of ordinary length).
    */
   async keyBounds(view: number, key: unknown): Promise<{ start: Buffer; end: Buffer; rows: Buffer | undefined }> {
-    const sk = sortKey(key, this.raw);
+    const raw = this.isRaw(view);
+    const sk = sortKey(key, raw);
     const prefix = Buffer.of(ROW, view);
     if (sk.length > SORT_KEY_MAX) {
-      return longKeyBounds(this.store, Buffer.concat([prefix, sk.subarray(0, SORT_KEY_MAX)]), key, this.raw ? collateRaw : collate);
+      return longKeyBounds(this.store, Buffer.concat([prefix, sk.subarray(0, SORT_KEY_MAX)]), key, raw ? collateRaw : collate);
     }
     const rows = Buffer.concat([prefix, sk]);
     return { start: rows, end: Buffer.concat([rows, Buffer.of(0xff)]), rows };
@@ -383,6 +426,18 @@ export class ViewIndex {
   viewPrefix(view: number): Buffer {
     return Buffer.from([ROW, view]);
   }
+}
+
+/** `,"_conflicts":[...],"_deleted_conflicts":[...]` of a document with other leaves, or ''. */
+async function conflictFields(db: Database, id: string): Promise<string> {
+  const info = await db.docInfo(id);
+  if (!info) return '';
+  const leaves = revtree.leaves(info.tree);
+  const winner = leaves[0]!.rev;
+  const live = leaves.filter((l) => !l.deleted && l.rev !== winner).map((l) => l.rev);
+  const deleted = leaves.filter((l) => l.deleted && l.rev !== winner).map((l) => l.rev);
+  return (live.length > 0 ? `,"_conflicts":${JSON.stringify(live)}` : '') +
+    (deleted.length > 0 ? `,"_deleted_conflicts":${JSON.stringify(deleted)}` : '');
 }
 
 /** `k <view> <sort key> <docid> 0x00 <n:2>` */

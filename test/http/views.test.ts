@@ -126,12 +126,15 @@ test('bad queries are query_parse_error; missing views are 404', async () => {
     '/v-errors/_design/test/_view/map?startkey=5&endkey=1',
     '/v-errors/_design/test/_view/map?limit=-1',
     '/v-errors/_design/test/_view/map?stale=sometimes',
-    '/v-errors/_design/test/_view/map?startkey=notjson',
   ]) {
     const r = await c.get(path);
     assert.equal(r.status, 400, path);
     assert.equal(r.body.error, 'query_parse_error', path);
   }
+  // A key that is not JSON is a bad request (CouchDB 1.6's view_errors).
+  const notJson = await c.get('/v-errors/_design/test/_view/map?startkey=notjson');
+  assert.equal(notJson.status, 400);
+  assert.equal(notJson.body.error, 'bad_request');
   assert.equal((await c.get('/v-errors/_design/test/_view/nope')).status, 404);
   assert.equal((await c.get('/v-errors/_design/nope/_view/map')).status, 404);
 });

@@ -60,9 +60,12 @@ describe('environment', () => {
     assert.deepEqual(logs, ['mapped a', '{"id":"a"}']);
   });
 
-  test('emit without a value emits null; undefined keys become null', async () => {
-    const rows = await mapOne('function(doc) { emit(doc._id); emit(doc.missing, doc.missing) }', [{ _id: 'a' }]);
-    assert.deepEqual(rows, [[['a', null], [null, null]]]);
+  test('emit without a value emits null; an undefined key (or key element) drops what the document emitted', async () => {
+    const rows = await mapOne('function(doc) { emit(doc._id); emit(doc._id, doc.missing) }', [{ _id: 'a' }]);
+    assert.deepEqual(rows, [[['a', null], ['a', null]]]);
+    assert.deepEqual(await mapOne('function(doc) { emit(doc._id, 1); emit(doc.missing, null) }', [{ _id: 'a' }]), [[]]);
+    assert.deepEqual(await mapOne('function(doc) { emit([doc._id, doc.missing], null) }', [{ _id: 'a' }]), [[]]);
+    assert.deepEqual(await mapOne('function(doc) { emit({a: doc.missing}, null) }', [{ _id: 'a' }]), [[[{}, null]]]);
   });
 
   test('sum iterates like CouchDB (for..in over the values)', async () => {
