@@ -15,7 +15,7 @@ export const allDocsRoutes: Route[] = [
       GET: async (req, p, svc) => allDocs(req, p, svc, undefined),
       POST: async (req, p, svc) => {
         const body = await readObject(req, svc);
-        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be an array.');
+        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
         return allDocs(req, p, svc, body['keys'] as unknown[] | undefined);
       },
     },

@@ -25,7 +25,7 @@ export const databaseRoutes: Route[] = [
       },
       DELETE: async (req, p, svc) => {
         if (req.has('rev')) {
-          throw badRequest('You tried to DELETE a database with a ?rev= parameter. Did you mean to DELETE a document instead?');
+          throw badRequest('You tried to DELETE a database with a ?=rev parameter. Did you mean to DELETE a document instead?');
         }
         await svc.dbs.delete(p.db);
         return ok();

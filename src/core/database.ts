@@ -777,9 +777,13 @@ export class Database {
             const leafRevs = new Set(revtree.leaves(info.tree).map((l) => l.rev));
             leafKeys.push(...[...leafRevs].map((rev) => revKey(info.id, rev)));
             const stale = revtree.allRevs(info.tree).filter((rev) => !leafRevs.has(rev) && nodeAvailable(info.tree, rev));
-            if (stale.length === 0) continue;
+            // Histories longer than `_revs_limit` (edits made before it was lowered) are stemmed
+            // here, as CouchDB's compactor does; stemming only ever drops ancestors.
+            const stemmed = revtree.stem(info.tree, this.meta.revsLimit);
+            const wasStemmed = stemmed !== info.tree && revtree.allRevs(stemmed).length < revtree.allRevs(info.tree).length;
+            if (stale.length === 0 && !wasStemmed) continue;
             for (const rev of stale) ops.push({ type: 'del', key: revKey(info.id, rev) });
-            const next: DocInfo = { ...info, tree: revtree.markUnavailable(info.tree, new Set(stale)) };
+            const next: DocInfo = { ...info, tree: revtree.markUnavailable(wasStemmed ? stemmed : info.tree, new Set(stale)) };
             ops.push({ type: 'put', key: infoKey(info.id), value: encodeDocInfo(next) });
           }
           for (const bytes of await this.store.getMany(leafKeys)) {
