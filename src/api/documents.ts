@@ -100,8 +100,10 @@ async function openRevs(req: Request, db: Database, id: string, options: OpenOpt
   }
   let results: Awaited<ReturnType<Database['openRevs']>>;
   try {
-    const multipart = (req.header('accept') ?? '').includes('multipart/mixed') && (options.attachments || options.attsSince);
-    results = await db.openRevs(id, revs, multipart ? { ...options, attachmentsAs: 'follows' } : options);
+    // A multipart/mixed reply carries attachment content (all of it, or what atts_since lacks)
+    // whether or not attachments=true is given, as CouchDB's send_docs_multipart does.
+    const multipart = (req.header('accept') ?? '').includes('multipart/mixed');
+    results = await db.openRevs(id, revs, multipart ? { ...options, attachments: options.attachments || !options.attsSince, attachmentsAs: 'follows' } : options);
   } catch (err) {
     // CouchDB answers open_revs=all of a document it does not have with an empty list.
     if (revs !== 'all' || !(err instanceof CouchError) || err.status !== 404) throw err;
@@ -226,7 +228,8 @@ function relatedReply(db: Database, doc: OpenedDoc, options: OpenOptions): Reply
 }
 
 function* relatedParts(db: Database, doc: OpenedDoc): Iterable<OutgoingPart> {
-  yield { headers: { 'Content-Type': 'application/json' }, body: doc.json };
+  // Lower case, byte for byte as CouchDB writes it: clients that split headers naively look it up so.
+  yield { headers: { 'content-type': 'application/json' }, body: doc.json };
   for (const att of doc.follows ?? []) {
     yield {
       headers: {
@@ -288,7 +291,7 @@ function copiedAttachments(stubsJson: string | undefined): Map<string, Attachmen
   if (stubsJson === undefined) return undefined;
   const stubs = JSON.parse(stubsJson) as Record<string, { content_type: string; digest: string; length: number; revpos: number }>;
   // The copy keeps each attachment's revpos, as CouchDB does for content already stored.
-  return new Map(Object.entries(stubs).map(([name, s]) => [name, { kind: 'content', contentType: s.content_type, digest: s.digest, length: s.length, revpos: s.revpos }]));
+  return new Map(Object.entries(stubs).map(([name, s]) => [name, { kind: 'content', contentType: s.content_type, digest: s.digest, length: s.length, revpos: s.revpos, stored: true }]));
 }
 
 /** `Destination: id` or `Destination: id?rev=N-x` (the rev being the destination's current one). */

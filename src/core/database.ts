@@ -937,7 +937,7 @@ class Batch {
           pos = win.pos + 1;
         }
       }
-      atts = this.resolveAttachments(doc, pos, parent ? [parent] : []);
+      atts = this.resolveAttachments(doc, pos, parent ? [parent] : [], true);
       const hash = newRevHash(doc.deleted, parent, doc.bodyJson, atts ? Object.values(atts).map((a) => a.digest) : []);
       path = { pos, hashes: parent ? [hash, revtree.parseRev(parent)!.hash] : [hash] };
       newRev = revtree.formatRev(pos, hash);
@@ -949,7 +949,7 @@ class Batch {
         : { pos: parsed.pos, hashes: [parsed.hash] };
       newRev = doc.rev;
       if (revtree.hasRev(tree, newRev)) return { id, ok: true, rev: newRev, changed: false };
-      atts = this.resolveAttachments(doc, parsed.pos, stubSourceCandidates(doc, false));
+      atts = this.resolveAttachments(doc, parsed.pos, stubSourceCandidates(doc, false), false);
     }
 
     const merged = revtree.merge(tree, path, doc.deleted);
@@ -988,16 +988,18 @@ class Batch {
   }
 
   /**
-   * The attachments a new revision stores: new content gets the revision's pos as revpos (or the
-   * revpos a replicator sent); a stub copies the attachment of that name from the first source
-   * revision that has it, or is a 412 missing_stub.
+   * The attachments a new revision stores: new content gets the revision's pos as revpos (in an
+   * interactive edit whatever revpos the client sent, as CouchDB's set_new_att_revpos does; a
+   * replicated revision keeps the sent one); a stub copies the attachment of that name from the
+   * first source revision that has it, or is a 412 missing_stub.
    */
-  private resolveAttachments(doc: IncomingDoc, pos: number, sources: readonly string[]): Record<string, StoredAttachment> | undefined {
+  private resolveAttachments(doc: IncomingDoc, pos: number, sources: readonly string[], interactive: boolean): Record<string, StoredAttachment> | undefined {
     if (!doc.atts || doc.atts.size === 0) return undefined;
     const out: Record<string, StoredAttachment> = {};
     for (const [name, att] of doc.atts) {
       if (att.kind === 'content') {
-        out[name] = { content_type: att.contentType, revpos: att.revpos ?? pos, digest: att.digest, length: att.length, stub: true };
+        const revpos = interactive && !att.stored ? pos : att.revpos ?? pos;
+        out[name] = { content_type: att.contentType, revpos, digest: att.digest, length: att.length, stub: true };
         continue;
       }
       let found: StoredAttachment | undefined;

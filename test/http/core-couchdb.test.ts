@@ -61,3 +61,76 @@ test('rev_stemming: compaction stems histories longer than a lowered _revs_limit
   assert.equal((await c.put('/stemming/bar', { _rev: bar.body._rev })).status, 201);
   assert.equal((await c.put('/stemming/foo', { _rev: fooRev })).status, 201);
 });
+
+/** Splits a multipart body the naive way CouchDB's suite does: "name: value" headers, as sent. */
+function naiveParts(contentType: string, text: string): { headers: Record<string, string>; body: string }[] {
+  const m = /boundary="?([^";]+)"?/.exec(contentType);
+  assert.ok(m, `no boundary in ${contentType}`);
+  const boundary = m[1]!;
+  const start = text.indexOf(`--${boundary}\r\n`) + boundary.length + 4;
+  const inner = text.slice(start, text.indexOf(`\r\n--${boundary}--`));
+  return inner.split(`\r\n--${boundary}`).map((section) => {
+    const end = section.indexOf('\r\n\r\n');
+    const headers: Record<string, string> = {};
+    for (const line of section.slice(0, end).split('\r\n')) {
+      const [name, value] = line.split(': ');
+      headers[name!] = value!;
+    }
+    return { headers, body: section.slice(end + 4) };
+  });
+}
+
+test('attachments_multipart: new content gets the new revpos, and multipart replies read as CouchDB writes them', async () => {
+  assert.equal((await c.put('/multipart')).status, 201);
+  const related = { 'Content-Type': 'multipart/related;boundary="abc123"' };
+  const first = await c.put('/multipart/doc', undefined, {
+    headers: related,
+    raw: '--abc123\r\ncontent-type: application/json\r\n\r\n'
+      + JSON.stringify({ _attachments: { 'foo.txt': { follows: true, content_type: 'application/octet-stream', length: 3 }, 'bar.txt': { follows: true, content_type: 'application/octet-stream', length: 3 } } })
+      + '\r\n--abc123\r\n\r\nfoo\r\n--abc123\r\n\r\nbar\r\n--abc123--',
+  });
+  assert.equal(first.status, 201);
+  const firstRev = first.body.rev as string;
+  // The client sends back bar.txt's old stub fields (revpos 1) with new content: it is revpos 2.
+  const doc = (await c.get('/multipart/doc')).body;
+  delete doc._attachments['bar.txt'].stub;
+  doc._attachments['bar.txt'].follows = true;
+  doc._attachments['bar.txt'].length = 4;
+  const second = await c.put('/multipart/doc', undefined, {
+    headers: related,
+    raw: `--abc123\r\ncontent-type: application/json\r\n\r\n${JSON.stringify(doc)}\r\n--abc123\r\n\r\nbar2\r\n--abc123--`,
+  });
+  assert.equal(second.status, 201);
+  const stubs = (await c.get('/multipart/doc')).body._attachments;
+  assert.equal(stubs['foo.txt'].revpos, 1);
+  assert.equal(stubs['bar.txt'].revpos, 2);
+
+  // Only what changed since the first revision follows; the JSON part's header is lower case.
+  const since = await c.get(`/multipart/doc?atts_since=["${firstRev}"]`, { headers: { Accept: 'multipart/related, */*' } });
+  const parts = naiveParts(String(since.headers['content-type']), since.text);
+  assert.equal(parts.length, 2);
+  assert.equal(parts[0]!.headers['content-type'], 'application/json');
+  const json0 = JSON.parse(parts[0]!.body);
+  assert.equal(json0._attachments['foo.txt'].stub, true);
+  assert.equal(json0._attachments['bar.txt'].follows, true);
+  assert.equal(parts[1]!.body, 'bar2');
+
+  // open_revs as multipart/mixed carries every attachment even without attachments=true.
+  const mixed = await c.get(`/multipart/doc?open_revs=["${second.body.rev}"]`, { headers: { Accept: 'multipart/mixed' } });
+  assert.equal(mixed.status, 200);
+  const outer = naiveParts(String(mixed.headers['content-type']), mixed.text);
+  assert.equal(outer.length, 1);
+  assert.ok(outer[0]!.headers['Content-Type']!.startsWith('multipart/related;'));
+  const inner = naiveParts(outer[0]!.headers['Content-Type']!, outer[0]!.body);
+  assert.equal(inner.length, 3);
+  assert.equal(inner[0]!.headers['content-type'], 'application/json');
+  assert.deepEqual(inner.slice(1).map((p) => p.body).sort(), ['bar2', 'foo']);
+});
+
+test('copy_doc: a copy keeps the revpos of the attachments it copies', async () => {
+  assert.equal((await c.put('/copyrevpos')).status, 201);
+  const created = await c.put('/copyrevpos/src', { _attachments: { 'a.txt': { content_type: 'text/plain', data: 'aGVsbG8=' } } });
+  await c.put('/copyrevpos/src', { _rev: created.body.rev, _attachments: { 'a.txt': { stub: true } }, edited: true });
+  assert.equal((await c.copy('/copyrevpos/src', { headers: { Destination: 'dst' } })).status, 201);
+  assert.equal((await c.get('/copyrevpos/dst')).body._attachments['a.txt'].revpos, 1);
+});
