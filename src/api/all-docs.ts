@@ -2,11 +2,12 @@
 import { badRequest, queryParseError } from '../errors.js';
 import type { Database } from '../core/database.js';
 import { winner } from '../core/revtree.js';
-import { stream, type Reply } from './reply.js';
+import { createHash } from 'node:crypto';
+import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { openDb, readObject, rowsEnvelope } from './common.js';
+import { etagMatches, openDb, readObject, rowsEnvelope } from './common.js';
 
 export const allDocsRoutes: Route[] = [
   {
@@ -80,12 +81,15 @@ async function allDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: un
   const q = parseQuery(req, bodyKeys);
   const totalRows = db.docCount;
   const updateSeq = db.updateSeq;
+  // As CouchDB's, the ETag follows the database's state, not the query: any change moves it.
+  const etag = `"${createHash('md5').update(`${db.instanceStartTime}:${updateSeq}:${db.purgeSeq}`).digest('hex')}"`;
+  if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
   // CouchDB sends `offset` with the first row; a keys query that yields no row has none.
   const offset = q.keys ? (q.keys.length > q.skip ? 0 : undefined) : await rangeOffset(db, q);
   const head = `{"total_rows":${totalRows},${offset === undefined ? '' : `"offset":${offset},`}`
     + `${q.updateSeq ? `"update_seq":${updateSeq},` : ''}"rows":[\r\n`;
   const rows = q.keys ? keyedRows(db, q) : rangeRows(db, q);
-  return stream(200, rowsEnvelope(head, rows, ']}\n'));
+  return stream(200, rowsEnvelope(head, rows, ']}\n'), { ETag: etag });
 }
 
 /**

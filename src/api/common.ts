@@ -66,6 +66,12 @@ export function raiseResult(result: { ok: false; error: string; reason: string; 
 
 export const quote = (rev: string): string => `"${rev}"`;
 
+/** If-None-Match lists the given ETag (CouchDB splits the header on commas and spaces). */
+export function etagMatches(req: Request, etag: string): boolean {
+  const header = req.header('if-none-match');
+  return header !== undefined && header.split(/[, ]+/).includes(etag);
+}
+
 /** The revision named by `If-Match` (quotes stripped). */
 export function ifMatchRev(req: Request): string | undefined {
   const value = req.header('if-match');

@@ -11,7 +11,7 @@ import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import {
-  absoluteUrl, docPath, durableWrite, ifMatchRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit, editDocs } from './common.js';
+  absoluteUrl, docPath, durableWrite, etagMatches, ifMatchRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit, editDocs } from './common.js';
 import { checkDocSize } from './databases.js';
 
 export const documentRoutes: Route[] = [
@@ -67,12 +67,6 @@ async function getDocument(req: Request, p: RouteParams, svc: Services): Promise
   const etag = quote(doc.rev);
   if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
   return json(200, doc.json, { ETag: etag });
-}
-
-/** If-None-Match lists the given ETag (CouchDB splits the header on commas and spaces). */
-function etagMatches(req: Request, etag: string): boolean {
-  const header = req.header('if-none-match');
-  return header !== undefined && header.split(/[, ]+/).includes(etag);
 }
 
 /**

@@ -134,3 +134,17 @@ test('copy_doc: a copy keeps the revpos of the attachments it copies', async () 
   assert.equal((await c.copy('/copyrevpos/src', { headers: { Destination: 'dst' } })).status, 201);
   assert.equal((await c.get('/copyrevpos/dst')).body._attachments['a.txt'].revpos, 1);
 });
+
+test('etags: _all_docs carries an ETag that moves with the database and answers If-None-Match with 304', async () => {
+  assert.equal((await c.put('/alletag')).status, 201);
+  await c.put('/alletag/a', { v: 1 });
+  const first = await c.get('/alletag/_all_docs');
+  const etag = String(first.headers['etag']);
+  assert.match(etag, /^".+"$/);
+  assert.equal((await c.get('/alletag/_all_docs', { headers: { 'If-None-Match': etag } })).status, 304);
+  await c.put('/alletag/b', { v: 1 });
+  const after = await c.get('/alletag/_all_docs', { headers: { 'If-None-Match': etag } });
+  assert.equal(after.status, 200);
+  assert.equal(after.body.rows.length, 2);
+  assert.notEqual(after.headers['etag'], etag);
+});
