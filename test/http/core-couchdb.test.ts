@@ -148,3 +148,19 @@ test('etags: _all_docs carries an ETag that moves with the database and answers 
   assert.equal(after.body.rows.length, 2);
   assert.notEqual(after.headers['etag'], etag);
 });
+
+test('method_override: a POST with X-HTTP-Method-Override acts as the verb it names; other verbs ignore it', async () => {
+  assert.equal((await c.put('/override')).status, 201);
+  const put = await c.post('/override/fnord', { bob: 'connie' }, { headers: { 'X-HTTP-Method-Override': 'PUT' } });
+  assert.equal(put.status, 201);
+  const doc = (await c.get('/override/fnord')).body;
+  assert.equal(doc.bob, 'connie');
+  const del = await c.post(`/override/fnord?rev=${doc._rev}`, undefined, { headers: { 'X-HTTP-Method-Override': 'DELETE' } });
+  assert.equal(del.status, 200);
+  assert.equal((await c.get('/override/fnord')).status, 404);
+  const body = JSON.stringify({ bob: 1 });
+  const ignored = await c.request('GET', '/override/fnord2', {
+    raw: body, headers: { 'X-HTTP-Method-Override': 'PUT', 'Content-Type': 'application/json', 'Content-Length': String(body.length) },
+  });
+  assert.equal(ignored.status, 404);
+});
