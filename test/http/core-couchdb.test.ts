@@ -164,3 +164,28 @@ test('method_override: a POST with X-HTTP-Method-Override acts as the verb it na
   });
   assert.equal(ignored.status, 404);
 });
+
+test('form_submit: POST to a document takes only multipart/form-data, from a page on the same host', async () => {
+  assert.equal((await c.put('/forms')).status, 201);
+  const notForm = await c.post('/forms/baz', {});
+  assert.equal(notForm.status, 415);
+  assert.equal(notForm.body.error, 'bad_content_type');
+
+  const rev = (await c.put('/forms/doc', { a: 1 })).body.rev as string;
+  const boundary = 'formboundary42';
+  const form = [
+    `--${boundary}\r\nContent-Disposition: form-data; name="_rev"\r\n\r\n${rev}\r\n`,
+    `--${boundary}\r\nContent-Disposition: form-data; name="_attachments"; filename="hello.txt"\r\nContent-Type: text/plain\r\n\r\nhello form\r\n`,
+    `--${boundary}--\r\n`,
+  ].join('');
+  const headers = { 'Content-Type': `multipart/form-data; boundary=${boundary}` };
+  assert.equal((await c.request('POST', '/forms/doc', { raw: form, headers })).status, 400, 'no Referer');
+  const posted = await c.request('POST', '/forms/doc', { raw: form, headers: { ...headers, Referer: `${server.url}_utils/` } });
+  assert.equal(posted.status, 201);
+  assert.equal(posted.body.id, 'doc');
+  assert.equal(posted.headers['etag'], `"${posted.body.rev}"`);
+  const doc = (await c.get('/forms/doc')).body;
+  assert.equal(doc.a, 1);
+  assert.equal(doc._attachments['hello.txt'].content_type, 'text/plain');
+  assert.equal((await c.get('/forms/doc/hello.txt')).text, 'hello form');
+});
