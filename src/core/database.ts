@@ -673,13 +673,11 @@ export class Database {
       const purged: Record<string, string[]> = {};
       const ops: WriteOp[] = [];
       const meta = { ...this.meta };
-      let touched = false;
       for (const [id, revs] of Object.entries(request)) {
         const info = await this.docInfo(id);
         if (!info) continue;
         const { tree, removed } = revtree.removeLeaves(info.tree, revs);
         if (removed.length === 0) continue;
-        touched = true;
         purged[id] = removed;
         const oldWin = revtree.winner(info.tree)!;
         for (const rev of removed) ops.push({ type: 'del', key: revKey(id, rev) });
@@ -698,16 +696,15 @@ export class Database {
         const next: DocInfo = { id, seq: meta.updateSeq, tree, sizes };
         writeInfo(ops, meta, next);
       }
-      if (touched) {
-        // A purge request is itself an update, as in CouchDB 1.6.
-        meta.updateSeq += 1;
-        meta.purgeSeq += 1;
-        ops.push({ type: 'put', key: purgeKey(meta.purgeSeq), value: encodeJson(purged) });
-        ops.push({ type: 'put', key: metaKey('info'), value: encodeJson(meta) });
-        await this.store.write(ops, { durable: true });
-        this.meta = meta;
-        this.notify();
-      }
+      // A purge request is itself an update, as in CouchDB 1.6: both sequences move even when
+      // nothing matched (couch_db_updater counts the request, not what it removed).
+      meta.updateSeq += 1;
+      meta.purgeSeq += 1;
+      ops.push({ type: 'put', key: purgeKey(meta.purgeSeq), value: encodeJson(purged) });
+      ops.push({ type: 'put', key: metaKey('info'), value: encodeJson(meta) });
+      await this.store.write(ops, { durable: true });
+      this.meta = meta;
+      this.notify();
       return { purge_seq: this.meta.purgeSeq, purged };
     });
   }

@@ -189,3 +189,19 @@ test('form_submit: POST to a document takes only multipart/form-data, from a pag
   assert.equal(doc._attachments['hello.txt'].content_type, 'text/plain');
   assert.equal((await c.get('/forms/doc/hello.txt')).text, 'hello form');
 });
+
+test('purge: every purge request moves purge_seq and update_seq, even one that matches nothing', async () => {
+  assert.equal((await c.put('/purgenoop')).status, 201);
+  const first = await c.put('/purgenoop/a', { v: 1 });
+  await c.put('/purgenoop/a', { _rev: first.body.rev, v: 2 });
+  const before = (await c.get('/purgenoop')).body;
+  // An inner revision and a missing document: nothing to remove.
+  const r = await c.post('/purgenoop/_purge', { a: [first.body.rev], nothere: ['1-abc'] });
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body, { purge_seq: before.purge_seq + 1, purged: {} });
+  const after = (await c.get('/purgenoop')).body;
+  assert.equal(after.purge_seq, before.purge_seq + 1);
+  assert.equal(after.update_seq, before.update_seq + 1);
+  assert.equal(after.doc_count, 1);
+  assert.equal((await c.get('/purgenoop/a')).body.v, 2);
+});
