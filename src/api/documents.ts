@@ -97,7 +97,7 @@ async function openRevs(req: Request, db: Database, id: string, options: OpenOpt
     // A multipart/mixed reply carries attachment content (all of it, or what atts_since lacks)
     // whether or not attachments=true is given, as CouchDB's send_docs_multipart does.
     const multipart = (req.header('accept') ?? '').includes('multipart/mixed');
-    results = await db.openRevs(id, revs, multipart ? { ...options, attachments: options.attachments || !options.attsSince, attachmentsAs: 'follows' } : options);
+    results = await db.openRevs(id, revs, multipart ? { ...options, attachments: true, attachmentsAs: 'follows' } : options);
   } catch (err) {
     // CouchDB answers open_revs=all of a document it does not have with an empty list.
     if (revs !== 'all' || !(err instanceof CouchError) || err.status !== 404) throw err;

@@ -205,3 +205,24 @@ test('purge: every purge request moves purge_seq and update_seq, even one that m
   assert.equal(after.doc_count, 1);
   assert.equal((await c.get('/purgenoop/a')).body.v, 2);
 });
+
+test('attachments: atts_since leaves older attachments as stubs even with attachments=true', async () => {
+  assert.equal((await c.put('/attssince')).status, 201);
+  const first = await c.put('/attssince/doc', { _attachments: { 'old.txt': { content_type: 'application/octet-stream', data: 'b2xk' } } });
+  const second = await c.put('/attssince/doc', {
+    _rev: first.body.rev,
+    _attachments: { 'old.txt': { stub: true }, 'new.txt': { content_type: 'application/octet-stream', data: 'bmV3' } },
+  });
+  const inline = (await c.get(`/attssince/doc?attachments=true&atts_since=["${first.body.rev}"]`)).body._attachments;
+  assert.equal(inline['old.txt'].stub, true);
+  assert.equal(inline['new.txt'].data, 'bmV3');
+  // What CouchDB's replicator asks for: open_revs, attachments=true and atts_since, as multipart/mixed.
+  const mixed = await c.get(`/attssince/doc?open_revs=["${second.body.rev}"]&attachments=true&atts_since=["${first.body.rev}"]`, { headers: { Accept: 'multipart/mixed' } });
+  const outer = naiveParts(String(mixed.headers['content-type']), mixed.text);
+  const inner = naiveParts(outer[0]!.headers['Content-Type']!, outer[0]!.body);
+  assert.equal(inner.length, 2);
+  const json = JSON.parse(inner[0]!.body);
+  assert.equal(json._attachments['old.txt'].stub, true);
+  assert.equal(json._attachments['new.txt'].follows, true);
+  assert.equal(inner[1]!.body, 'new');
+});
