@@ -137,7 +137,8 @@ async function changes(req: Request, p: RouteParams, svc: Services, bodyDocIds: 
   const q = parseQuery(req, db, svc, bodyDocIds);
   if (q.viewFilter) q.batchFilter = await viewBatchFilter(svc, db, q.viewFilter);
   if (q.feed === 'normal') return stream(200, normalFeed(db, q));
-  return stream(200, liveFeed(svc, db, q, req.signal), {}, q.feed === 'eventsource' ? 'text/event-stream' : undefined);
+  if (q.feed === 'eventsource') return stream(200, liveFeed(svc, db, q, req.signal), { 'Cache-Control': 'no-cache' }, 'text/event-stream');
+  return stream(200, liveFeed(svc, db, q, req.signal));
 }
 
 /** Longpoll, continuous and eventsource; the deletion listener lives only while the feed runs. */

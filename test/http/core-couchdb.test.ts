@@ -226,3 +226,13 @@ test('attachments: atts_since leaves older attachments as stubs even with attach
   assert.equal(json._attachments['new.txt'].follows, true);
   assert.equal(inner[1]!.body, 'new');
 });
+
+test('changes: an eventsource feed is sent uncached, as text/event-stream', async () => {
+  assert.equal((await c.put('/evsource')).status, 201);
+  await c.put('/evsource/a', {});
+  const r = await c.get('/evsource/_changes?feed=eventsource&timeout=10');
+  assert.equal(r.status, 200);
+  assert.equal(r.headers['content-type'], 'text/event-stream');
+  assert.equal(r.headers['cache-control'], 'no-cache');
+  assert.match(r.text, /^data: \{"seq":1,"id":"a"/);
+});
