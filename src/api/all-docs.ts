@@ -2,12 +2,11 @@
 import { badRequest, queryParseError } from '../errors.js';
 import type { Database } from '../core/database.js';
 import { winner } from '../core/revtree.js';
-import { createHash } from 'node:crypto';
 import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { etagMatches, openDb, readObject, rowsEnvelope } from './common.js';
+import { dbStateEtag, etagMatches, openDb, readObject, rowsEnvelope } from './common.js';
 
 export const allDocsRoutes: Route[] = [
   {
@@ -81,8 +80,7 @@ async function allDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: un
   const q = parseQuery(req, bodyKeys);
   const totalRows = db.docCount;
   const updateSeq = db.updateSeq;
-  // As CouchDB's, the ETag follows the database's state, not the query: any change moves it.
-  const etag = `"${createHash('md5').update(`${db.instanceStartTime}:${updateSeq}:${db.purgeSeq}`).digest('hex')}"`;
+  const etag = dbStateEtag(db);
   if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
   // CouchDB sends `offset` with the first row; a keys query that yields no row has none.
   const offset = q.keys ? (q.keys.length > q.skip ? 0 : undefined) : await rangeOffset(db, q);

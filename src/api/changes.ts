@@ -4,11 +4,11 @@
  */
 import { badRequest, notFound, queryParseError } from '../errors.js';
 import type { ChangeRow, Database } from '../core/database.js';
-import { stream, type Reply } from './reply.js';
+import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { openDb } from './common.js';
+import { dbStateEtag, etagMatches, openDb } from './common.js';
 
 export const changesRoutes: Route[] = [
   {
@@ -136,7 +136,11 @@ async function changes(req: Request, p: RouteParams, svc: Services, bodyDocIds: 
   const db = await openDb(svc, p.db, req);
   const q = parseQuery(req, db, svc, bodyDocIds);
   if (q.viewFilter) q.batchFilter = await viewBatchFilter(svc, db, q.viewFilter);
-  if (q.feed === 'normal') return stream(200, normalFeed(db, q));
+  if (q.feed === 'normal') {
+    const etag = dbStateEtag(db);
+    if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
+    return stream(200, normalFeed(db, q), { ETag: etag });
+  }
   if (q.feed === 'eventsource') return stream(200, liveFeed(svc, db, q, req.signal), { 'Cache-Control': 'no-cache' }, 'text/event-stream');
   return stream(200, liveFeed(svc, db, q, req.signal));
 }

@@ -236,3 +236,27 @@ test('changes: an eventsource feed is sent uncached, as text/event-stream', asyn
   assert.equal(r.headers['cache-control'], 'no-cache');
   assert.match(r.text, /^data: \{"seq":1,"id":"a"/);
 });
+
+test('changes: a normal feed carries the database-state ETag and answers If-None-Match with 304', async () => {
+  assert.equal((await c.put('/changesetag')).status, 201);
+  await c.put('/changesetag/a', {});
+  const first = await c.get('/changesetag/_changes');
+  const etag = String(first.headers['etag']);
+  assert.match(etag, /^".+"$/);
+  assert.equal((await c.get('/changesetag/_changes', { headers: { 'If-None-Match': etag } })).status, 304);
+  await c.put('/changesetag/b', {});
+  const after = await c.get('/changesetag/_changes', { headers: { 'If-None-Match': etag } });
+  assert.equal(after.status, 200);
+  assert.equal(after.body.results.length, 2);
+});
+
+test('basics: an empty _id counts as none, on POST and in _bulk_docs', async () => {
+  assert.equal((await c.put('/emptyid')).status, 201);
+  const posted = await c.post('/emptyid', { _id: '', v: 1 });
+  assert.equal(posted.status, 201);
+  assert.match(posted.body.id, /^[0-9a-f]{32}$/);
+  const bulk = await c.post('/emptyid/_bulk_docs', { docs: [{ _id: '', v: 2 }] });
+  assert.equal(bulk.status, 201);
+  assert.match(bulk.body[0].id, /^[0-9a-f]{32}$/);
+  assert.equal((await c.get('/emptyid')).body.doc_count, 2);
+});
