@@ -131,6 +131,8 @@ export class Router {
     if (!endpoint) {
       const allowed = Object.keys(table);
       if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
+      // CouchDB lists them alphabetically, COPY last ("DELETE,GET,HEAD,POST,PUT,COPY").
+      allowed.sort((a, b) => Number(a === 'COPY') - Number(b === 'COPY') || (a < b ? -1 : a > b ? 1 : 0));
       throw new CouchError(405, 'method_not_allowed', `Only ${allowed.join(',')} allowed`, { Allow: allowed.join(',') });
     }
     return { handler: endpoint.handler, params, access: endpoint.access, shape, name };

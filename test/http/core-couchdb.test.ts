@@ -260,3 +260,15 @@ test('basics: an empty _id counts as none, on POST and in _bulk_docs', async () 
   assert.match(bulk.body[0].id, /^[0-9a-f]{32}$/);
   assert.equal((await c.get('/emptyid')).body.doc_count, 2);
 });
+
+test('http: a 405 lists the allowed methods in CouchDB order', async () => {
+  assert.equal((await c.put('/methods')).status, 201);
+  const allDocs = await c.request('PUT', '/methods/_all_docs');
+  assert.equal(allDocs.status, 405);
+  assert.equal(allDocs.body.reason, 'Only GET,HEAD,POST allowed');
+  const doc = await c.request('PATCH', '/methods/doc');
+  assert.equal(doc.status, 405);
+  assert.equal(doc.body.reason, 'Only DELETE,GET,HEAD,POST,PUT,COPY allowed');
+  assert.equal(doc.headers['allow'], 'DELETE,GET,HEAD,POST,PUT,COPY');
+  assert.equal((await c.request('POST', '/methods/doc/att.txt')).body.reason, 'Only DELETE,GET,HEAD,PUT allowed');
+});
