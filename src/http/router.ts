@@ -87,7 +87,10 @@ export class Router {
             params.docId = second;
             next = 2;
           } else {
-            if (segs.length < 3 || segs[2] === '') throw notFound();
+            if (segs.length < 3 || segs[2] === '') {
+              if (second === '_local') throw badRequest('Invalid _local document id.');
+              throw notFound();
+            }
             params.docId = `${second}/${decodeSegment(segs[2]!)}`;
             next = 3;
           }
@@ -104,6 +107,8 @@ export class Router {
             table = this.attachment;
             shape = 'attachment';
             params.attachment = segs.slice(next).map(decodeSegment).join('/');
+          } else if (!encodedPrefix) {
+            throw badRequest('_local documents do not accept attachments.');
           } else {
             throw notFound();
           }

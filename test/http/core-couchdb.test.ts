@@ -272,3 +272,16 @@ test('http: a 405 lists the allowed methods in CouchDB order', async () => {
   assert.equal(doc.headers['allow'], 'DELETE,GET,HEAD,POST,PUT,COPY');
   assert.equal((await c.request('POST', '/methods/doc/att.txt')).body.reason, 'Only DELETE,GET,HEAD,PUT allowed');
 });
+
+test('local docs: a bare _local path and _local attachments are bad requests, as CouchDB words them', async () => {
+  assert.equal((await c.put('/localpaths')).status, 201);
+  const bare = await c.get('/localpaths/_local');
+  assert.equal(bare.status, 400);
+  assert.equal(bare.body.reason, 'Invalid _local document id.');
+  assert.equal((await c.put('/localpaths/_local/', {})).status, 400);
+  assert.equal((await c.put('/localpaths/_local/x', { a: 1 })).status, 201);
+  const att = await c.request('PUT', '/localpaths/_local/x/a.txt', { raw: 'hi', headers: { 'Content-Type': 'text/plain' } });
+  assert.equal(att.status, 400);
+  assert.equal(att.body.reason, '_local documents do not accept attachments.');
+  assert.equal((await c.get('/localpaths/_local/x')).body.a, 1);
+});
