@@ -419,11 +419,15 @@ export class Database {
     const out: ({ ok: OpenedDoc } | { missing: string })[] = [];
     const seen = new Set<string>();
     for (const asked of revs) {
-      const rev = info && options.latest ? latestLeafOf(info.tree, asked) ?? asked : asked;
-      if (seen.has(rev)) continue;
-      seen.add(rev);
-      const doc = info ? await this.renderRevision(info, rev, options) : undefined;
-      out.push(doc ? { ok: doc } : { missing: asked });
+      // latest=true: every leaf descending from the asked revision (couch_key_tree:get_key_leafs).
+      const under = info && options.latest ? leavesUnder(info.tree, asked) : [];
+      const found = under.length > 0 ? under : [asked];
+      for (const rev of found) {
+        if (seen.has(rev)) continue;
+        seen.add(rev);
+        const doc = info ? await this.renderRevision(info, rev, options) : undefined;
+        out.push(doc ? { ok: doc } : { missing: asked });
+      }
     }
     return out;
   }
@@ -1103,14 +1107,18 @@ function nodeAvailable(tree: RevTree, rev: string): boolean {
 
 /** The newest leaf descending from `rev` (CouchDB's `latest=true`), or undefined. */
 function latestLeafOf(tree: RevTree, rev: string): string | undefined {
-  if (!revtree.hasRev(tree, rev)) return undefined;
+  return leavesUnder(tree, rev)[0];
+}
+
+/** Every leaf whose history holds `rev` (itself, when it is a leaf); none if `rev` is unknown. */
+function leavesUnder(tree: RevTree, rev: string): string[] {
+  if (!revtree.hasRev(tree, rev)) return [];
   const parsed = revtree.parseRev(rev)!;
-  for (const leaf of revtree.leaves(tree)) {
+  return revtree.leaves(tree).filter((leaf) => {
     const path = revtree.pathTo(tree, leaf.rev)!;
     const idx = path.pos - parsed.pos;
-    if (idx >= 0 && path.hashes[idx] === parsed.hash) return leaf.rev;
-  }
-  return undefined;
+    return idx >= 0 && path.hashes[idx] === parsed.hash;
+  }).map((leaf) => leaf.rev);
 }
 
 function encodeLive(key: IdKey, rev: string, id: string): Uint8Array {

@@ -285,3 +285,23 @@ test('local docs: a bare _local path and _local attachments are bad requests, as
   assert.equal(att.body.reason, '_local documents do not accept attachments.');
   assert.equal((await c.get('/localpaths/_local/x')).body.a, 1);
 });
+
+test('open_revs with latest=true answers every leaf descending from the asked revision', async () => {
+  assert.equal((await c.put('/latest')).status, 201);
+  const first = (await c.put('/latest/doc', { v: 1 })).body.rev as string;
+  const base = first.split('-')[1]!;
+  const r = await c.post('/latest/_bulk_docs', {
+    new_edits: false,
+    docs: [
+      { _id: 'doc', _rev: '2-bbb', _revisions: { start: 2, ids: ['bbb', base] }, v: 2 },
+      { _id: 'doc', _rev: '2-aaa', _revisions: { start: 2, ids: ['aaa', base] }, v: 3 },
+    ],
+  });
+  assert.equal(r.status, 201);
+  const open = await c.get(`/latest/doc?open_revs=["${first}"]&latest=true`);
+  assert.equal(open.status, 200);
+  const revs = (open.body as { ok: { _rev: string } }[]).map((x) => x.ok._rev).sort();
+  assert.deepEqual(revs, ['2-aaa', '2-bbb']);
+  const plain = await c.get(`/latest/doc?open_revs=["${first}"]`);
+  assert.deepEqual((plain.body as { ok: { _rev: string } }[]).map((x) => x.ok._rev), [first]);
+});
