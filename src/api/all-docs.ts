@@ -2,11 +2,11 @@
 import { badRequest, queryParseError } from '../errors.js';
 import type { Database } from '../core/database.js';
 import { winner } from '../core/revtree.js';
-import { stream, type Reply } from './reply.js';
+import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { openDb, readObject, rowsEnvelope } from './common.js';
+import { dbStateEtag, etagMatches, openDb, readObject, rowsEnvelope } from './common.js';
 
 export const allDocsRoutes: Route[] = [
   {
@@ -15,7 +15,7 @@ export const allDocsRoutes: Route[] = [
       GET: async (req, p, svc) => allDocs(req, p, svc, undefined),
       POST: async (req, p, svc) => {
         const body = await readObject(req, svc);
-        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be an array.');
+        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
         return allDocs(req, p, svc, body['keys'] as unknown[] | undefined);
       },
     },
@@ -80,12 +80,14 @@ async function allDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: un
   const q = parseQuery(req, bodyKeys);
   const totalRows = db.docCount;
   const updateSeq = db.updateSeq;
+  const etag = dbStateEtag(db);
+  if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
   // CouchDB sends `offset` with the first row; a keys query that yields no row has none.
   const offset = q.keys ? (q.keys.length > q.skip ? 0 : undefined) : await rangeOffset(db, q);
   const head = `{"total_rows":${totalRows},${offset === undefined ? '' : `"offset":${offset},`}`
     + `${q.updateSeq ? `"update_seq":${updateSeq},` : ''}"rows":[\r\n`;
   const rows = q.keys ? keyedRows(db, q) : rangeRows(db, q);
-  return stream(200, rowsEnvelope(head, rows, ']}\n'));
+  return stream(200, rowsEnvelope(head, rows, ']}\n'), { ETag: etag });
 }
 
 /**

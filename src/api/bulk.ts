@@ -26,7 +26,7 @@ export const bulkRoutes: Route[] = [
 
         const docs: IncomingDoc[] = docsJson.map((value) => {
           const doc = parseIncomingDoc(value);
-          doc.id ??= svc.uuids.next();
+          if (doc.id === undefined || doc.id === '') doc.id = svc.uuids.next(); // "" counts as absent, as in CouchDB
           validateDocId(doc.id);
           if (JSON.stringify(doc.body).length > maxSize) throw new CouchError(413, 'too_large', `Document too large: ${doc.id}`);
           return doc;

@@ -6,11 +6,11 @@ import { badRequest, notFound, queryParseError, toCouchError } from '../errors.j
 import { designFilter } from '../design/filter.js';
 import { requestJson } from './design-request.js';
 import type { ChangeRow, Database } from '../core/database.js';
-import { stream, type Reply } from './reply.js';
+import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { openDb } from './common.js';
+import { dbStateEtag, etagMatches, openDb } from './common.js';
 
 export const changesRoutes: Route[] = [
   {
@@ -146,11 +146,15 @@ async function changes(req: Request, p: RouteParams, svc: Services, bodyDocIds: 
     q.batchFilter = await designFilter(svc.design, db, q.designFilter.ddocId, q.designFilter.name, await requestJson(req, svc, db, null));
   }
   if (q.feed === 'normal') {
+    const etag = dbStateEtag(db);
+    if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
     const feed = normalFeed(db, q);
-    return stream(200, q.batchFilter ? await failingClearly(feed, q.feed) : feed);
+    return stream(200, q.batchFilter ? await failingClearly(feed, q.feed) : feed, { ETag: etag });
   }
   const feed = liveFeed(svc, db, q, req.signal);
-  return stream(200, q.batchFilter ? await failingClearly(feed, q.feed) : feed, {}, q.feed === 'eventsource' ? 'text/event-stream' : undefined);
+  const live = q.batchFilter ? await failingClearly(feed, q.feed) : feed;
+  if (q.feed === 'eventsource') return stream(200, live, { 'Cache-Control': 'no-cache' }, 'text/event-stream');
+  return stream(200, live);
 }
 
 /**

@@ -1,4 +1,5 @@
 /** Small pieces every handler group uses: limits, commit policy, body shapes, URLs. */
+import { createHash } from 'node:crypto';
 import { badRequest, CouchError } from '../errors.js';
 import { HEADER_FULL_COMMIT, MAIN_CONFIG_SECTION } from '../couchdb-names.js';
 import type { Database, EditOptions, EditResult } from '../core/database.js';
@@ -66,6 +67,20 @@ export function raiseResult(result: { ok: false; error: string; reason: string; 
 }
 
 export const quote = (rev: string): string => `"${rev}"`;
+
+/**
+ * The ETag CouchDB gives `_all_docs` and normal `_changes` replies: it follows the database's
+ * state (a digest of its info), not the query, so any write moves it.
+ */
+export function dbStateEtag(db: Database): string {
+  return `"${createHash('md5').update(`${db.instanceStartTime}:${db.updateSeq}:${db.purgeSeq}`).digest('hex')}"`;
+}
+
+/** If-None-Match lists the given ETag (CouchDB splits the header on commas and spaces). */
+export function etagMatches(req: Request, etag: string): boolean {
+  const header = req.header('if-none-match');
+  return header !== undefined && header.split(/[, ]+/).includes(etag);
+}
 
 /** The revision named by `If-Match` (quotes stripped). */
 export function ifMatchRev(req: Request): string | undefined {

@@ -25,7 +25,7 @@ export const databaseRoutes: Route[] = [
       },
       DELETE: async (req, p, svc) => {
         if (req.has('rev')) {
-          throw badRequest('You tried to DELETE a database with a ?rev= parameter. Did you mean to DELETE a document instead?');
+          throw badRequest('You tried to DELETE a database with a ?=rev parameter. Did you mean to DELETE a document instead?');
         }
         await svc.dbs.delete(p.db);
         return ok();
@@ -40,7 +40,8 @@ export const databaseRoutes: Route[] = [
           throw badRequest('Document must be a JSON object');
         }
         const doc = parseIncomingDoc(body as Record<string, unknown>);
-        doc.id ??= svc.uuids.next();
+        // An empty _id gets a fresh one too, as CouchDB treats it as absent.
+        if (doc.id === undefined || doc.id === '') doc.id = svc.uuids.next();
         validateDocId(doc.id);
         if (doc.id.startsWith('_local/')) {
           const rev = await db.putLocal(doc, durableWrite(req, svc));

@@ -11,7 +11,7 @@ import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import {
-  absoluteUrl, docPath, durableWrite, ifMatchRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit, editDocs } from './common.js';
+  absoluteUrl, docPath, durableWrite, etagMatches, ifMatchRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit, editDocs } from './common.js';
 import { checkDocSize } from './databases.js';
 
 export const documentRoutes: Route[] = [
@@ -69,12 +69,6 @@ async function getDocument(req: Request, p: RouteParams, svc: Services): Promise
   return json(200, doc.json, { ETag: etag });
 }
 
-/** If-None-Match lists the given ETag (CouchDB splits the header on commas and spaces). */
-function etagMatches(req: Request, etag: string): boolean {
-  const header = req.header('if-none-match');
-  return header !== undefined && header.split(/[, ]+/).includes(etag);
-}
-
 /**
  * Whether an opened document carries meta information: `_revs_info` and `_local_seq` always do
  * when asked; `conflicts`/`deleted_conflicts` only when there actually are such revisions.
@@ -100,8 +94,10 @@ async function openRevs(req: Request, db: Database, id: string, options: OpenOpt
   }
   let results: Awaited<ReturnType<Database['openRevs']>>;
   try {
-    const multipart = (req.header('accept') ?? '').includes('multipart/mixed') && (options.attachments || options.attsSince);
-    results = await db.openRevs(id, revs, multipart ? { ...options, attachmentsAs: 'follows' } : options);
+    // A multipart/mixed reply carries attachment content (all of it, or what atts_since lacks)
+    // whether or not attachments=true is given, as CouchDB's send_docs_multipart does.
+    const multipart = (req.header('accept') ?? '').includes('multipart/mixed');
+    results = await db.openRevs(id, revs, multipart ? { ...options, attachments: true, attachmentsAs: 'follows' } : options);
   } catch (err) {
     // CouchDB answers open_revs=all of a document it does not have with an empty list.
     if (revs !== 'all' || !(err instanceof CouchError) || err.status !== 404) throw err;
@@ -226,7 +222,8 @@ function relatedReply(db: Database, doc: OpenedDoc, options: OpenOptions): Reply
 }
 
 function* relatedParts(db: Database, doc: OpenedDoc): Iterable<OutgoingPart> {
-  yield { headers: { 'Content-Type': 'application/json' }, body: doc.json };
+  // Lower case, byte for byte as CouchDB writes it: clients that split headers naively look it up so.
+  yield { headers: { 'content-type': 'application/json' }, body: doc.json };
   for (const att of doc.follows ?? []) {
     yield {
       headers: {
@@ -288,7 +285,7 @@ function copiedAttachments(stubsJson: string | undefined): Map<string, Attachmen
   if (stubsJson === undefined) return undefined;
   const stubs = JSON.parse(stubsJson) as Record<string, { content_type: string; digest: string; length: number; revpos: number }>;
   // The copy keeps each attachment's revpos, as CouchDB does for content already stored.
-  return new Map(Object.entries(stubs).map(([name, s]) => [name, { kind: 'content', contentType: s.content_type, digest: s.digest, length: s.length, revpos: s.revpos }]));
+  return new Map(Object.entries(stubs).map(([name, s]) => [name, { kind: 'content', contentType: s.content_type, digest: s.digest, length: s.length, revpos: s.revpos, stored: true }]));
 }
 
 /** `Destination: id` or `Destination: id?rev=N-x` (the rev being the destination's current one). */

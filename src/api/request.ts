@@ -18,6 +18,9 @@ export function decodeSegment(segment: string): string {
   }
 }
 
+/** The verbs `X-HTTP-Method-Override` may name (couch_httpd's list, matched exactly). */
+const METHOD_OVERRIDES = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'TRACE', 'CONNECT', 'COPY']);
+
 /**
  * An incoming request with CouchDB's ways of reading it: raw path segments (so `%2F` in a
  * database name or document id survives routing), typed query parameters and bounded bodies.
@@ -53,7 +56,11 @@ export class Request {
   constructor(raw: IncomingMessage, secure = false, rewrite?: { url: string; method: string; from: Request }) {
     this.raw = raw;
     this.secure = rewrite?.from.secure ?? secure;
-    this.method = rewrite?.method ?? (raw.method ?? 'GET').toUpperCase();
+    const method = (raw.method ?? 'GET').toUpperCase();
+    // As CouchDB: a POST may stand for another verb through X-HTTP-Method-Override (for clients
+    // that cannot send it); the header is ignored on any other method.
+    const override = raw.headers['x-http-method-override'];
+    this.method = rewrite?.method ?? (method === 'POST' && typeof override === 'string' && METHOD_OVERRIDES.has(override) ? override : method);
     const url = rewrite?.url ?? raw.url ?? '/';
     this.url = url;
     const q = url.indexOf('?');

@@ -9,6 +9,7 @@ import { allDocsRoutes } from './all-docs.js';
 import { bulkRoutes } from './bulk.js';
 import { changesRoutes } from './changes.js';
 import { attachmentRoutes } from './attachments.js';
+import { formUploadRoutes } from './form-upload.js';
 import { viewRoutes } from './views.js';
 import { sessionRoutes } from './session.js';
 import { showRoutes } from './show.js';
@@ -26,6 +27,7 @@ export const routes: Route[] = [
   ...bulkRoutes,
   ...changesRoutes,
   ...attachmentRoutes,
+  ...formUploadRoutes,
   ...viewRoutes,
   ...sessionRoutes,
   ...showRoutes,

@@ -322,8 +322,9 @@ export class Database {
   private async expandAttachments(info: DocInfo, rev: string, stubsJson: string, options: OpenOptions, follows?: FollowingAttachment[]): Promise<string> {
     const stubs = JSON.parse(stubsJson) as Record<string, StoredAttachment>;
     let sincePos = options.attachments ? 0 : Infinity;
-    if (!options.attachments && options.attsSince) {
-      // Content the client lacks: attachments added after the newest listed revision it has.
+    if (options.attsSince) {
+      // Content the client lacks: attachments added after the newest listed revision it has
+      // (with or without attachments=true: CouchDB's atts_since stubs the older ones either way).
       const path = revtree.pathTo(info.tree, rev)!;
       sincePos = 0;
       for (const known of options.attsSince) {
@@ -433,11 +434,15 @@ export class Database {
     const out: ({ ok: OpenedDoc } | { missing: string })[] = [];
     const seen = new Set<string>();
     for (const asked of revs) {
-      const rev = info && options.latest ? latestLeafOf(info.tree, asked) ?? asked : asked;
-      if (seen.has(rev)) continue;
-      seen.add(rev);
-      const doc = info ? await this.renderRevision(info, rev, options) : undefined;
-      out.push(doc ? { ok: doc } : { missing: asked });
+      // latest=true: every leaf descending from the asked revision (couch_key_tree:get_key_leafs).
+      const under = info && options.latest ? leavesUnder(info.tree, asked) : [];
+      const found = under.length > 0 ? under : [asked];
+      for (const rev of found) {
+        if (seen.has(rev)) continue;
+        seen.add(rev);
+        const doc = info ? await this.renderRevision(info, rev, options) : undefined;
+        out.push(doc ? { ok: doc } : { missing: asked });
+      }
     }
     return out;
   }
@@ -689,13 +694,11 @@ export class Database {
       const purged: Record<string, string[]> = {};
       const ops: WriteOp[] = [];
       const meta = { ...this.meta };
-      let touched = false;
       for (const [id, revs] of Object.entries(request)) {
         const info = await this.docInfo(id);
         if (!info) continue;
         const { tree, removed } = revtree.removeLeaves(info.tree, revs);
         if (removed.length === 0) continue;
-        touched = true;
         purged[id] = removed;
         const oldWin = revtree.winner(info.tree)!;
         for (const rev of removed) ops.push({ type: 'del', key: revKey(id, rev) });
@@ -714,17 +717,16 @@ export class Database {
         const next: DocInfo = { id, seq: meta.updateSeq, tree, sizes };
         writeInfo(ops, meta, next);
       }
-      if (touched) {
-        // A purge request is itself an update, as in CouchDB 1.6.
-        meta.updateSeq += 1;
-        meta.purgeSeq += 1;
-        ops.push({ type: 'put', key: purgeKey(meta.purgeSeq), value: encodeJson(purged) });
-        ops.push({ type: 'put', key: metaKey('info'), value: encodeJson(meta) });
-        await this.store.write(ops, { durable: true });
-        this.meta = meta;
-        this.designEpoch++;
-        this.notify();
-      }
+      // A purge request is itself an update, as in CouchDB 1.6: both sequences move even when
+      // nothing matched (couch_db_updater counts the request, not what it removed).
+      meta.updateSeq += 1;
+      meta.purgeSeq += 1;
+      ops.push({ type: 'put', key: purgeKey(meta.purgeSeq), value: encodeJson(purged) });
+      ops.push({ type: 'put', key: metaKey('info'), value: encodeJson(meta) });
+      await this.store.write(ops, { durable: true });
+      this.meta = meta;
+      this.designEpoch++;
+      this.notify();
       return { purge_seq: this.meta.purgeSeq, purged };
     });
   }
@@ -794,9 +796,13 @@ export class Database {
             const leafRevs = new Set(revtree.leaves(info.tree).map((l) => l.rev));
             leafKeys.push(...[...leafRevs].map((rev) => revKey(info.id, rev)));
             const stale = revtree.allRevs(info.tree).filter((rev) => !leafRevs.has(rev) && nodeAvailable(info.tree, rev));
-            if (stale.length === 0) continue;
+            // Histories longer than `_revs_limit` (edits made before it was lowered) are stemmed
+            // here, as CouchDB's compactor does; stemming only ever drops ancestors.
+            const stemmed = revtree.stem(info.tree, this.meta.revsLimit);
+            const wasStemmed = stemmed !== info.tree && revtree.allRevs(stemmed).length < revtree.allRevs(info.tree).length;
+            if (stale.length === 0 && !wasStemmed) continue;
             for (const rev of stale) ops.push({ type: 'del', key: revKey(info.id, rev) });
-            const next: DocInfo = { ...info, tree: revtree.markUnavailable(info.tree, new Set(stale)) };
+            const next: DocInfo = { ...info, tree: revtree.markUnavailable(wasStemmed ? stemmed : info.tree, new Set(stale)) };
             ops.push({ type: 'put', key: infoKey(info.id), value: encodeDocInfo(next) });
           }
           for (const bytes of await this.store.getMany(leafKeys)) {
@@ -952,7 +958,7 @@ class Batch {
           pos = win.pos + 1;
         }
       }
-      atts = this.resolveAttachments(doc, pos, parent ? [parent] : []);
+      atts = this.resolveAttachments(doc, pos, parent ? [parent] : [], true);
       const hash = newRevHash(doc.deleted, parent, doc.bodyJson, atts ? Object.values(atts).map((a) => a.digest) : []);
       path = { pos, hashes: parent ? [hash, revtree.parseRev(parent)!.hash] : [hash] };
       newRev = revtree.formatRev(pos, hash);
@@ -964,7 +970,7 @@ class Batch {
         : { pos: parsed.pos, hashes: [parsed.hash] };
       newRev = doc.rev;
       if (revtree.hasRev(tree, newRev)) return { id, ok: true, rev: newRev, changed: false };
-      atts = this.resolveAttachments(doc, parsed.pos, stubSourceCandidates(doc, false));
+      atts = this.resolveAttachments(doc, parsed.pos, stubSourceCandidates(doc, false), false);
     }
 
     const merged = revtree.merge(tree, path, doc.deleted);
@@ -1004,16 +1010,18 @@ class Batch {
   }
 
   /**
-   * The attachments a new revision stores: new content gets the revision's pos as revpos (or the
-   * revpos a replicator sent); a stub copies the attachment of that name from the first source
-   * revision that has it, or is a 412 missing_stub.
+   * The attachments a new revision stores: new content gets the revision's pos as revpos (in an
+   * interactive edit whatever revpos the client sent, as CouchDB's set_new_att_revpos does; a
+   * replicated revision keeps the sent one); a stub copies the attachment of that name from the
+   * first source revision that has it, or is a 412 missing_stub.
    */
-  private resolveAttachments(doc: IncomingDoc, pos: number, sources: readonly string[]): Record<string, StoredAttachment> | undefined {
+  private resolveAttachments(doc: IncomingDoc, pos: number, sources: readonly string[], interactive: boolean): Record<string, StoredAttachment> | undefined {
     if (!doc.atts || doc.atts.size === 0) return undefined;
     const out: Record<string, StoredAttachment> = {};
     for (const [name, att] of doc.atts) {
       if (att.kind === 'content') {
-        out[name] = { content_type: att.contentType, revpos: att.revpos ?? pos, digest: att.digest, length: att.length, stub: true };
+        const revpos = interactive && !att.stored ? pos : att.revpos ?? pos;
+        out[name] = { content_type: att.contentType, revpos, digest: att.digest, length: att.length, stub: true };
         continue;
       }
       let found: StoredAttachment | undefined;
@@ -1119,14 +1127,18 @@ function nodeAvailable(tree: RevTree, rev: string): boolean {
 
 /** The newest leaf descending from `rev` (CouchDB's `latest=true`), or undefined. */
 function latestLeafOf(tree: RevTree, rev: string): string | undefined {
-  if (!revtree.hasRev(tree, rev)) return undefined;
+  return leavesUnder(tree, rev)[0];
+}
+
+/** Every leaf whose history holds `rev` (itself, when it is a leaf); none if `rev` is unknown. */
+function leavesUnder(tree: RevTree, rev: string): string[] {
+  if (!revtree.hasRev(tree, rev)) return [];
   const parsed = revtree.parseRev(rev)!;
-  for (const leaf of revtree.leaves(tree)) {
+  return revtree.leaves(tree).filter((leaf) => {
     const path = revtree.pathTo(tree, leaf.rev)!;
     const idx = path.pos - parsed.pos;
-    if (idx >= 0 && path.hashes[idx] === parsed.hash) return leaf.rev;
-  }
-  return undefined;
+    return idx >= 0 && path.hashes[idx] === parsed.hash;
+  }).map((leaf) => leaf.rev);
 }
 
 function encodeLive(key: IdKey, rev: string, id: string): Uint8Array {

@@ -27,7 +27,13 @@ export interface IncomingDoc {
 
 /** One attachment of an edit, after its content (if any) is stored. */
 export type AttachmentInput =
-  | { kind: 'content'; contentType: string; digest: string; length: number; /** given by a replicator */ revpos?: number }
+  | {
+    kind: 'content'; contentType: string; digest: string; length: number;
+    /** As sent: kept by replicated writes (new_edits=false) and by `stored` content. */
+    revpos?: number;
+    /** Content the database already held (a COPY): keeps its revpos in interactive edits too. */
+    stored?: boolean;
+  }
   | { kind: 'stub'; revpos?: number; digest?: string };
 
 /** Special fields a client may send; the rest of `_`-prefixed fields are rejected. */

@@ -87,7 +87,10 @@ export class Router {
             params.docId = second;
             next = 2;
           } else {
-            if (segs.length < 3 || segs[2] === '') throw notFound();
+            if (segs.length < 3 || segs[2] === '') {
+              if (second === '_local') throw badRequest('Invalid _local document id.');
+              throw notFound();
+            }
             params.docId = `${second}/${decodeSegment(segs[2]!)}`;
             next = 3;
           }
@@ -104,6 +107,8 @@ export class Router {
             table = this.attachment;
             shape = 'attachment';
             params.attachment = segs.slice(next).map(decodeSegment).join('/');
+          } else if (!encodedPrefix) {
+            throw badRequest('_local documents do not accept attachments.');
           } else {
             throw notFound();
           }
@@ -131,6 +136,8 @@ export class Router {
     if (!endpoint) {
       const allowed = Object.keys(table);
       if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
+      // CouchDB lists them alphabetically, COPY last ("DELETE,GET,HEAD,POST,PUT,COPY").
+      allowed.sort((a, b) => Number(a === 'COPY') - Number(b === 'COPY') || (a < b ? -1 : a > b ? 1 : 0));
       throw new CouchError(405, 'method_not_allowed', `Only ${allowed.join(',')} allowed`, { Allow: allowed.join(',') });
     }
     return { handler: endpoint.handler, params, access: endpoint.access, shape, name };

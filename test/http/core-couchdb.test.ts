@@ -1,0 +1,307 @@
+/**
+ * Behaviours of CouchDB 1.6's own browser test suite (share/www/script/test/*.js) for the core
+ * document API that Settee once answered differently, grouped by the suite file they come from.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+});
+after(async () => server.stop());
+
+const json = { 'Content-Type': 'application/json' };
+
+async function compact(db: string): Promise<void> {
+  assert.equal((await c.post(`/${db}/_compact`, undefined, { headers: json })).status, 202);
+  while ((await c.get(`/${db}`)).body.compact_running) await new Promise((r) => setTimeout(r, 20));
+}
+
+/** Saves `doc` `times` times in a row, each time from the previous revision; the last rev. */
+async function editRepeatedly(db: string, id: string, times: number, from?: string): Promise<string> {
+  let rev = from;
+  for (let i = 0; i < times; i++) {
+    const r = await c.put(`/${db}/${id}`, rev ? { _rev: rev, n: i } : { n: i });
+    assert.equal(r.status, 201);
+    rev = r.body.rev as string;
+  }
+  return rev!;
+}
+
+test('basics: error reasons are worded as CouchDB words them', async () => {
+  assert.equal((await c.put('/basics')).status, 201);
+  const del = await c.del('/basics/?rev=foobarbaz');
+  assert.equal(del.status, 400);
+  assert.equal(del.body.reason, 'You tried to DELETE a database with a ?=rev parameter. Did you mean to DELETE a document instead?');
+  const keys = await c.post('/basics/_all_docs', { keys: 1 });
+  assert.equal(keys.status, 400);
+  assert.deepEqual(keys.body, { error: 'bad_request', reason: '`keys` member must be a array.' });
+});
+
+test('rev_stemming: compaction stems histories longer than a lowered _revs_limit', async () => {
+  assert.equal((await c.put('/stemming')).status, 201);
+  assert.equal((await c.get('/stemming/_revs_limit')).body, 1000);
+  await editRepeatedly('stemming', 'bar', 6);
+  assert.equal((await c.put('/stemming/_revs_limit', 5)).status, 200);
+  // Edits made before the limit was lowered keep their history until compaction.
+  assert.equal((await c.get('/stemming/bar?revs=true')).body._revisions.ids.length, 6);
+  const fooRev = await editRepeatedly('stemming', 'foo', 6);
+  assert.equal((await c.get('/stemming/foo?revs=true')).body._revisions.ids.length, 5);
+  await compact('stemming');
+  const bar = await c.get('/stemming/bar?revs=true', { headers: { 'If-None-Match': '"pommes"' } });
+  assert.equal(bar.body._revisions.ids.length, 5);
+  assert.equal(bar.body._revisions.start, 6);
+  // The stemmed document still takes edits from its current revision.
+  assert.equal((await c.put('/stemming/bar', { _rev: bar.body._rev })).status, 201);
+  assert.equal((await c.put('/stemming/foo', { _rev: fooRev })).status, 201);
+});
+
+/** Splits a multipart body the naive way CouchDB's suite does: "name: value" headers, as sent. */
+function naiveParts(contentType: string, text: string): { headers: Record<string, string>; body: string }[] {
+  const m = /boundary="?([^";]+)"?/.exec(contentType);
+  assert.ok(m, `no boundary in ${contentType}`);
+  const boundary = m[1]!;
+  const start = text.indexOf(`--${boundary}\r\n`) + boundary.length + 4;
+  const inner = text.slice(start, text.indexOf(`\r\n--${boundary}--`));
+  return inner.split(`\r\n--${boundary}`).map((section) => {
+    const end = section.indexOf('\r\n\r\n');
+    const headers: Record<string, string> = {};
+    for (const line of section.slice(0, end).split('\r\n')) {
+      const [name, value] = line.split(': ');
+      headers[name!] = value!;
+    }
+    return { headers, body: section.slice(end + 4) };
+  });
+}
+
+test('attachments_multipart: new content gets the new revpos, and multipart replies read as CouchDB writes them', async () => {
+  assert.equal((await c.put('/multipart')).status, 201);
+  const related = { 'Content-Type': 'multipart/related;boundary="abc123"' };
+  const first = await c.put('/multipart/doc', undefined, {
+    headers: related,
+    raw: '--abc123\r\ncontent-type: application/json\r\n\r\n'
+      + JSON.stringify({ _attachments: { 'foo.txt': { follows: true, content_type: 'application/octet-stream', length: 3 }, 'bar.txt': { follows: true, content_type: 'application/octet-stream', length: 3 } } })
+      + '\r\n--abc123\r\n\r\nfoo\r\n--abc123\r\n\r\nbar\r\n--abc123--',
+  });
+  assert.equal(first.status, 201);
+  const firstRev = first.body.rev as string;
+  // The client sends back bar.txt's old stub fields (revpos 1) with new content: it is revpos 2.
+  const doc = (await c.get('/multipart/doc')).body;
+  delete doc._attachments['bar.txt'].stub;
+  doc._attachments['bar.txt'].follows = true;
+  doc._attachments['bar.txt'].length = 4;
+  const second = await c.put('/multipart/doc', undefined, {
+    headers: related,
+    raw: `--abc123\r\ncontent-type: application/json\r\n\r\n${JSON.stringify(doc)}\r\n--abc123\r\n\r\nbar2\r\n--abc123--`,
+  });
+  assert.equal(second.status, 201);
+  const stubs = (await c.get('/multipart/doc')).body._attachments;
+  assert.equal(stubs['foo.txt'].revpos, 1);
+  assert.equal(stubs['bar.txt'].revpos, 2);
+
+  // Only what changed since the first revision follows; the JSON part's header is lower case.
+  const since = await c.get(`/multipart/doc?atts_since=["${firstRev}"]`, { headers: { Accept: 'multipart/related, */*' } });
+  const parts = naiveParts(String(since.headers['content-type']), since.text);
+  assert.equal(parts.length, 2);
+  assert.equal(parts[0]!.headers['content-type'], 'application/json');
+  const json0 = JSON.parse(parts[0]!.body);
+  assert.equal(json0._attachments['foo.txt'].stub, true);
+  assert.equal(json0._attachments['bar.txt'].follows, true);
+  assert.equal(parts[1]!.body, 'bar2');
+
+  // open_revs as multipart/mixed carries every attachment even without attachments=true.
+  const mixed = await c.get(`/multipart/doc?open_revs=["${second.body.rev}"]`, { headers: { Accept: 'multipart/mixed' } });
+  assert.equal(mixed.status, 200);
+  const outer = naiveParts(String(mixed.headers['content-type']), mixed.text);
+  assert.equal(outer.length, 1);
+  assert.ok(outer[0]!.headers['Content-Type']!.startsWith('multipart/related;'));
+  const inner = naiveParts(outer[0]!.headers['Content-Type']!, outer[0]!.body);
+  assert.equal(inner.length, 3);
+  assert.equal(inner[0]!.headers['content-type'], 'application/json');
+  assert.deepEqual(inner.slice(1).map((p) => p.body).sort(), ['bar2', 'foo']);
+});
+
+test('copy_doc: a copy keeps the revpos of the attachments it copies', async () => {
+  assert.equal((await c.put('/copyrevpos')).status, 201);
+  const created = await c.put('/copyrevpos/src', { _attachments: { 'a.txt': { content_type: 'text/plain', data: 'aGVsbG8=' } } });
+  await c.put('/copyrevpos/src', { _rev: created.body.rev, _attachments: { 'a.txt': { stub: true } }, edited: true });
+  assert.equal((await c.copy('/copyrevpos/src', { headers: { Destination: 'dst' } })).status, 201);
+  assert.equal((await c.get('/copyrevpos/dst')).body._attachments['a.txt'].revpos, 1);
+});
+
+test('etags: _all_docs carries an ETag that moves with the database and answers If-None-Match with 304', async () => {
+  assert.equal((await c.put('/alletag')).status, 201);
+  await c.put('/alletag/a', { v: 1 });
+  const first = await c.get('/alletag/_all_docs');
+  const etag = String(first.headers['etag']);
+  assert.match(etag, /^".+"$/);
+  assert.equal((await c.get('/alletag/_all_docs', { headers: { 'If-None-Match': etag } })).status, 304);
+  await c.put('/alletag/b', { v: 1 });
+  const after = await c.get('/alletag/_all_docs', { headers: { 'If-None-Match': etag } });
+  assert.equal(after.status, 200);
+  assert.equal(after.body.rows.length, 2);
+  assert.notEqual(after.headers['etag'], etag);
+});
+
+test('method_override: a POST with X-HTTP-Method-Override acts as the verb it names; other verbs ignore it', async () => {
+  assert.equal((await c.put('/override')).status, 201);
+  const put = await c.post('/override/fnord', { bob: 'connie' }, { headers: { 'X-HTTP-Method-Override': 'PUT' } });
+  assert.equal(put.status, 201);
+  const doc = (await c.get('/override/fnord')).body;
+  assert.equal(doc.bob, 'connie');
+  const del = await c.post(`/override/fnord?rev=${doc._rev}`, undefined, { headers: { 'X-HTTP-Method-Override': 'DELETE' } });
+  assert.equal(del.status, 200);
+  assert.equal((await c.get('/override/fnord')).status, 404);
+  const body = JSON.stringify({ bob: 1 });
+  const ignored = await c.request('GET', '/override/fnord2', {
+    raw: body, headers: { 'X-HTTP-Method-Override': 'PUT', 'Content-Type': 'application/json', 'Content-Length': String(body.length) },
+  });
+  assert.equal(ignored.status, 404);
+});
+
+test('form_submit: POST to a document takes only multipart/form-data, from a page on the same host', async () => {
+  assert.equal((await c.put('/forms')).status, 201);
+  const notForm = await c.post('/forms/baz', {});
+  assert.equal(notForm.status, 415);
+  assert.equal(notForm.body.error, 'bad_content_type');
+
+  const rev = (await c.put('/forms/doc', { a: 1 })).body.rev as string;
+  const boundary = 'formboundary42';
+  const form = [
+    `--${boundary}\r\nContent-Disposition: form-data; name="_rev"\r\n\r\n${rev}\r\n`,
+    `--${boundary}\r\nContent-Disposition: form-data; name="_attachments"; filename="hello.txt"\r\nContent-Type: text/plain\r\n\r\nhello form\r\n`,
+    `--${boundary}--\r\n`,
+  ].join('');
+  const headers = { 'Content-Type': `multipart/form-data; boundary=${boundary}` };
+  assert.equal((await c.request('POST', '/forms/doc', { raw: form, headers })).status, 400, 'no Referer');
+  const posted = await c.request('POST', '/forms/doc', { raw: form, headers: { ...headers, Referer: `${server.url}_utils/` } });
+  assert.equal(posted.status, 201);
+  assert.equal(posted.body.id, 'doc');
+  assert.equal(posted.headers['etag'], `"${posted.body.rev}"`);
+  const doc = (await c.get('/forms/doc')).body;
+  assert.equal(doc.a, 1);
+  assert.equal(doc._attachments['hello.txt'].content_type, 'text/plain');
+  assert.equal((await c.get('/forms/doc/hello.txt')).text, 'hello form');
+});
+
+test('purge: every purge request moves purge_seq and update_seq, even one that matches nothing', async () => {
+  assert.equal((await c.put('/purgenoop')).status, 201);
+  const first = await c.put('/purgenoop/a', { v: 1 });
+  await c.put('/purgenoop/a', { _rev: first.body.rev, v: 2 });
+  const before = (await c.get('/purgenoop')).body;
+  // An inner revision and a missing document: nothing to remove.
+  const r = await c.post('/purgenoop/_purge', { a: [first.body.rev], nothere: ['1-abc'] });
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body, { purge_seq: before.purge_seq + 1, purged: {} });
+  const after = (await c.get('/purgenoop')).body;
+  assert.equal(after.purge_seq, before.purge_seq + 1);
+  assert.equal(after.update_seq, before.update_seq + 1);
+  assert.equal(after.doc_count, 1);
+  assert.equal((await c.get('/purgenoop/a')).body.v, 2);
+});
+
+test('attachments: atts_since leaves older attachments as stubs even with attachments=true', async () => {
+  assert.equal((await c.put('/attssince')).status, 201);
+  const first = await c.put('/attssince/doc', { _attachments: { 'old.txt': { content_type: 'application/octet-stream', data: 'b2xk' } } });
+  const second = await c.put('/attssince/doc', {
+    _rev: first.body.rev,
+    _attachments: { 'old.txt': { stub: true }, 'new.txt': { content_type: 'application/octet-stream', data: 'bmV3' } },
+  });
+  const inline = (await c.get(`/attssince/doc?attachments=true&atts_since=["${first.body.rev}"]`)).body._attachments;
+  assert.equal(inline['old.txt'].stub, true);
+  assert.equal(inline['new.txt'].data, 'bmV3');
+  // What CouchDB's replicator asks for: open_revs, attachments=true and atts_since, as multipart/mixed.
+  const mixed = await c.get(`/attssince/doc?open_revs=["${second.body.rev}"]&attachments=true&atts_since=["${first.body.rev}"]`, { headers: { Accept: 'multipart/mixed' } });
+  const outer = naiveParts(String(mixed.headers['content-type']), mixed.text);
+  const inner = naiveParts(outer[0]!.headers['Content-Type']!, outer[0]!.body);
+  assert.equal(inner.length, 2);
+  const json = JSON.parse(inner[0]!.body);
+  assert.equal(json._attachments['old.txt'].stub, true);
+  assert.equal(json._attachments['new.txt'].follows, true);
+  assert.equal(inner[1]!.body, 'new');
+});
+
+test('changes: an eventsource feed is sent uncached, as text/event-stream', async () => {
+  assert.equal((await c.put('/evsource')).status, 201);
+  await c.put('/evsource/a', {});
+  const r = await c.get('/evsource/_changes?feed=eventsource&timeout=10');
+  assert.equal(r.status, 200);
+  assert.equal(r.headers['content-type'], 'text/event-stream');
+  assert.equal(r.headers['cache-control'], 'no-cache');
+  assert.match(r.text, /^data: \{"seq":1,"id":"a"/);
+});
+
+test('changes: a normal feed carries the database-state ETag and answers If-None-Match with 304', async () => {
+  assert.equal((await c.put('/changesetag')).status, 201);
+  await c.put('/changesetag/a', {});
+  const first = await c.get('/changesetag/_changes');
+  const etag = String(first.headers['etag']);
+  assert.match(etag, /^".+"$/);
+  assert.equal((await c.get('/changesetag/_changes', { headers: { 'If-None-Match': etag } })).status, 304);
+  await c.put('/changesetag/b', {});
+  const after = await c.get('/changesetag/_changes', { headers: { 'If-None-Match': etag } });
+  assert.equal(after.status, 200);
+  assert.equal(after.body.results.length, 2);
+});
+
+test('basics: an empty _id counts as none, on POST and in _bulk_docs', async () => {
+  assert.equal((await c.put('/emptyid')).status, 201);
+  const posted = await c.post('/emptyid', { _id: '', v: 1 });
+  assert.equal(posted.status, 201);
+  assert.match(posted.body.id, /^[0-9a-f]{32}$/);
+  const bulk = await c.post('/emptyid/_bulk_docs', { docs: [{ _id: '', v: 2 }] });
+  assert.equal(bulk.status, 201);
+  assert.match(bulk.body[0].id, /^[0-9a-f]{32}$/);
+  assert.equal((await c.get('/emptyid')).body.doc_count, 2);
+});
+
+test('http: a 405 lists the allowed methods in CouchDB order', async () => {
+  assert.equal((await c.put('/methods')).status, 201);
+  const allDocs = await c.request('PUT', '/methods/_all_docs');
+  assert.equal(allDocs.status, 405);
+  assert.equal(allDocs.body.reason, 'Only GET,HEAD,POST allowed');
+  const doc = await c.request('PATCH', '/methods/doc');
+  assert.equal(doc.status, 405);
+  assert.equal(doc.body.reason, 'Only DELETE,GET,HEAD,POST,PUT,COPY allowed');
+  assert.equal(doc.headers['allow'], 'DELETE,GET,HEAD,POST,PUT,COPY');
+  assert.equal((await c.request('POST', '/methods/doc/att.txt')).body.reason, 'Only DELETE,GET,HEAD,PUT allowed');
+});
+
+test('local docs: a bare _local path and _local attachments are bad requests, as CouchDB words them', async () => {
+  assert.equal((await c.put('/localpaths')).status, 201);
+  const bare = await c.get('/localpaths/_local');
+  assert.equal(bare.status, 400);
+  assert.equal(bare.body.reason, 'Invalid _local document id.');
+  assert.equal((await c.put('/localpaths/_local/', {})).status, 400);
+  assert.equal((await c.put('/localpaths/_local/x', { a: 1 })).status, 201);
+  const att = await c.request('PUT', '/localpaths/_local/x/a.txt', { raw: 'hi', headers: { 'Content-Type': 'text/plain' } });
+  assert.equal(att.status, 400);
+  assert.equal(att.body.reason, '_local documents do not accept attachments.');
+  assert.equal((await c.get('/localpaths/_local/x')).body.a, 1);
+});
+
+test('open_revs with latest=true answers every leaf descending from the asked revision', async () => {
+  assert.equal((await c.put('/latest')).status, 201);
+  const first = (await c.put('/latest/doc', { v: 1 })).body.rev as string;
+  const base = first.split('-')[1]!;
+  const r = await c.post('/latest/_bulk_docs', {
+    new_edits: false,
+    docs: [
+      { _id: 'doc', _rev: '2-bbb', _revisions: { start: 2, ids: ['bbb', base] }, v: 2 },
+      { _id: 'doc', _rev: '2-aaa', _revisions: { start: 2, ids: ['aaa', base] }, v: 3 },
+    ],
+  });
+  assert.equal(r.status, 201);
+  const open = await c.get(`/latest/doc?open_revs=["${first}"]&latest=true`);
+  assert.equal(open.status, 200);
+  const revs = (open.body as { ok: { _rev: string } }[]).map((x) => x.ok._rev).sort();
+  assert.deepEqual(revs, ['2-aaa', '2-bbb']);
+  const plain = await c.get(`/latest/doc?open_revs=["${first}"]`);
+  assert.deepEqual((plain.body as { ok: { _rev: string } }[]).map((x) => x.ok._rev), [first]);
+});
