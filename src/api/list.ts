@@ -28,7 +28,7 @@ export const listRoutes: Route[] = [
       GET: (req, p, svc) => list(req, p, svc, undefined),
       POST: async (req, p, svc) => {
         const body = await readObject(req, svc);
-        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be an array.');
+        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
         return list(req, p, svc, body['keys'] as unknown[] | undefined);
       },
     },
