@@ -20,6 +20,8 @@ import { routes } from './api/routes.js';
 import { ViewService } from './views/service.js';
 import { QueryServer } from './js/query-server.js';
 import { availableParallelism } from 'node:os';
+import { ReplicatorManager } from './replicator/manager.js';
+import { ReplicatorDatabase } from './replicator/replicator-db.js';
 
 export interface SetteeOptions {
   port?: number;
@@ -48,6 +50,7 @@ export class Settee {
   private services!: Services;
   private http!: HttpServer;
   private address: { port: number; host: string } | undefined;
+  private replicatorDb: ReplicatorDatabase | undefined;
 
   private constructor(private readonly options: SetteeOptions) {}
 
@@ -61,6 +64,7 @@ export class Settee {
     // Clients read the port back from /_config (port 0 means "pick one"): report the real one.
     await settee.services.config.set('httpd', 'port', String(address.port), false);
     settee.services.log.info(`Apache CouchDB-compatible Settee has started on ${settee.url}`);
+    await settee.startReplicatorDb();
     return settee;
   }
 
@@ -129,28 +133,51 @@ export class Settee {
     // CouchDB 1.6 creates its system databases at start-up; clients expect them to exist.
     await dbs.ensure(config.getString(HTTPD_AUTH_SECTION, 'authentication_db', '_users'));
     await dbs.ensure(config.getString('replicator', 'db', '_replicator'));
+    const tasks = new TaskRegistry();
+    const replicator = new ReplicatorManager({ config, log, tasks, serverUuid, localUrl: () => localUrl(config) });
     return {
-      config, log, dbs, uuids, serverUuid, views,
-      tasks: new TaskRegistry(),
+      config, log, dbs, uuids, serverUuid, views, tasks, replicator,
       restart: () => void this.restart(),
     };
+  }
+
+  /** Jobs of `_replicator` documents start once the server answers (local names are loopback HTTP). */
+  private async startReplicatorDb(): Promise<void> {
+    const { config, dbs, replicator, log } = this.services;
+    this.replicatorDb = new ReplicatorDatabase(config.getString('replicator', 'db', '_replicator'), dbs, replicator, log);
+    await this.replicatorDb.start();
+  }
+
+  private async stopReplicator(services: Services): Promise<void> {
+    this.replicatorDb?.stop();
+    await services.replicator.stop();
   }
 
   /** Reloads configuration and reopens storage, keeping the listening socket. */
   async restart(): Promise<void> {
     const old = this.services;
+    await this.stopReplicator(old);
     await old.views.close();
     await old.dbs.closeAll();
     await old.config.reload();
     this.services = await this.buildServices(old.config);
+    await this.startReplicatorDb();
     old.log.info('Restarted');
     await old.log.close();
   }
 
   async stop(): Promise<void> {
+    await this.stopReplicator(this.services);
     await this.http.close();
     await this.services.views.close();
     await this.services.dbs.closeAll();
     await this.services.log.close();
   }
+}
+
+/** This server's own base URL as seen from itself, from the configured address and real port. */
+function localUrl(config: Config): string {
+  const bind = config.getString('httpd', 'bind_address', '127.0.0.1');
+  const host = bind === '0.0.0.0' ? '127.0.0.1' : bind === '::' ? '[::1]' : bind.includes(':') ? `[${bind}]` : bind;
+  return `http://${host}:${config.getInt('httpd', 'port', 5984)}/`;
 }

@@ -10,6 +10,7 @@ import { bulkRoutes } from './bulk.js';
 import { changesRoutes } from './changes.js';
 import { attachmentRoutes } from './attachments.js';
 import { viewRoutes } from './views.js';
+import { replicateRoutes } from './replicate.js';
 
 export const routes: Route[] = [
   ...serverRoutes,
@@ -22,4 +23,5 @@ export const routes: Route[] = [
   ...changesRoutes,
   ...attachmentRoutes,
   ...viewRoutes,
+  ...replicateRoutes,
 ];

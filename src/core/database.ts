@@ -307,8 +307,9 @@ export class Database {
   private async expandAttachments(info: DocInfo, rev: string, stubsJson: string, options: OpenOptions, follows?: FollowingAttachment[]): Promise<string> {
     const stubs = JSON.parse(stubsJson) as Record<string, StoredAttachment>;
     let sincePos = options.attachments ? 0 : Infinity;
-    if (!options.attachments && options.attsSince) {
-      // Content the client lacks: attachments added after the newest listed revision it has.
+    if (options.attsSince) {
+      // Content the client lacks: attachments added after the newest listed revision it has
+      // (with `attachments=true` too: CouchDB lets `atts_since` narrow it, replicators rely on it).
       const path = revtree.pathTo(info.tree, rev)!;
       sincePos = 0;
       for (const known of options.attsSince) {

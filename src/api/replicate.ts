@@ -1,0 +1,17 @@
+/** `POST /_replicate`: one-shot and continuous replications, and cancelling them. */
+import { json } from './reply.js';
+import type { Route } from './route.js';
+import { readObject } from './common.js';
+
+export const replicateRoutes: Route[] = [
+  {
+    shape: 'global', name: '_replicate',
+    methods: {
+      POST: async (req, _p, svc) => {
+        req.requireJsonContentType();
+        const body = await readObject(req, svc);
+        return json(200, await svc.replicator.replicate(body, req.userCtx));
+      },
+    },
+  },
+];
