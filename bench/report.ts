@@ -36,6 +36,8 @@ interface RowSpec {
   views?: boolean;
   /** A time: the ratio column also says how many times faster Settee is. */
   lowerIsBetter?: boolean;
+  /** Measured in the replication phase (left out with --skip-replication; the only rows with --replication-only). */
+  replication?: boolean;
 }
 
 export const ROWS: readonly RowSpec[] = [
@@ -65,6 +67,12 @@ export const ROWS: readonly RowSpec[] = [
   { key: 'view_incremental', unit: 'ms', label: 'view update after editing {viewEdits} docs', views: true, lowerIsBetter: true },
   { key: 'view_peak_rss', unit: 'MB', label: 'server peak RSS during the view phase', target: { op: '<=', ratio: 0.3 }, views: true },
   { key: 'view_peak_rss_anon', unit: 'MB', label: '  of which anonymous (RssAnon), sampled', views: true },
+  { key: 'repl_by_name', unit: 'docs/s', label: 'replicate {replDocs} docs local→local by name', replication: true },
+  { key: 'repl_by_url', unit: 'docs/s', label: 'replicate {replDocs} docs local→local by URL', target: { op: '>=', ratio: 6 }, replication: true },
+  { key: 'repl_pull', unit: 'docs/s', label: 'pull {replDocs} docs from a second server', replication: true },
+  { key: 'repl_att', unit: 'MB/s', label: 'replicate {replAttDocs} docs × 256 KiB attachments by URL', replication: true },
+  { key: 'repl_live_p50', unit: 'ms', label: 'continuous replication, write -> target, median', target: { op: '<=', absolute: 100 }, replication: true, lowerIsBetter: true },
+  { key: 'repl_live_p99', unit: 'ms', label: 'continuous replication, write -> target, p99', replication: true, lowerIsBetter: true },
 ];
 
 export interface ComparisonRow {
@@ -91,10 +99,17 @@ export interface CompareOptions {
   viewEdits: string;
   skipViews?: boolean;
   viewsOnly?: boolean;
+  /** The replication phase's document counts, for labels. */
+  replDocs?: string;
+  replAttDocs?: string;
+  skipReplication?: boolean;
+  replicationOnly?: boolean;
 }
 
 export function compare(settee: ServerResult, pouch: ServerResult, opts: CompareOptions): ComparisonRow[] {
   const shown = (row: RowSpec): boolean => {
+    if (opts.replicationOnly) return row.replication === true;
+    if (row.replication) return !opts.skipReplication && !opts.viewsOnly;
     if (opts.viewsOnly) return row.views === true;
     if (row.views) return !opts.skipViews;
     return !(row.large && opts.skipLarge);
@@ -107,7 +122,8 @@ export function compare(settee: ServerResult, pouch: ServerResult, opts: Compare
     const ratio = s && p && p.value > 0 && !aborted ? s.value / p.value : null;
     return {
       key: row.key,
-      label: row.label.replace('{large}', opts.largeSize).replace('{viewDocs}', opts.viewDocs).replace('{viewEdits}', opts.viewEdits),
+      label: row.label.replace('{large}', opts.largeSize).replace('{viewDocs}', opts.viewDocs).replace('{viewEdits}', opts.viewEdits)
+        .replace('{replDocs}', opts.replDocs ?? '').replace('{replAttDocs}', opts.replAttDocs ?? ''),
       unit: row.unit,
       settee: s ? s.value : null,
       pouchdbServer: p ? p.value : null,

@@ -18,6 +18,9 @@ import { existsSync } from 'node:fs';
  *   --skip-views                    skip the view phase (map/reduce index over 100k × scale docs)
  *   --views-only                    run the view phase only
  *   --pouch-view-docs <n>           pouchdb-server's view corpus (default: Settee's, at most 20,000)
+ *   --skip-replication              skip the replication phase
+ *   --replication-only              run the replication phase only (POST /_replicate by name, by URL, pull
+ *                                   from a second server process, attachments, continuous latency)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -30,6 +33,7 @@ import { ensurePeersInstalled, killAllServers, SERVER_NAMES, startServer, type R
 import { round } from './stats.js';
 import * as w from './workloads.js';
 import * as v from './views.js';
+import * as r from './replication.js';
 
 /** The project root: the nearest folder above this file with the bench's peers manifest. */
 const ROOT = (() => {
@@ -96,6 +100,13 @@ function plan(scale: number) {
       },
       rssSampleMs: 100,
     },
+    replication: {
+      docs: count(20_000, 1000),
+      attachmentDocs: count(200, 20),
+      attachmentBytes: 256 * 1024,
+      latencyWrites: count(100, 30),
+      capSeconds: seconds(300, 60),
+    },
   };
 }
 type Plan = ReturnType<typeof plan>;
@@ -112,6 +123,8 @@ interface Options {
   skipViews: boolean;
   viewsOnly: boolean;
   pouchViewDocs: number | undefined;
+  skipReplication: boolean;
+  replicationOnly: boolean;
 }
 
 function parseOptions(): Options {
@@ -128,6 +141,8 @@ function parseOptions(): Options {
       'skip-views': { type: 'boolean', default: false },
       'views-only': { type: 'boolean', default: false },
       'pouch-view-docs': { type: 'string' },
+      'skip-replication': { type: 'boolean', default: false },
+      'replication-only': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -135,6 +150,7 @@ function parseOptions(): Options {
     console.log('usage: node dist/bench/run.js [--only settee|pouchdb-server] [--scale F] [--tmp-dir DIR] [--keep-data]');
     console.log('                                [--settee-config FILE] [--settee-auth USER:PASS] [--out FILE] [--skip-large]');
     console.log('                                [--skip-views | --views-only] [--pouch-view-docs N]');
+    console.log('                                [--skip-replication | --replication-only]');
     process.exit(0);
   }
   if (values['skip-views'] && values['views-only']) throw new Error('--skip-views and --views-only exclude each other');
@@ -160,6 +176,8 @@ function parseOptions(): Options {
     skipViews: values['skip-views']!,
     viewsOnly: values['views-only']!,
     pouchViewDocs: values['pouch-view-docs'] === undefined ? undefined : Number(values['pouch-view-docs']),
+    skipReplication: values['skip-replication']!,
+    replicationOnly: values['replication-only']!,
   };
 }
 
@@ -353,7 +371,7 @@ async function benchServer(name: ServerName, opts: Options, p: Plan, content: Bu
   }
   const headers: Record<string, string> = {};
   if (name === 'settee' && opts.setteeAuth) headers.authorization = `Basic ${Buffer.from(opts.setteeAuth).toString('base64')}`;
-  if (!opts.viewsOnly) {
+  if (!opts.viewsOnly && !opts.replicationOnly) {
     let server: RunningServer;
     try {
       server = await startServer(name, { root: ROOT, tmpRoot: opts.tmpRoot, setteeConfig: opts.setteeConfig, keepData: opts.keepData });
@@ -383,8 +401,9 @@ async function benchServer(name: ServerName, opts: Options, p: Plan, content: Bu
   }
   // The view phase and the large attachment each run against a freshly started server, so their
   // figures (RSS above all) are what that work costs, not what the earlier workloads left behind.
-  if (!opts.skipViews) await runViewsOnFreshServer(name, opts, p, result, headers);
-  if (!opts.skipLarge && !opts.viewsOnly) await runLargeOnFreshServer(name, opts, p, result, headers, content);
+  if (!opts.skipViews && !opts.replicationOnly) await runViewsOnFreshServer(name, opts, p, result, headers);
+  if (!opts.skipLarge && !opts.viewsOnly && !opts.replicationOnly) await runLargeOnFreshServer(name, opts, p, result, headers, content);
+  if (!opts.skipReplication && !opts.viewsOnly) await runReplicationOnFreshServers(name, opts, p, result, headers, content);
   if (Object.keys(result.errors).length > 0) result.status = 'partial';
   return result;
 }
@@ -546,6 +565,56 @@ async function runLargeOnFreshServer(
   }
 }
 
+/**
+ * The replication phase, on a fresh server and a second process of the same kind (the pull's
+ * source): by name, by URL, pulled, attachments by URL, then a continuous replication's latency.
+ */
+async function runReplicationOnFreshServers(
+  name: ServerName, opts: Options, p: Plan, result: ServerResult, headers: Record<string, string>, content: Buffer,
+): Promise<void> {
+  const rp = p.replication;
+  const servers: RunningServer[] = [];
+  try {
+    for (let i = 0; i < 2; i++) {
+      servers.push(await startServer(name, { root: ROOT, tmpRoot: opts.tmpRoot, setteeConfig: opts.setteeConfig, keepData: opts.keepData }));
+    }
+  } catch (err) {
+    result.errors.replication = message(err);
+    console.log(`  ${name}: ${message(err)}`);
+    for (const s of servers) await s.stop();
+    return;
+  }
+  const [main, second] = servers as [RunningServer, RunningServer];
+  const target: w.Target = { base: main.url, headers };
+  const remote: w.Target = { base: second.url, headers };
+  const withAuth = (base: string): string => (opts.setteeAuth && name === 'settee' ? base.replace('http://', `http://${opts.setteeAuth}@`) : base);
+  console.log(`\n${name} (pids ${main.pid}, ${second.pid}): replication phase, ${rp.docs} docs, ${rp.attachmentDocs} × 256 KiB attachments`);
+  const step = stepper(main, result);
+  try {
+    result.version ??= await serverVersion(target);
+    result.mode ??= main.mode;
+    await r.loadDocs(target, 'repl_src', rp.docs);
+    await r.loadDocs(remote, 'repl_src', rp.docs);
+    await r.loadAttachments(target, 'repl_att_src', content, rp);
+    const figure = (key: string, x: { docsPerSecond: number; seconds: number }): w.Figures =>
+      ({ [key]: { value: x.docsPerSecond, unit: 'docs/s', detail: { docs: rp.docs, seconds: x.seconds } } });
+    await step('replicate by name', async () => figure('repl_by_name', await r.replicateOnce(target, 'repl_src', 'repl_by_name', rp.docs, rp.capSeconds)));
+    await step('replicate by URL', async () => figure('repl_by_url', await r.replicateOnce(
+      target, withAuth(`${main.url}/repl_src`), 'repl_by_url', rp.docs, rp.capSeconds, withAuth(`${main.url}/repl_by_url`))));
+    await step('replicate pull', async () => figure('repl_pull', await r.replicateOnce(target, withAuth(`${second.url}/repl_src`), 'repl_pull', rp.docs, rp.capSeconds)));
+    await step('replicate attachments', async () => {
+      const x = await r.replicateOnce(target, withAuth(`${main.url}/repl_att_src`), 'repl_att', rp.attachmentDocs, rp.capSeconds, withAuth(`${main.url}/repl_att`));
+      return { repl_att: { value: r.ATTACHMENT_MB(rp) / x.seconds, unit: 'MB/s', detail: { docs: rp.attachmentDocs, seconds: x.seconds } } };
+    });
+    await step('continuous latency', () => r.continuousLatency({ base: withAuth(main.url), headers }, rp));
+  } catch (err) {
+    result.errors.replication = message(err);
+    console.log(`  ${name}: ${message(err)}`);
+  } finally {
+    for (const s of servers) await s.stop();
+  }
+}
+
 /** Notes worth printing under the table: failures, capped workloads, row-count mismatches. */
 function notes(results: ServerResult[]): string[] {
   const lines: string[] = [];
@@ -628,6 +697,10 @@ async function main(): Promise<void> {
     viewEdits: `${p.views.editDocs.toLocaleString('en-US')} (1%)`,
     skipViews: opts.skipViews,
     viewsOnly: opts.viewsOnly,
+    replDocs: p.replication.docs.toLocaleString('en-US'),
+    replAttDocs: p.replication.attachmentDocs.toLocaleString('en-US'),
+    skipReplication: opts.skipReplication,
+    replicationOnly: opts.replicationOnly,
   });
 
   console.log('');

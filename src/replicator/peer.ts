@@ -39,6 +39,12 @@ export interface MissingRevs {
 /** A document revision as JSON: `_id`, `_rev`, `_revisions`, attachments inline. */
 export type DocJson = Record<string, unknown> & { _id: string; _rev: string };
 
+export interface AttachmentContent {
+  name: string;
+  /** Opens the content (again, if a write is retried). */
+  open(): Promise<AsyncIterable<Buffer>>;
+}
+
 export interface WriteFailure {
   id: string;
   rev?: string;
@@ -59,10 +65,17 @@ export interface ReplicationPeer {
   create(): Promise<void>;
   changes(request: ChangesRequest, signal: AbortSignal): Promise<ChangesBatch>;
   revsDiff(revs: Record<string, string[]>): Promise<RevsDiff>;
-  /** Fetches revisions with their history (`revs`, `latest`) and the attachments the target lacks. */
+  /** Fetches revisions with their history (`revs`, `latest`), attachments as stubs. */
   fetch(missing: readonly MissingRevs[]): Promise<DocJson[]>;
+  /** One attachment's content as a stream of bytes. */
+  openAttachment(id: string, rev: string, name: string): Promise<AsyncIterable<Buffer>>;
   /** Writes replicated revisions as they are (`new_edits=false`); returns the failures. */
   write(docs: readonly DocJson[]): Promise<WriteFailure[]>;
+  /**
+   * Writes one replicated revision with the content of the named attachments streamed in
+   * (a multipart PUT); the other attachments stay stubs. Undefined on success.
+   */
+  writeWithAttachments(doc: DocJson, content: readonly AttachmentContent[]): Promise<WriteFailure | undefined>;
   getLocal(id: string): Promise<Record<string, unknown> | undefined>;
   /** Writes a `_local` document; returns its new revision. */
   putLocal(id: string, body: Record<string, unknown>): Promise<string>;

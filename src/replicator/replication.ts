@@ -10,7 +10,8 @@ import { CouchError } from '../errors.js';
 import type { TaskHandle } from '../core/tasks.js';
 import { checkpointBody, findStartPoint, rfc1123, type CheckpointBody, type HistoryEntry, type SessionStats } from './checkpoint.js';
 import { REPLICATION_ID_VERSION, type ReplicationId } from './replication-id.js';
-import type { ChangeRow, ChangesBatch, ReplicationPeer, MissingRevs } from './peer.js';
+import type { ChangeRow, ChangesBatch, DocJson, ReplicationPeer, MissingRevs } from './peer.js';
+import { attachmentsToSend } from './attachments.js';
 import { sleep } from './sleep.js';
 
 export interface ReplicationSettings {
@@ -61,6 +62,8 @@ interface Batch {
 }
 
 const FIRST_RESTART_MS = 500;
+/** Documents whose attachments stream at once, per batch. */
+const ATTACHMENT_STREAMS = 4;
 const MAX_RESTART_MS = 30000;
 
 export class Replication {
@@ -292,7 +295,27 @@ export class Replication {
     if (missing.length === 0) return;
     const docs = await source.fetch(missing);
     this.count(session, { docs_read: docs.length });
-    const failures = await target.write(docs);
+    const ancestors = new Map(missing.map((m) => [m.id, m.possibleAncestors]));
+    const plain: DocJson[] = [];
+    const withContent: { doc: DocJson; names: string[] }[] = [];
+    for (const doc of docs) {
+      const names = attachmentsToSend(doc, ancestors.get(doc._id) ?? []);
+      if (names.length === 0) plain.push(doc);
+      else withContent.push({ doc, names });
+    }
+    const failures = await target.write(plain);
+    // Attachment content streams from the source into a multipart PUT, a few documents at a time.
+    let next = 0;
+    const stream = async () => {
+      while (next < withContent.length) {
+        const { doc, names } = withContent[next++]!;
+        const failure = await target.writeWithAttachments(doc, names.map((name) => ({
+          name, open: () => source.openAttachment(doc._id, doc._rev, name),
+        })));
+        if (failure) failures.push(failure);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(ATTACHMENT_STREAMS, withContent.length) }, stream));
     for (const f of failures) this.hooks.log('warn', `Replication ${this.options.id.full}: ${f.id} ${f.rev ?? ''} not written: ${f.error} ${f.reason}`);
     this.count(session, { docs_written: docs.length - failures.length, doc_write_failures: failures.length });
   }

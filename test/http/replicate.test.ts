@@ -104,6 +104,65 @@ test('one-shot between local names: every leaf, tombstone and attachment, with C
   assert.equal((await c.get(`/${src}-copy/_local/never`)).status, 404, '_local documents never replicate');
 });
 
+test('attachments: binary and compressible, large, added later (only the new one travels), in conflicts', async () => {
+  const src = await mkdb('atts');
+  const binary = Buffer.alloc(3 * 1024 * 1024);
+  for (let i = 0; i < binary.length; i++) binary[i] = (i * 2654435761) >>> 24;
+  const text = 'compressible text '.repeat(20000);
+  const put = await c.request('PUT', `/${src}/doc/bin.dat`, { raw: binary, headers: { 'Content-Type': 'application/octet-stream' } });
+  assert.equal(put.status, 201, put.text);
+  const put2 = await c.request('PUT', `/${src}/doc/notes.txt?rev=${put.body.rev}`, { raw: text, headers: { 'Content-Type': 'text/plain' } });
+  assert.equal(put2.status, 201, put2.text);
+  const tgt = `${src}-copy`;
+  const first = await replicate({ source: src, target: tgt, create_target: true });
+  assert.equal(first.status, 200, first.text);
+  assert.equal(first.body.history[0].docs_written, 1);
+  const got = await new Promise<Buffer>((resolve, reject) => {
+    import('node:http').then(({ get }) => get(`${server.url}${tgt}/doc/bin.dat`, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (x: Buffer) => chunks.push(x));
+      res.on('end', () => resolve(Buffer.concat(chunks)));
+    }).on('error', reject));
+  });
+  assert.ok(got.equals(binary), 'binary content byte for byte');
+  assert.equal((await c.get(`/${tgt}/doc/notes.txt`)).text, text);
+
+  // A third attachment in a later revision; the next run sends only it, and a conflict carries its own.
+  const cur = (await c.get(`/${src}/doc`)).body;
+  const put3 = await c.request('PUT', `/${src}/doc/later.txt?rev=${cur._rev}`, { raw: 'later', headers: { 'Content-Type': 'text/plain' } });
+  assert.equal(put3.status, 201);
+  const branch = await c.post(`/${src}/_bulk_docs`, { new_edits: false, docs: [{
+    _id: 'doc', _rev: '3-bbbb', _revisions: { start: 3, ids: ['bbbb', cur._rev.slice(2), put.body.rev.slice(2)] },
+    _attachments: { 'branch.txt': { content_type: 'text/plain', data: Buffer.from('on a branch').toString('base64') } },
+  }] });
+  assert.equal(branch.status, 201, branch.text);
+  const second = await replicate({ source: src, target: tgt });
+  assert.equal(second.status, 200, second.text);
+  assert.equal(second.body.history[0].docs_written, 2);
+  assert.equal(second.body.history[0].doc_write_failures, 0);
+  assert.deepEqual(await snapshot(tgt), await snapshot(src));
+  assert.equal((await c.get(`/${tgt}/doc/later.txt?rev=${put3.body.rev}`)).text, 'later');
+  assert.equal((await c.get(`/${tgt}/doc/branch.txt?rev=3-bbbb`)).text, 'on a branch');
+  assert.equal((await c.get(`/${tgt}/doc/notes.txt?rev=3-bbbb`)).status, 404, 'the branch dropped notes.txt');
+  // The replicator's reads of attachment content are in the server's request log: bin.dat once.
+  const log = readFileSync(join(server.dataDir, 'settee.log'), 'utf8');
+  const fetched = (name: string) => log.split('\n').filter((l) => l.includes(`GET /${src}/doc/${name}?rev=`)).length;
+  assert.equal(fetched('bin.dat'), 1, 'content the target has is not fetched again');
+  assert.equal(fetched('later.txt'), 1);
+  assert.equal(fetched('branch.txt'), 1);
+});
+
+test('as a peer: attachments=true with atts_since sends only the content added since (CouchDB 1.6)', async () => {
+  const db = await mkdb('peer-atts');
+  const one = await c.put(`/${db}/d`, { _attachments: { 'a.txt': { content_type: 'text/plain', data: Buffer.from('A').toString('base64') } } });
+  const two = await c.request('PUT', `/${db}/d/b.txt?rev=${one.body.rev}`, { raw: 'B', headers: { 'Content-Type': 'text/plain' } });
+  const r = await c.get(`/${db}/d?open_revs=${encodeURIComponent(JSON.stringify([two.body.rev]))}&attachments=true&atts_since=${encodeURIComponent(JSON.stringify([one.body.rev]))}`,
+    { headers: { Accept: 'application/json' } });
+  const atts = r.body[0].ok._attachments;
+  assert.equal(atts['a.txt'].stub, true);
+  assert.equal(atts['b.txt'].data, Buffer.from('B').toString('base64'));
+});
+
 test('checkpoints on both ends; the same request resumes where the last one stopped', async () => {
   const src = await mkdb('ckpt');
   const tgt = await mkdb('ckpt-target');

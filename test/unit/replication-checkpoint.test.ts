@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkpointBody, findStartPoint, MAX_HISTORY, type HistoryEntry } from '../../src/replicator/checkpoint.js';
 import { replicationId } from '../../src/replicator/replication-id.js';
+import { attachmentsToSend } from '../../src/replicator/attachments.js';
 import { displayEndpoint, endpointIdentity, parseEndpoint, stripCredentials } from '../../src/replicator/endpoint.js';
 
 const entry = (session_id: string, recorded_seq: number): HistoryEntry => ({
@@ -79,4 +80,16 @@ test('credentials become a header, stay out of the id and are masked when shown'
   const object = parseEndpoint({ url: 'http://host/db', headers: { Authorization: 'Basic Ym9iOngK' } }, 'target');
   assert.equal(object.kind === 'remote' && object.headers['authorization'], 'Basic Ym9iOngK');
   assert.deepEqual(parseEndpoint('albums', 'source'), { kind: 'local', db: 'albums' });
+});
+
+test('attachments the target has on the same branch are not sent again', () => {
+  const doc = {
+    _id: 'd', _rev: '3-c', _revisions: { start: 3, ids: ['c', 'b', 'a'] },
+    _attachments: { old: { stub: true, revpos: 1 }, mid: { stub: true, revpos: 2 }, new: { stub: true, revpos: 3 } },
+  };
+  assert.deepEqual(attachmentsToSend(doc, []), ['old', 'mid', 'new'], 'a new document needs everything');
+  assert.deepEqual(attachmentsToSend(doc, ['1-a']), ['mid', 'new']);
+  assert.deepEqual(attachmentsToSend(doc, ['2-b', '1-a']), ['new']);
+  assert.deepEqual(attachmentsToSend(doc, ['2-x']), ['old', 'mid', 'new'], 'an ancestor on another branch does not count');
+  assert.deepEqual(attachmentsToSend({ _id: 'e', _rev: '1-a' }, ['1-a']), []);
 });
