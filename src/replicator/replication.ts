@@ -90,8 +90,8 @@ export class Replication {
   }
 
   /**
-   * Runs until done (one-shot) or cancelled (continuous). Transient failures of a continuous
-   * job restart it from its last checkpoint, with backoff; others end it with the error.
+   * Runs until done (one-shot) or cancelled (continuous). Transient failures of a continuous or
+   * `_replicator` job restart it from its last checkpoint, with backoff; others end it.
    */
   async run(): Promise<ReplicationResult> {
     let failures = 0;
@@ -105,7 +105,10 @@ export class Replication {
           if (this.stats.docs_read + this.stats.missing_checked > progressBefore) failures = 0;
         } catch (err) {
           if (this.cancelled) throw new CouchError(500, 'cancelled', 'replication cancelled');
-          if (!this.options.continuous || !isTransient(err) || ++failures > this.settings.maxRetries) throw err;
+          // A one-shot `POST /_replicate` answers its client with the failure; continuous and
+          // `_replicator` jobs try again (CouchDB's max_replication_retry_count).
+          const retries = this.options.continuous || this.options.docId !== null;
+          if (!retries || !isTransient(err) || ++failures > this.settings.maxRetries) throw err;
           this.hooks.log('warn', `Replication ${this.options.id.full} failed (${errorText(err)}); restarting in ${backoff} ms`);
           await sleep(backoff, this.stopping.signal);
           backoff = Math.min(backoff * 2, MAX_RESTART_MS);
@@ -361,7 +364,7 @@ export class Replication {
 /** Failures another attempt may overcome: the peer unreachable or failing, not a refusal. */
 export function isTransient(err: unknown): boolean {
   if (!(err instanceof CouchError)) return true;
-  return err.status >= 500 || err.error === 'db_not_found';
+  return err.status >= 500;
 }
 
 function errorText(err: unknown): string {

@@ -328,8 +328,26 @@ test('a second server process: push, pull, and continuous through a kill and res
       assert.deepEqual(theirs, ours);
       const stop = await replicate({ source: local, target: `${other.url}pushed`, continuous: true, cancel: true });
       assert.equal(stop.status, 200, stop.text);
+
+      // Continuous pull; now the source goes away and comes back.
+      const pulled = `${local}-pulled`;
+      const pull2 = await replicate({ source: `${other.url}pushed`, target: pulled, create_target: true, continuous: true });
+      assert.equal(pull2.status, 200, pull2.text);
+      await waitFor('the pull to catch up', async () => (await c.get(`/${pulled}`)).body?.doc_count === 63);
+      await back.kill();
+      const third = await startServer({ dataDir: other.dataDir, port: other.port });
+      try {
+        await client(third.url).put('/pushed/after-source-restart', {});
+        await waitFor('after-source-restart pulled', async () => (await c.get(`/${pulled}/after-source-restart`)).status === 200);
+        const tasks = (await c.get('/_active_tasks')).body.filter((t: any) => t.replication_id === pull2.body._local_id);
+        assert.equal(tasks.length, 1, 'the same job, still running');
+        const stopPull = await replicate({ source: `${other.url}pushed`, target: pulled, create_target: true, continuous: true, cancel: true });
+        assert.equal(stopPull.status, 200, stopPull.text);
+      } finally {
+        await third.stop({ keepData: true });
+      }
     } finally {
-      await back.stop();
+      await back.stop({ keepData: true });
     }
   } finally {
     await other.stop();
@@ -351,6 +369,13 @@ test('_replicator documents: state recorded, deletion cancels, jobs restart with
     assert.match(done._replication_id, /^[0-9a-f]{32}$/);
     assert.match(done._replication_state_time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
     assert.equal((await o.get('/rcopy')).body.doc_count, 2);
+
+    await o.put('/_replicator/broken', { source: 'no-such-db', target: 'rcopy' });
+    const broken = await waitFor('error', async () => {
+      const doc = (await o.get('/_replicator/broken')).body;
+      return doc._replication_state === 'error' ? doc : undefined;
+    });
+    assert.match(broken._replication_state_reason, /db_not_found/);
 
     const live = await o.put('/_replicator/live', { source: 'rsrc', target: `${own.url}rlive`, create_target: true, continuous: true });
     assert.equal(live.status, 201);
