@@ -4,7 +4,7 @@
  * a continuous replication's write → target latency (a continuous `_changes` feed on the target
  * sees the document written to the source).
  */
-import { Client, openLineStream } from './http.js';
+import { Client } from './http.js';
 import { now, percentile } from './stats.js';
 import * as w from './workloads.js';
 
@@ -75,20 +75,8 @@ export async function continuousLatency(target: w.Target, p: ReplicationPlan): P
   const request = { source: `${target.base}/${src}`, target: `${target.base}/${dst}`, continuous: true };
   const control = new Client(target.base, target.headers);
   await control.expect('POST', '/_replicate', [200, 202], JSON.stringify(request), 60_000);
-  const waiters = new Map<string, (at: number) => void>();
-  const feed = openLineStream(target.base, `/${dst}/_changes?feed=continuous&since=now&heartbeat=1000`, target.headers, (line) => {
-    const at = now();
-    try {
-      const change = JSON.parse(line) as { id?: unknown };
-      if (typeof change.id === 'string') waiters.get(change.id)?.(at);
-    } catch {
-      // heartbeat
-    }
-  });
-  const arrival = (id: string, timeoutMs: number): Promise<number | undefined> => new Promise((resolve) => {
-    const timer = setTimeout(() => { waiters.delete(id); resolve(undefined); }, timeoutMs);
-    waiters.set(id, (at) => { clearTimeout(timer); waiters.delete(id); resolve(at); });
-  });
+  const feed = w.watchArrivals(target, `/${dst}/_changes?feed=continuous&since=now&heartbeat=1000`);
+  const arrival = feed.arrival;
   const writer = new Client(target.base, target.headers);
   const latencies: number[] = [];
   try {

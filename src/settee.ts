@@ -64,7 +64,7 @@ export class Settee {
     // Clients read the port back from /_config (port 0 means "pick one"): report the real one.
     await settee.services.config.set('httpd', 'port', String(address.port), false);
     settee.services.log.info(`Apache CouchDB-compatible Settee has started on ${settee.url}`);
-    await settee.startReplicatorDb();
+    settee.startReplicatorDb();
     return settee;
   }
 
@@ -142,10 +142,11 @@ export class Settee {
   }
 
   /** Jobs of `_replicator` documents start once the server answers (local names are loopback HTTP). */
-  private async startReplicatorDb(): Promise<void> {
+  private startReplicatorDb(): void {
     const { config, dbs, replicator, log } = this.services;
     this.replicatorDb = new ReplicatorDatabase(config.getString('replicator', 'db', '_replicator'), dbs, replicator, log);
-    await this.replicatorDb.start();
+    // Jobs start in the background: a peer that is slow to answer must not hold up start-up.
+    this.replicatorDb.start().catch((err: unknown) => log.error(`_replicator: ${String(err)}`));
   }
 
   private async stopReplicator(services: Services): Promise<void> {
@@ -161,7 +162,7 @@ export class Settee {
     await old.dbs.closeAll();
     await old.config.reload();
     this.services = await this.buildServices(old.config);
-    await this.startReplicatorDb();
+    this.startReplicatorDb();
     old.log.info('Restarted');
     await old.log.close();
   }

@@ -6,6 +6,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import PouchDB from 'pouchdb';
 import { PouchFixture } from './pouch-fixture.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
@@ -20,9 +21,10 @@ after(async () => {
   await fx.close();
 });
 
-async function until(what: string, cond: () => boolean | Promise<boolean>, deadlineMs = 60000): Promise<void> {
+async function until(what: string, cond: () => boolean | Promise<boolean>, deadlineMs = 60000, failed?: () => unknown): Promise<void> {
   const end = Date.now() + deadlineMs;
   while (!(await cond())) {
+    if (failed?.()) throw failed();
     if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -85,25 +87,31 @@ test('Settee\'s replicator in the middle: PouchDB → Settee → Settee → Pouc
 });
 
 test('live: true, retry: true sync survives Settee being killed and restarted', { timeout: 90000 }, async () => {
-  const rdb = await fx.remote('pouch-retry');
+  // Straight to Settee, not through the logging proxy: a refused connection is what PouchDB
+  // retries (the proxy would answer an empty 502, which PouchDB treats as a fatal bad response).
+  assert.equal((await fx.raw.put('/pouch-retry')).status, 201);
+  const rdb = new PouchDB(`${fx.server.url}pouch-retry`);
   const ldb = fx.local('retry-local');
   await rdb.put({ _id: 'seed' });
   const sync = ldb.sync(rdb, { live: true, retry: true });
   const seen = new Set<string>();
+  let failed: unknown;
+  sync.on('error', (err: unknown) => { failed = err; });
   sync.on('change', (info: any) => { for (const d of info.change.docs) seen.add(`${info.direction}:${d._id}`); });
   try {
-    await until('seed pulled', () => seen.has('pull:seed'));
+    await until('seed pulled', () => seen.has('pull:seed'), 60000, () => failed);
     await fx.server.kill();
     await ldb.put({ _id: 'while-down' });
     restarted = await startServer({ dataDir: fx.server.dataDir, port: fx.server.port });
-    await until('the local write pushed after the restart', () => seen.has('push:while-down'));
+    await until('the local write pushed after the restart', () => seen.has('push:while-down'), 60000, () => failed);
     const w = await fx.raw.put('/pouch-retry/after-restart', { n: 1 });
     assert.equal(w.status, 201);
-    await until('a later Settee write pulled', () => seen.has('pull:after-restart'));
+    await until('a later Settee write pulled', () => seen.has('pull:after-restart'), 60000, () => failed);
     assert.equal((await ldb.get('after-restart'))._rev, w.body.rev);
   } finally {
     const done = new Promise((r) => sync.on('complete', r));
     sync.cancel();
-    await done;
+    await Promise.race([done, new Promise((r) => setTimeout(r, 5000))]);
+    await rdb.close();
   }
 });
