@@ -3,6 +3,7 @@
  * (`POST /_replicate`, `_replicator` documents), builds their peers, and stops them all when the
  * server stops.
  */
+import { setMaxListeners } from 'node:events';
 import { CouchError, notFound } from '../errors.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
@@ -79,6 +80,8 @@ export class ReplicatorManager {
   async start(request: ReplicationRequest, owner: JobOwner, docId: string | null, callbacks: JobCallbacks = {}): Promise<Job> {
     if (this.stopped) throw new CouchError(503, 'service_unavailable', 'the replicator is stopping');
     const kill = new AbortController();
+    // Every request in flight listens to it: batches, attachment streams, checkpoints.
+    setMaxListeners(1000, kill.signal);
     const source = this.peer(request.source, owner, kill.signal);
     const target = this.peer(request.target, owner, kill.signal);
     let id: ReplicationId;

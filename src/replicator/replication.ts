@@ -63,7 +63,7 @@ interface Batch {
 
 const FIRST_RESTART_MS = 500;
 /** Documents whose attachments stream at once, per batch. */
-const ATTACHMENT_STREAMS = 4;
+const ATTACHMENT_STREAMS = 8;
 const MAX_RESTART_MS = 30000;
 
 export class Replication {
