@@ -134,7 +134,7 @@ export class Settee {
     await dbs.ensure(config.getString(HTTPD_AUTH_SECTION, 'authentication_db', '_users'));
     await dbs.ensure(config.getString('replicator', 'db', '_replicator'));
     const tasks = new TaskRegistry();
-    const replicator = new ReplicatorManager({ config, log, tasks, serverUuid, localUrl: () => localUrl(config) });
+    const replicator = new ReplicatorManager({ config, log, tasks, dbs, serverUuid, localUrl: () => localUrl(config) });
     return {
       config, log, dbs, uuids, serverUuid, views, tasks, replicator,
       restart: () => void this.restart(),

@@ -10,7 +10,13 @@ export const replicateRoutes: Route[] = [
       POST: async (req, _p, svc) => {
         req.requireJsonContentType();
         const body = await readObject(req, svc);
-        return json(200, await svc.replicator.replicate(body, req.userCtx));
+        // Jobs reach local databases over loopback HTTP as the requester: pass its credentials on.
+        const headers: Record<string, string> = {};
+        for (const name of ['authorization', 'cookie']) {
+          const value = req.header(name);
+          if (value !== undefined) headers[name] = value;
+        }
+        return json(200, await svc.replicator.replicate(body, { ...req.userCtx, headers }));
       },
     },
   },

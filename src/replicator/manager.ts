@@ -8,6 +8,9 @@ import { CouchError, notFound } from '../errors.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import type { TaskRegistry } from '../core/tasks.js';
+import type { DatabaseRegistry } from '../core/registry.js';
+import { isServerAdmin } from '../auth/user-context.js';
+import { LocalPeer, hasValidation } from './local-peer.js';
 import { displayEndpoint, endpointIdentity, stripCredentials, type Endpoint } from './endpoint.js';
 import { HttpPeer } from './http-peer.js';
 import { replicationId, type ReplicationId } from './replication-id.js';
@@ -19,15 +22,26 @@ export interface ReplicatorDeps {
   config: Config;
   log: Logger;
   tasks: TaskRegistry;
+  dbs: DatabaseRegistry;
   serverUuid: string;
   /** This server's own base URL (`http://127.0.0.1:5984/`), for local database names. */
   localUrl(): string;
+  /**
+   * Hook for authentication: headers that let a loopback request act as a `_replicator`
+   * document's owner (there is no client request to borrow credentials from). None yet.
+   */
+  ownerHeaders?(owner: JobOwner): Record<string, string>;
 }
 
 /** Who a job runs as: the requester, or the owner of its `_replicator` document. */
 export interface JobOwner {
   name: string | null;
   roles: string[];
+  /**
+   * The requester's own credentials (Authorization, Cookie), sent with the job's requests to
+   * local databases so they run with the requester's rights, as CouchDB's local endpoints do.
+   */
+  headers?: Record<string, string>;
 }
 
 export interface Job {
@@ -82,8 +96,10 @@ export class ReplicatorManager {
     const kill = new AbortController();
     // Every request in flight listens to it: batches, attachment streams, checkpoints.
     setMaxListeners(1000, kill.signal);
-    const source = this.peer(request.source, owner, kill.signal);
-    const target = this.peer(request.target, owner, kill.signal);
+    const direct = isServerAdmin(owner);
+    const source = this.peer(request.source, owner, kill.signal, direct && !request.filter);
+    const target = this.peer(request.target, owner, kill.signal,
+      direct && !(request.target.kind === 'local' && await hasValidation(this.deps.dbs, request.target.db)));
     let id: ReplicationId;
     try {
       id = replicationId({
@@ -148,7 +164,7 @@ export class ReplicatorManager {
   /** The id a request has, without starting anything (for `cancel`). */
   private async idOf(request: ReplicationRequest, owner: JobOwner): Promise<ReplicationId> {
     const kill = new AbortController();
-    const source = this.peer(request.source, owner, kill.signal);
+    const source = this.peer(request.source, owner, kill.signal, false);
     try {
       let code: string | undefined;
       if (request.filter) {
@@ -194,13 +210,14 @@ export class ReplicatorManager {
     ]);
   }
 
-  private peer(endpoint: Endpoint, _owner: JobOwner, signal: AbortSignal): ReplicationPeer {
+  /** `direct`: a local name may be used without HTTP (see local-peer.ts for when). */
+  private peer(endpoint: Endpoint, owner: JobOwner, signal: AbortSignal, direct: boolean): ReplicationPeer {
+    if (endpoint.kind === 'local' && direct) return new LocalPeer(this.deps.dbs, endpoint.db);
     const config = this.deps.config;
-    // Local names go through this server's own HTTP interface, so validation, security and
-    // filters apply exactly as for any client. When authentication lands, the owner's
-    // identity must travel with these loopback requests (hook: headers for `_owner`).
+    // Other local names go through this server's own HTTP interface, so validation, security
+    // and filters apply exactly as for any client, with the owner's credentials.
     const url = endpoint.kind === 'local' ? `${this.deps.localUrl()}${encodeURIComponent(endpoint.db)}/` : endpoint.url;
-    const headers = endpoint.kind === 'local' ? {} : endpoint.headers;
+    const headers = endpoint.kind === 'local' ? owner.headers ?? this.deps.ownerHeaders?.(owner) ?? {} : endpoint.headers;
     return new HttpPeer({
       url, headers, signal,
       display: displayEndpoint(endpoint),
