@@ -418,3 +418,37 @@ test('_replicator documents: state recorded, deletion cancels, jobs restart with
     await own.stop();
   }
 });
+
+test('a _replicator job cut short by a crash resumes from its checkpoint after the restart', { timeout: 120000 }, async () => {
+  const own = await startServer();
+  const o = client(own.url);
+  let again: TestServer | undefined;
+  try {
+    // Small batches and frequent checkpoints, so the crash lands mid-way with a checkpoint behind it.
+    assert.equal((await o.put('/_config/replicator/worker_batch_size', '10')).status, 200);
+    assert.equal((await o.put('/_config/replicator/worker_processes', '1')).status, 200);
+    assert.equal((await o.put('/_config/replicator/checkpoint_interval', '100')).status, 200);
+    await o.put('/csrc');
+    for (let b = 0; b < 10; b++) await bulk('csrc', Array.from({ length: 500 }, (_, i) => ({ _id: `d${b}-${i}`, i })), o);
+    await o.put('/_replicator/crash', { source: 'csrc', target: 'cdst', create_target: true });
+    await waitFor('a checkpoint', async () => {
+      const task = (await o.get('/_active_tasks')).body.find((t: any) => t.doc_id === 'crash');
+      return task && task.checkpointed_source_seq > 0;
+    });
+    await own.kill();
+    again = await startServer({ dataDir: own.dataDir, port: own.port });
+    const a = client(again.url);
+    await waitFor('completed', async () => (await a.get('/_replicator/crash')).body._replication_state === 'completed');
+    assert.equal((await a.get('/cdst')).body.doc_count, 5000);
+    const id = (await a.get('/_replicator/crash')).body._replication_id;
+    const checkpoint = (await a.get(`/cdst/_local/${id}`)).body;
+    const resumed = checkpoint.history[0];
+    assert.ok(resumed.start_last_seq > 0, `the last session started from a checkpoint: ${JSON.stringify(checkpoint.history)}`);
+    assert.ok(resumed.missing_checked <= 5000 - resumed.start_last_seq, 'it did not go over what was checkpointed');
+    assert.equal(resumed.doc_write_failures, 0);
+  } finally {
+    await again?.stop({ keepData: true });
+    await own.stop();
+  }
+});
+
