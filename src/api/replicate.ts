@@ -16,7 +16,9 @@ export const replicateRoutes: Route[] = [
           const value = req.header(name);
           if (value !== undefined) headers[name] = value;
         }
-        return json(200, await svc.replicator.replicate(body, { ...req.userCtx, headers }));
+        const reply = await svc.replicator.replicate(body, { ...req.userCtx, headers });
+        // CouchDB answers a continuous replication it started with 202, everything else with 200.
+        return json(body['continuous'] === true && body['cancel'] !== true ? 202 : 200, reply);
       },
     },
   },

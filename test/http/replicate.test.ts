@@ -204,7 +204,8 @@ test('checkpoints on both ends; the same request resumes where the last one stop
 /** The checkpoint's id: the continuous job of the same request reports it as its `_local_id`. */
 async function checkpointId(src: string, tgt: string, _session: string): Promise<string> {
   const started = await replicate({ source: src, target: tgt, continuous: true });
-  assert.equal(started.status, 200, started.text);
+  assert.equal(started.status, 202, started.text);
+  assert.equal(started.body.ok, true);
   const full: string = started.body._local_id;
   const cancelled = await replicate({ source: src, target: tgt, continuous: true, cancel: true });
   assert.equal(cancelled.status, 200, cancelled.text);
@@ -216,7 +217,7 @@ test('URLs to the same server, with credentials that never show', async () => {
   await bulk(src, [{ _id: 'x', n: 1 }]);
   const base = server.url.replace('http://', 'http://replicator:s3cret-pw@');
   const r = await replicate({ source: `${base}${src}`, target: { url: `${server.url}${src}-copy` }, create_target: true, continuous: true });
-  assert.equal(r.status, 200, r.text);
+  assert.equal(r.status, 202, r.text);
   assert.doesNotMatch(r.text, /s3cret-pw/);
   const task = await waitFor('the task', async () => {
     const tasks = await c.get('/_active_tasks');
@@ -316,7 +317,7 @@ test('a second server process: push, pull, and continuous through a kill and res
 
     // Continuous push; the target is killed, written to meanwhile, and comes back on its port.
     const cont = await replicate({ source: local, target: `${other.url}pushed`, continuous: true });
-    assert.equal(cont.status, 200, cont.text);
+    assert.equal(cont.status, 202, cont.text);
     await c.put(`/${local}/before-kill`, {});
     await waitFor('before-kill on the other server', async () => (await o.get('/pushed/before-kill')).status === 200);
     await other.kill();
@@ -336,7 +337,7 @@ test('a second server process: push, pull, and continuous through a kill and res
       // Continuous pull; now the source goes away and comes back.
       const pulled = `${local}-pulled`;
       const pull2 = await replicate({ source: `${other.url}pushed`, target: pulled, create_target: true, continuous: true });
-      assert.equal(pull2.status, 200, pull2.text);
+      assert.equal(pull2.status, 202, pull2.text);
       await waitFor('the pull to catch up', async () => (await c.get(`/${pulled}`)).body?.doc_count === 63);
       await back.kill();
       const third = await startServer({ dataDir: other.dataDir, port: other.port });
