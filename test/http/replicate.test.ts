@@ -6,6 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { client } from '../helpers/http.js';
@@ -278,6 +279,35 @@ test('a missing source or target is db_not_found; create_target creates it', asy
   assert.equal((await c.get(`/${src}-nope`)).status, 200);
   const bad = await replicate({ target: src });
   assert.equal(bad.status, 400);
+});
+
+test('a peer that never answers: each request times out, is retried, then the replication fails', async () => {
+  // Accepts connections and reads requests, but never answers.
+  const sockets = new Set<import('node:net').Socket>();
+  const silent = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('data', () => undefined);
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const port = (silent.address() as import('node:net').AddressInfo).port;
+  const settings = { connection_timeout: '300', retries_per_request: '2' };
+  const before: Record<string, string> = {};
+  try {
+    for (const [k, v] of Object.entries(settings)) before[k] = (await c.put(`/_config/replicator/${k}`, v)).body;
+    const target = await mkdb('silent');
+    const r = await replicate({ source: `http://127.0.0.1:${port}/nowhere`, target });
+    assert.equal(r.status, 502, r.text);
+    assert.equal(r.body.error, 'replication_peer_error');
+    assert.match(r.body.reason, /timed out/);
+    assert.ok(sockets.size >= 1);
+    const log = readFileSync(join(server.dataDir, 'settee.log'), 'utf8');
+    assert.match(log, /retrying in \d+ ms/, 'the retries are logged');
+  } finally {
+    for (const [k, v] of Object.entries(before)) await c.put(`/_config/replicator/${k}`, v);
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  }
 });
 
 test('doc_ids, filter=_doc_ids and filter=_view pick documents', async () => {
