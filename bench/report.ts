@@ -38,6 +38,8 @@ interface RowSpec {
   design?: boolean;
   /** A time: the ratio column also says how many times faster Settee is. */
   lowerIsBetter?: boolean;
+  /** Measured in the replication phase (left out with --skip-replication; the only rows with --replication-only). */
+  replication?: boolean;
 }
 
 export const ROWS: readonly RowSpec[] = [
@@ -75,6 +77,12 @@ export const ROWS: readonly RowSpec[] = [
   { key: 'ddoc_bulk_validated_pct', unit: '%', label: '  validated / plain bulk rate', target: { op: '>=', absolute: 70 }, design: true },
   { key: 'ddoc_list', unit: 'rows/s', label: '_list over {listRows} view rows', design: true },
   { key: 'ddoc_list_peak_rss', unit: 'MB', label: 'server peak RSS during the _list', design: true },
+  { key: 'repl_by_name', unit: 'docs/s', label: 'replicate {replDocs} docs local→local by name', replication: true },
+  { key: 'repl_by_url', unit: 'docs/s', label: 'replicate {replDocs} docs local→local by URL', target: { op: '>=', ratio: 6 }, replication: true },
+  { key: 'repl_pull', unit: 'docs/s', label: 'pull {replDocs} docs from a second server', replication: true },
+  { key: 'repl_att', unit: 'MB/s', label: 'replicate {replAttDocs} docs × 256 KiB attachments by URL', replication: true },
+  { key: 'repl_live_p50', unit: 'ms', label: 'continuous replication, write -> target, median', target: { op: '<=', absolute: 100 }, replication: true, lowerIsBetter: true },
+  { key: 'repl_live_p99', unit: 'ms', label: 'continuous replication, write -> target, p99', replication: true, lowerIsBetter: true },
 ];
 
 export interface ComparisonRow {
@@ -105,10 +113,17 @@ export interface CompareOptions {
   designOnly?: boolean;
   /** The _list's row count, for labels. */
   listRows?: string;
+  /** The replication phase's document counts, for labels. */
+  replDocs?: string;
+  replAttDocs?: string;
+  skipReplication?: boolean;
+  replicationOnly?: boolean;
 }
 
 export function compare(settee: ServerResult, pouch: ServerResult, opts: CompareOptions): ComparisonRow[] {
   const shown = (row: RowSpec): boolean => {
+    if (opts.replicationOnly) return row.replication === true;
+    if (row.replication) return !opts.skipReplication && !opts.viewsOnly;
     if (opts.viewsOnly) return row.views === true;
     if (opts.designOnly) return row.design === true;
     if (row.views) return !opts.skipViews;
@@ -123,7 +138,8 @@ export function compare(settee: ServerResult, pouch: ServerResult, opts: Compare
     const ratio = s && p && p.value > 0 && !aborted ? s.value / p.value : null;
     return {
       key: row.key,
-      label: row.label.replace('{large}', opts.largeSize).replace('{viewDocs}', opts.viewDocs).replace('{viewEdits}', opts.viewEdits).replace('{listRows}', opts.listRows ?? ''),
+      label: row.label.replace('{large}', opts.largeSize).replace('{viewDocs}', opts.viewDocs).replace('{viewEdits}', opts.viewEdits)
+        .replace('{listRows}', opts.listRows ?? '').replace('{replDocs}', opts.replDocs ?? '').replace('{replAttDocs}', opts.replAttDocs ?? ''),
       unit: row.unit,
       settee: s ? s.value : null,
       pouchdbServer: p ? p.value : null,

@@ -20,6 +20,9 @@ import { existsSync } from 'node:fs';
  *   --pouch-view-docs <n>           pouchdb-server's view corpus (default: Settee's, at most 20,000)
  *   --skip-design                   skip the design-function phase (validated writes, _list over 100k × scale rows)
  *   --design-only                   run the design-function phase only
+ *   --skip-replication              skip the replication phase
+ *   --replication-only              run the replication phase only (POST /_replicate by name, by URL, pull
+ *                                   from a second server process, attachments, continuous latency)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -33,6 +36,7 @@ import { round } from './stats.js';
 import * as w from './workloads.js';
 import * as v from './views.js';
 import * as d from './design.js';
+import * as r from './replication.js';
 
 /** The project root: the nearest folder above this file with the bench's peers manifest. */
 const ROOT = (() => {
@@ -108,6 +112,13 @@ function plan(scale: number) {
       capSeconds: seconds(300, 60),
       rssSampleMs: 100,
     },
+    replication: {
+      docs: count(20_000, 1000),
+      attachmentDocs: count(200, 20),
+      attachmentBytes: 256 * 1024,
+      latencyWrites: count(100, 30),
+      capSeconds: seconds(300, 60),
+    },
   };
 }
 type Plan = ReturnType<typeof plan>;
@@ -126,6 +137,8 @@ interface Options {
   skipDesign: boolean;
   designOnly: boolean;
   pouchViewDocs: number | undefined;
+  skipReplication: boolean;
+  replicationOnly: boolean;
 }
 
 function parseOptions(): Options {
@@ -144,6 +157,8 @@ function parseOptions(): Options {
       'pouch-view-docs': { type: 'string' },
       'skip-design': { type: 'boolean', default: false },
       'design-only': { type: 'boolean', default: false },
+      'skip-replication': { type: 'boolean', default: false },
+      'replication-only': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -151,6 +166,7 @@ function parseOptions(): Options {
     console.log('usage: node dist/bench/run.js [--only settee|pouchdb-server] [--scale F] [--tmp-dir DIR] [--keep-data]');
     console.log('                                [--settee-config FILE] [--settee-auth USER:PASS] [--out FILE] [--skip-large]');
     console.log('                                [--skip-views | --views-only] [--pouch-view-docs N] [--skip-design | --design-only]');
+    console.log('                                [--skip-replication | --replication-only]');
     process.exit(0);
   }
   if (values['skip-views'] && values['views-only']) throw new Error('--skip-views and --views-only exclude each other');
@@ -180,6 +196,8 @@ function parseOptions(): Options {
     skipDesign: values['skip-design']!,
     designOnly: values['design-only']!,
     pouchViewDocs: values['pouch-view-docs'] === undefined ? undefined : Number(values['pouch-view-docs']),
+    skipReplication: values['skip-replication']!,
+    replicationOnly: values['replication-only']!,
   };
 }
 
@@ -373,7 +391,7 @@ async function benchServer(name: ServerName, opts: Options, p: Plan, content: Bu
   }
   const headers: Record<string, string> = {};
   if (name === 'settee' && opts.setteeAuth) headers.authorization = `Basic ${Buffer.from(opts.setteeAuth).toString('base64')}`;
-  if (!opts.viewsOnly && !opts.designOnly) {
+  if (!opts.viewsOnly && !opts.designOnly && !opts.replicationOnly) {
     let server: RunningServer;
     try {
       server = await startServer(name, { root: ROOT, tmpRoot: opts.tmpRoot, setteeConfig: opts.setteeConfig, keepData: opts.keepData });
@@ -403,9 +421,10 @@ async function benchServer(name: ServerName, opts: Options, p: Plan, content: Bu
   }
   // The view phase and the large attachment each run against a freshly started server, so their
   // figures (RSS above all) are what that work costs, not what the earlier workloads left behind.
-  if (!opts.skipViews && !opts.designOnly) await runViewsOnFreshServer(name, opts, p, result, headers);
-  if (!opts.skipDesign && !opts.viewsOnly) await runDesignOnFreshServer(name, opts, p, result, headers);
-  if (!opts.skipLarge && !opts.viewsOnly && !opts.designOnly) await runLargeOnFreshServer(name, opts, p, result, headers, content);
+  if (!opts.skipViews && !opts.designOnly && !opts.replicationOnly) await runViewsOnFreshServer(name, opts, p, result, headers);
+  if (!opts.skipDesign && !opts.viewsOnly && !opts.replicationOnly) await runDesignOnFreshServer(name, opts, p, result, headers);
+  if (!opts.skipLarge && !opts.viewsOnly && !opts.designOnly && !opts.replicationOnly) await runLargeOnFreshServer(name, opts, p, result, headers, content);
+  if (!opts.skipReplication && !opts.viewsOnly && !opts.designOnly) await runReplicationOnFreshServers(name, opts, p, result, headers, content);
   if (Object.keys(result.errors).length > 0) result.status = 'partial';
   return result;
 }
@@ -617,6 +636,56 @@ async function runLargeOnFreshServer(
   }
 }
 
+/**
+ * The replication phase, on a fresh server and a second process of the same kind (the pull's
+ * source): by name, by URL, pulled, attachments by URL, then a continuous replication's latency.
+ */
+async function runReplicationOnFreshServers(
+  name: ServerName, opts: Options, p: Plan, result: ServerResult, headers: Record<string, string>, content: Buffer,
+): Promise<void> {
+  const rp = p.replication;
+  const servers: RunningServer[] = [];
+  try {
+    for (let i = 0; i < 2; i++) {
+      servers.push(await startServer(name, { root: ROOT, tmpRoot: opts.tmpRoot, setteeConfig: opts.setteeConfig, keepData: opts.keepData }));
+    }
+  } catch (err) {
+    result.errors.replication = message(err);
+    console.log(`  ${name}: ${message(err)}`);
+    for (const s of servers) await s.stop();
+    return;
+  }
+  const [main, second] = servers as [RunningServer, RunningServer];
+  const target: w.Target = { base: main.url, headers };
+  const remote: w.Target = { base: second.url, headers };
+  const withAuth = (base: string): string => (opts.setteeAuth && name === 'settee' ? base.replace('http://', `http://${opts.setteeAuth}@`) : base);
+  console.log(`\n${name} (pids ${main.pid}, ${second.pid}): replication phase, ${rp.docs} docs, ${rp.attachmentDocs} × 256 KiB attachments`);
+  const step = stepper(main, result);
+  try {
+    result.version ??= await serverVersion(target);
+    result.mode ??= main.mode;
+    await r.loadDocs(target, 'repl_src', rp.docs);
+    await r.loadDocs(remote, 'repl_src', rp.docs);
+    await r.loadAttachments(target, 'repl_att_src', content, rp);
+    const figure = (key: string, x: { docsPerSecond: number; seconds: number }): w.Figures =>
+      ({ [key]: { value: x.docsPerSecond, unit: 'docs/s', detail: { docs: rp.docs, seconds: x.seconds } } });
+    await step('replicate by name', async () => figure('repl_by_name', await r.replicateOnce(target, 'repl_src', 'repl_by_name', rp.docs, rp.capSeconds)));
+    await step('replicate by URL', async () => figure('repl_by_url', await r.replicateOnce(
+      target, withAuth(`${main.url}/repl_src`), 'repl_by_url', rp.docs, rp.capSeconds, withAuth(`${main.url}/repl_by_url`))));
+    await step('replicate pull', async () => figure('repl_pull', await r.replicateOnce(target, withAuth(`${second.url}/repl_src`), 'repl_pull', rp.docs, rp.capSeconds)));
+    await step('replicate attachments', async () => {
+      const x = await r.replicateOnce(target, withAuth(`${main.url}/repl_att_src`), 'repl_att', rp.attachmentDocs, rp.capSeconds, withAuth(`${main.url}/repl_att`));
+      return { repl_att: { value: r.ATTACHMENT_MB(rp) / x.seconds, unit: 'MB/s', detail: { docs: rp.attachmentDocs, seconds: x.seconds } } };
+    });
+    await step('continuous latency', () => r.continuousLatency({ base: withAuth(main.url), headers }, rp));
+  } catch (err) {
+    result.errors.replication = message(err);
+    console.log(`  ${name}: ${message(err)}`);
+  } finally {
+    for (const s of servers) await s.stop();
+  }
+}
+
 /** Notes worth printing under the table: failures, capped workloads, row-count mismatches. */
 function notes(results: ServerResult[]): string[] {
   const lines: string[] = [];
@@ -702,9 +771,13 @@ async function main(): Promise<void> {
     viewEdits: `${p.views.editDocs.toLocaleString('en-US')} (1%)`,
     skipViews: opts.skipViews || opts.designOnly,
     viewsOnly: opts.viewsOnly,
-    skipDesign: opts.skipDesign || opts.viewsOnly,
+    skipDesign: opts.skipDesign || opts.viewsOnly || opts.replicationOnly,
     designOnly: opts.designOnly,
     listRows: p.design.listRows.toLocaleString('en-US'),
+    replDocs: p.replication.docs.toLocaleString('en-US'),
+    replAttDocs: p.replication.attachmentDocs.toLocaleString('en-US'),
+    skipReplication: opts.skipReplication || opts.viewsOnly || opts.designOnly,
+    replicationOnly: opts.replicationOnly,
   });
 
   console.log('');

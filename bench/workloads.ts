@@ -357,13 +357,17 @@ export async function changesScan(
 }
 
 // 6b. Latency from a PUT being sent until its change line arrives on a continuous feed.
-export async function feedLatency(
-  target: Target,
-  db: string,
-  opts: { writes: number; capSeconds: number; waitMs: number },
-): Promise<Figures> {
+/**
+ * A continuous `_changes` feed whose rows are awaited by document id: `arrival(id, ms)` resolves
+ * with the moment the row arrived, or undefined after `ms`.
+ */
+export function watchArrivals(target: Target, path: string): {
+  opened: Promise<unknown>;
+  arrival(id: string, timeoutMs: number): Promise<number | undefined>;
+  close(): void;
+} {
   const waiters = new Map<string, (at: number) => void>();
-  const feed = openLineStream(target.base, `/${enc(db)}/_changes?feed=continuous&since=now&heartbeat=1000`, target.headers, (line) => {
+  const feed = openLineStream(target.base, path, target.headers, (line) => {
     const at = now();
     let change: { id?: unknown };
     try {
@@ -385,6 +389,16 @@ export async function feedLatency(
         resolve(at);
       });
     });
+  return { opened: feed.opened, arrival, close: () => feed.close() };
+}
+
+export async function feedLatency(
+  target: Target,
+  db: string,
+  opts: { writes: number; capSeconds: number; waitMs: number },
+): Promise<Figures> {
+  const feed = watchArrivals(target, `/${enc(db)}/_changes?feed=continuous&since=now&heartbeat=1000`);
+  const arrival = feed.arrival;
   const client = new Client(target.base, target.headers);
   const put = (id: string, n: number): Promise<unknown> => client.expect('PUT', docPath(db, id), [201, 202], JSON.stringify(makeDoc(id, n)));
   const latencies: number[] = [];

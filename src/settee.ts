@@ -23,6 +23,8 @@ import { DesignService } from './design/service.js';
 import { QueryServer } from './js/query-server.js';
 import { availableParallelism } from 'node:os';
 import { Authenticator } from './auth/authenticator.js';
+import { ReplicatorManager } from './replicator/manager.js';
+import { ReplicatorDatabase } from './replicator/replicator-db.js';
 
 export interface SetteeOptions {
   port?: number;
@@ -52,6 +54,7 @@ export class Settee {
   private http!: HttpServer;
   private address: { port: number; host: string } | undefined;
   private tlsAddress: { port: number; host: string } | undefined;
+  private replicatorDb: ReplicatorDatabase | undefined;
 
   private constructor(private readonly options: SetteeOptions) {}
 
@@ -66,6 +69,7 @@ export class Settee {
     await settee.services.config.set('httpd', 'port', String(address.port), false);
     await settee.startTls(host);
     settee.services.log.info(`Apache CouchDB-compatible Settee has started on ${settee.url}`);
+    settee.startReplicatorDb();
     return settee;
   }
 
@@ -164,28 +168,45 @@ export class Settee {
     // (The users database comes with authentication, below.)
     const auth = await Authenticator.start(config, dbs);
     await dbs.ensure(config.getString('replicator', 'db', '_replicator'));
+    const tasks = new TaskRegistry();
+    const replicator = new ReplicatorManager({ config, log, tasks, dbs, serverUuid, localUrl: () => localUrl(config) });
     return {
-      config, log, dbs, uuids, serverUuid, views, auth, design,
-      tasks: new TaskRegistry(),
+      config, log, dbs, uuids, serverUuid, views, auth, design, tasks, replicator,
       dispatch: (req) => this.http.dispatch(req),
       restart: () => void this.restart(),
     };
+  }
+
+  /** Jobs of `_replicator` documents start once the server answers (local names are loopback HTTP). */
+  private startReplicatorDb(): void {
+    const { config, dbs, replicator, log } = this.services;
+    this.replicatorDb = new ReplicatorDatabase(config.getString('replicator', 'db', '_replicator'), dbs, replicator, log);
+    // Jobs start in the background: a peer that is slow to answer must not hold up start-up.
+    this.replicatorDb.start().catch((err: unknown) => log.error(`_replicator: ${String(err)}`));
+  }
+
+  private async stopReplicator(services: Services): Promise<void> {
+    this.replicatorDb?.stop();
+    await services.replicator.stop();
   }
 
   /** Reloads configuration and reopens storage, keeping the listening socket. */
   async restart(): Promise<void> {
     const old = this.services;
     old.auth.close();
+    await this.stopReplicator(old);
     await old.views.close();
     await old.design.close();
     await old.dbs.closeAll();
     await old.config.reload();
     this.services = await this.buildServices(old.config);
+    this.startReplicatorDb();
     old.log.info('Restarted');
     await old.log.close();
   }
 
   async stop(): Promise<void> {
+    await this.stopReplicator(this.services);
     await this.http.close();
     this.services.auth.close();
     await this.services.views.close();
@@ -193,4 +214,11 @@ export class Settee {
     await this.services.dbs.closeAll();
     await this.services.log.close();
   }
+}
+
+/** This server's own base URL as seen from itself, from the configured address and real port. */
+function localUrl(config: Config): string {
+  const bind = config.getString('httpd', 'bind_address', '127.0.0.1');
+  const host = bind === '0.0.0.0' ? '127.0.0.1' : bind === '::' ? '[::1]' : bind.includes(':') ? `[${bind}]` : bind;
+  return `http://${host}:${config.getInt('httpd', 'port', 5984)}/`;
 }

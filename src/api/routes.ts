@@ -16,6 +16,7 @@ import { showRoutes } from './show.js';
 import { updateRoutes } from './update.js';
 import { listRoutes } from './list.js';
 import { rewriteRoutes } from './rewrite.js';
+import { replicateRoutes } from './replicate.js';
 
 export const routes: Route[] = [
   ...serverRoutes,
@@ -34,4 +35,5 @@ export const routes: Route[] = [
   ...updateRoutes,
   ...listRoutes,
   ...rewriteRoutes,
+  ...replicateRoutes,
 ];

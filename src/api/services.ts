@@ -8,6 +8,7 @@ import type { TaskRegistry } from '../core/tasks.js';
 import type { ViewService } from '../views/service.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { DesignService } from '../design/service.js';
+import type { ReplicatorManager } from '../replicator/manager.js';
 
 /** The engines a handler may use; built once by the server and passed to every handler. */
 export interface Services {
@@ -21,6 +22,7 @@ export interface Services {
   auth: Authenticator;
   /** Design-document functions other than views: validation, filters, show, list, update. */
   design: DesignService;
+  replicator: ReplicatorManager;
   /** This server's persistent identity (GET / `uuid`). */
   serverUuid: string;
   /** Routes a request through the server's router and handlers again (`_rewrite`'s rewritten requests). */

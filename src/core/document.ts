@@ -39,6 +39,11 @@ export type AttachmentInput =
 /** Special fields a client may send; the rest of `_`-prefixed fields are rejected. */
 const IGNORED_SPECIALS = new Set(['_revs_info', '_conflicts', '_deleted_conflicts', '_local_seq']);
 
+/** The replicator's state fields on `_replicator` documents: kept in the body, as CouchDB keeps them. */
+const REPLICATION_FIELDS = new Set([
+  '_replication_state', '_replication_state_time', '_replication_state_reason', '_replication_id', '_replication_stats',
+]);
+
 export function parseIncomingDoc(value: unknown): IncomingDoc {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw badRequest('Document must be a JSON object');
@@ -47,7 +52,7 @@ export function parseIncomingDoc(value: unknown): IncomingDoc {
   const doc: IncomingDoc = { id: undefined, rev: undefined, deleted: false, body: {}, bodyJson: '{}', revisions: undefined, attachments: undefined };
   for (const key of Object.keys(input)) {
     const v = input[key];
-    if (!key.startsWith('_')) {
+    if (!key.startsWith('_') || REPLICATION_FIELDS.has(key)) {
       doc.body[key] = v;
       continue;
     }

@@ -1,0 +1,252 @@
+/**
+ * The server's replicator: starts, finds, joins and cancels replication jobs by replication id
+ * (`POST /_replicate`, `_replicator` documents), builds their peers, and stops them all when the
+ * server stops.
+ */
+import { setMaxListeners } from 'node:events';
+import { CouchError, notFound } from '../errors.js';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../log/logger.js';
+import type { TaskRegistry } from '../core/tasks.js';
+import type { DatabaseRegistry } from '../core/registry.js';
+import { isServerAdmin } from '../auth/user-context.js';
+import { LocalPeer, hasValidation } from './local-peer.js';
+import { displayEndpoint, endpointIdentity, stripCredentials, type Endpoint } from './endpoint.js';
+import { HttpPeer } from './http-peer.js';
+import { replicationId, type ReplicationId } from './replication-id.js';
+import { Replication, type ReplicationResult, type ReplicationSettings } from './replication.js';
+import { parseReplicationRequest, type ReplicationRequest } from './request.js';
+import type { ReplicationPeer } from './peer.js';
+
+export interface ReplicatorDeps {
+  config: Config;
+  log: Logger;
+  tasks: TaskRegistry;
+  dbs: DatabaseRegistry;
+  serverUuid: string;
+  /** This server's own base URL (`http://127.0.0.1:5984/`), for local database names. */
+  localUrl(): string;
+  /**
+   * Hook for authentication: headers that let a loopback request act as a `_replicator`
+   * document's owner (there is no client request to borrow credentials from). None yet.
+   */
+  ownerHeaders?(owner: JobOwner): Record<string, string>;
+}
+
+/** Who a job runs as: the requester, or the owner of its `_replicator` document. */
+export interface JobOwner {
+  name: string | null;
+  roles: string[];
+  /**
+   * The requester's own credentials (Authorization, Cookie), sent with the job's requests to
+   * local databases so they run with the requester's rights, as CouchDB's local endpoints do.
+   */
+  headers?: Record<string, string>;
+}
+
+export interface Job {
+  id: ReplicationId;
+  replication: Replication;
+  /** Settles when the job ends: its result (one-shot) or its end by cancellation or failure. */
+  done: Promise<ReplicationResult>;
+  /** Settles once the job has read both ends and started copying (or failed before). */
+  triggered: Promise<void>;
+  docId: string | null;
+}
+
+export interface JobCallbacks {
+  onTriggered?(job: Job): void;
+}
+
+/** The reply to `POST /_replicate`. */
+export type ReplicateReply = ReplicationResult | { ok: true; _local_id: string };
+
+export class ReplicatorManager {
+  private readonly jobs = new Map<string, Job>();
+  private stopped = false;
+
+  constructor(private readonly deps: ReplicatorDeps) {}
+
+  /** `POST /_replicate`. */
+  async replicate(body: Record<string, unknown>, owner: JobOwner): Promise<ReplicateReply> {
+    if (body['cancel'] === true && typeof body['replication_id'] === 'string' && body['source'] === undefined) {
+      return this.cancelById(body['replication_id']);
+    }
+    const request = parseReplicationRequest(body);
+    if (request.cancel) {
+      const id = await this.idOf(request, owner);
+      return this.cancelById(id.full);
+    }
+    const job = await this.start(request, owner, null);
+    if (request.continuous) {
+      await Promise.race([job.triggered, job.done]);
+      return { ok: true, _local_id: job.id.full };
+    }
+    return job.done;
+  }
+
+  /** The running job with this id, if any. */
+  get(fullId: string): Job | undefined {
+    return this.jobs.get(fullId);
+  }
+
+  /** Starts a job, or returns the one already running with the same id. */
+  async start(request: ReplicationRequest, owner: JobOwner, docId: string | null, callbacks: JobCallbacks = {}): Promise<Job> {
+    if (this.stopped) throw new CouchError(503, 'service_unavailable', 'the replicator is stopping');
+    const kill = new AbortController();
+    // Every request in flight listens to it: batches, attachment streams, checkpoints.
+    setMaxListeners(1000, kill.signal);
+    const direct = isServerAdmin(owner);
+    const source = this.peer(request.source, owner, kill.signal, direct && !request.filter);
+    const target = this.peer(request.target, owner, kill.signal,
+      direct && !(request.target.kind === 'local' && await hasValidation(this.deps.dbs, request.target.db)));
+    let id: ReplicationId;
+    try {
+      id = replicationId({
+        serverUuid: this.deps.serverUuid,
+        source: endpointIdentity(request.source),
+        target: endpointIdentity(request.target),
+        filter: request.filter ? { name: request.filter, code: await filterCode(source, request.filter) } : undefined,
+        queryParams: request.queryParams,
+        docIds: request.docIds,
+        continuous: request.continuous,
+        createTarget: request.createTarget,
+      });
+    } catch (err) {
+      source.close();
+      target.close();
+      throw err;
+    }
+    const existing = this.jobs.get(id.full);
+    if (existing) {
+      source.close();
+      target.close();
+      return existing;
+    }
+    const settings = this.settings();
+    let resolveTriggered!: () => void;
+    const triggered = new Promise<void>((resolve) => { resolveTriggered = resolve; });
+    const job = { id, docId } as Job;
+    const replication = new Replication({
+      id,
+      sourceDisplay: displayEndpoint(request.source),
+      targetDisplay: displayEndpoint(request.target),
+      continuous: request.continuous,
+      createTarget: request.createTarget,
+      filter: request.filter,
+      queryParams: request.queryParams,
+      docIds: request.docIds,
+      docId,
+    }, { source, target }, settings, {
+      startTask: (fields) => this.deps.tasks.start('replication', fields),
+      log: (level, message) => this.deps.log[level](stripCredentials(message)),
+      onTriggered: () => {
+        resolveTriggered();
+        callbacks.onTriggered?.(job);
+      },
+    });
+    job.replication = replication;
+    job.triggered = triggered;
+    this.jobs.set(id.full, job);
+    this.deps.log.info(`Replication ${id.full} started: ${displayEndpoint(request.source)} -> ${displayEndpoint(request.target)}`);
+    job.done = replication.run().finally(() => {
+      kill.abort();
+      if (this.jobs.get(id.full) === job) this.jobs.delete(id.full);
+      resolveTriggered();
+    });
+    job.done.then(
+      () => this.deps.log.info(`Replication ${id.full} finished`),
+      (err) => this.deps.log.warn(`Replication ${id.full} ended: ${err instanceof CouchError ? `${err.error} ${err.reason}` : String(err)}`),
+    );
+    return job;
+  }
+
+  /** The id a request has, without starting anything (for `cancel`). */
+  private async idOf(request: ReplicationRequest, owner: JobOwner): Promise<ReplicationId> {
+    const kill = new AbortController();
+    const source = this.peer(request.source, owner, kill.signal, false);
+    try {
+      let code: string | undefined;
+      if (request.filter) {
+        try {
+          code = await filterCode(source, request.filter);
+        } catch {
+          // The source is gone: the id of a running job is still found by its other parts.
+          for (const job of this.jobs.values()) if (job.replication.options.filter === request.filter) return job.id;
+        }
+      }
+      return replicationId({
+        serverUuid: this.deps.serverUuid,
+        source: endpointIdentity(request.source),
+        target: endpointIdentity(request.target),
+        filter: request.filter ? { name: request.filter, code } : undefined,
+        queryParams: request.queryParams,
+        docIds: request.docIds,
+        continuous: request.continuous,
+        createTarget: request.createTarget,
+      });
+    } finally {
+      kill.abort();
+      source.close();
+    }
+  }
+
+  private async cancelById(fullId: string): Promise<ReplicateReply> {
+    const job = this.jobs.get(fullId) ?? [...this.jobs.values()].find((j) => j.id.base === fullId);
+    if (!job) throw notFound('missing');
+    job.replication.cancel();
+    await job.done.catch(() => undefined);
+    return { ok: true, _local_id: job.id.full };
+  }
+
+  /** Stops every job (each writes its checkpoint first, briefly). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const all = [...this.jobs.values()];
+    for (const job of all) job.replication.cancel();
+    await Promise.race([
+      Promise.allSettled(all.map((j) => j.done)),
+      new Promise((resolve) => setTimeout(resolve, 5000).unref()),
+    ]);
+  }
+
+  /** `direct`: a local name may be used without HTTP (see local-peer.ts for when). */
+  private peer(endpoint: Endpoint, owner: JobOwner, signal: AbortSignal, direct: boolean): ReplicationPeer {
+    if (endpoint.kind === 'local' && direct) return new LocalPeer(this.deps.dbs, endpoint.db);
+    const config = this.deps.config;
+    // Other local names go through this server's own HTTP interface, so validation, security
+    // and filters apply exactly as for any client, with the owner's credentials.
+    const url = endpoint.kind === 'local' ? `${this.deps.localUrl()}${encodeURIComponent(endpoint.db)}/` : endpoint.url;
+    const headers = endpoint.kind === 'local' ? owner.headers ?? this.deps.ownerHeaders?.(owner) ?? {} : endpoint.headers;
+    return new HttpPeer({
+      url, headers, signal,
+      display: displayEndpoint(endpoint),
+      maxSessions: config.getInt('replicator', 'max_http_sessions', 10),
+      timeoutMs: config.getInt('replicator', 'connection_timeout', 30000),
+      retries: config.getInt('replicator', 'retries_per_request', 10),
+      onRetry: (message) => this.deps.log.info(stripCredentials(message)),
+    });
+  }
+
+  private settings(): ReplicationSettings {
+    const config = this.deps.config;
+    const retries = config.getString('replicator', 'max_replication_retry_count', '10');
+    return {
+      batchSize: Math.max(1, config.getInt('replicator', 'worker_batch_size', 500)),
+      workers: Math.max(1, Math.min(config.getInt('replicator', 'worker_processes', 4), config.getInt('replicator', 'max_http_pipeline_size', 10))),
+      checkpointIntervalMs: Math.max(100, config.getInt('replicator', 'checkpoint_interval', 5000)),
+      maxRetries: retries === 'infinity' ? Infinity : Math.max(0, Number(retries) || 0),
+    };
+  }
+}
+
+/** A design-document filter's source code (part of the replication id); built-in filters have none. */
+async function filterCode(source: ReplicationPeer, filter: string): Promise<string | undefined> {
+  if (filter.startsWith('_')) return undefined;
+  const [ddoc, name] = filter.split('/') as [string, string];
+  const doc = await source.getDoc(`_design/${ddoc}`);
+  const filters = doc?.['filters'] as Record<string, unknown> | undefined;
+  const code = filters?.[name];
+  if (typeof code !== 'string') throw notFound(`Couldn't find filter ${filter} in the source database`);
+  return code;
+}

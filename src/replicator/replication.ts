@@ -1,0 +1,387 @@
+/**
+ * One replication job: CouchDB's protocol between two peers. The changes reader runs ahead of
+ * the batch workers (each: `_revs_diff` on the target, fetch what is missing from the source,
+ * write it with `new_edits=false`), so round trips overlap; checkpoints record only the
+ * sequence below which every batch is written. A continuous job follows the source's feed once
+ * caught up and survives either peer going away: it resumes from its last checkpoint.
+ */
+import { randomBytes } from 'node:crypto';
+import { CouchError } from '../errors.js';
+import type { TaskHandle } from '../core/tasks.js';
+import { checkpointBody, findStartPoint, rfc1123, type CheckpointBody, type HistoryEntry, type SessionStats } from './checkpoint.js';
+import { REPLICATION_ID_VERSION, type ReplicationId } from './replication-id.js';
+import type { ChangeRow, ChangesBatch, DocJson, ReplicationPeer, MissingRevs } from './peer.js';
+import { attachmentsToSend } from './attachments.js';
+import { sleep } from './sleep.js';
+
+export interface ReplicationSettings {
+  batchSize: number;
+  /** Batches in flight at once. */
+  workers: number;
+  checkpointIntervalMs: number;
+  /** Continuous jobs and `_replicator` jobs start over after a failure, up to this many times in a row. */
+  maxRetries: number;
+}
+
+export interface ReplicationOptions {
+  id: ReplicationId;
+  sourceDisplay: string;
+  targetDisplay: string;
+  continuous: boolean;
+  createTarget: boolean;
+  filter?: string;
+  queryParams?: Record<string, unknown>;
+  docIds?: readonly string[];
+  /** The `_replicator` document that started the job, if any. */
+  docId: string | null;
+}
+
+export interface Peers {
+  source: ReplicationPeer;
+  target: ReplicationPeer;
+}
+
+/** The answer to a one-shot `POST /_replicate`. */
+export interface ReplicationResult extends CheckpointBody {
+  ok: true;
+  no_changes?: true;
+}
+
+export interface ReplicationHooks {
+  /** Registers the job in `_active_tasks`. */
+  startTask(fields: Record<string, string | number | boolean | null>): TaskHandle;
+  log(level: 'info' | 'warn' | 'error', message: string): void;
+  /** Called once the job has read both ends and started copying. */
+  onTriggered?(): void;
+}
+
+interface Batch {
+  rows: ChangeRow[];
+  lastSeq: number | string;
+  done: boolean;
+}
+
+const FIRST_RESTART_MS = 500;
+/** Documents whose attachments stream at once, per batch. */
+const ATTACHMENT_STREAMS = 8;
+const MAX_RESTART_MS = 30000;
+
+export class Replication {
+  private readonly stopping = new AbortController();
+  private readonly stats: SessionStats = { missing_checked: 0, missing_found: 0, docs_read: 0, docs_written: 0, doc_write_failures: 0 };
+  private task: TaskHandle | undefined;
+  private sourceSeq: number | string = 0;
+  private checkpointedSeq: number | string = 0;
+
+  constructor(
+    readonly options: ReplicationOptions,
+    private readonly peers: Peers,
+    private readonly settings: ReplicationSettings,
+    private readonly hooks: ReplicationHooks,
+  ) {}
+
+  get cancelled(): boolean {
+    return this.stopping.signal.aborted;
+  }
+
+  /** Stops the job; a session in progress writes its checkpoint and ends. */
+  cancel(): void {
+    this.stopping.abort();
+  }
+
+  /**
+   * Runs until done (one-shot) or cancelled (continuous). Transient failures of a continuous or
+   * `_replicator` job restart it from its last checkpoint, with backoff; others end it.
+   */
+  async run(): Promise<ReplicationResult> {
+    let failures = 0;
+    let backoff = FIRST_RESTART_MS;
+    try {
+      for (;;) {
+        try {
+          const progressBefore = this.stats.docs_read + this.stats.missing_checked;
+          const result = await this.session();
+          if (!this.options.continuous || this.cancelled) return result;
+          if (this.stats.docs_read + this.stats.missing_checked > progressBefore) failures = 0;
+        } catch (err) {
+          if (this.cancelled) throw new CouchError(500, 'cancelled', 'replication cancelled');
+          // A one-shot `POST /_replicate` answers its client with the failure; continuous and
+          // `_replicator` jobs try again (CouchDB's max_replication_retry_count).
+          const retries = this.options.continuous || this.options.docId !== null;
+          if (!retries || !isTransient(err) || ++failures > this.settings.maxRetries) throw err;
+          this.hooks.log('warn', `Replication ${this.options.id.full} failed (${errorText(err)}); restarting in ${backoff} ms`);
+          await sleep(backoff, this.stopping.signal);
+          backoff = Math.min(backoff * 2, MAX_RESTART_MS);
+          if (this.cancelled) throw new CouchError(500, 'cancelled', 'replication cancelled');
+        }
+      }
+    } finally {
+      this.task?.done();
+      this.task = undefined;
+      this.peers.source.close();
+      this.peers.target.close();
+    }
+  }
+
+  /** One session: from the last common checkpoint to the end of the feed (or cancellation). */
+  private async session(): Promise<ReplicationResult> {
+    const { source, target } = this.peers;
+    const sessionId = randomBytes(16).toString('hex');
+    const startTime = rfc1123(new Date());
+    const sourceInfo = await source.info();
+    try {
+      await target.info();
+    } catch (err) {
+      if (!(err instanceof CouchError && err.error === 'db_not_found' && this.options.createTarget)) throw err;
+      await target.create();
+      await target.info();
+    }
+    this.sourceSeq = sourceInfo.update_seq;
+    const localId = this.options.id.base;
+    const [sourceLog, targetLog] = await Promise.all([source.getLocal(localId), target.getLocal(localId)]);
+    const start = findStartPoint(sourceLog as Partial<CheckpointBody> | undefined, targetLog as Partial<CheckpointBody> | undefined);
+    const revs = { source: sourceLog?.['_rev'] as string | undefined, target: targetLog?.['_rev'] as string | undefined };
+    this.checkpointedSeq = start.since;
+    this.openTask();
+    this.hooks.onTriggered?.();
+
+    const sessionStats: SessionStats = { missing_checked: 0, missing_found: 0, docs_read: 0, docs_written: 0, doc_write_failures: 0 };
+    let recorded: number | string = start.since;
+    let lastEntry: HistoryEntry | undefined;
+    let sawChanges = false;
+    /** Sequence below which everything is written. */
+    let through: number | string = start.since;
+
+    const writeCheckpoint = async (): Promise<void> => {
+      if (seqEquals(through, recorded) && lastEntry) return;
+      if (seqEquals(through, recorded) && !sawChanges) return;
+      const seq = through;
+      await target.ensureFullCommit();
+      const entry: HistoryEntry = {
+        session_id: sessionId, start_time: startTime, end_time: rfc1123(new Date()),
+        start_last_seq: start.since, end_last_seq: seq, recorded_seq: seq, ...sessionStats,
+      };
+      const body = checkpointBody(sessionId, entry, start.history);
+      const [sourceRev, targetRev] = await Promise.all([
+        this.putCheckpoint(source, localId, body, revs.source, true),
+        this.putCheckpoint(target, localId, body, revs.target, false),
+      ]);
+      revs.source = sourceRev ?? revs.source;
+      revs.target = targetRev;
+      recorded = seq;
+      lastEntry = entry;
+      this.checkpointedSeq = seq;
+      this.updateTask();
+    };
+
+    // The pipeline: batches complete in any order, `through` advances over the finished prefix.
+    const pending: { batch: Batch; finished: boolean }[] = [];
+    const inFlight = new Set<Promise<void>>();
+    let failure: unknown;
+    let checkpointing: Promise<void> | undefined;
+    let lastCheckpointAt = Date.now();
+    const maybeCheckpoint = () => {
+      if (checkpointing || Date.now() - lastCheckpointAt < this.settings.checkpointIntervalMs) return;
+      lastCheckpointAt = Date.now();
+      checkpointing = writeCheckpoint().catch((err) => { failure ??= err; }).finally(() => { checkpointing = undefined; });
+    };
+    const timer = setInterval(maybeCheckpoint, this.settings.checkpointIntervalMs);
+    timer.unref();
+
+    const sessionAbort = new AbortController();
+    const onStop = () => sessionAbort.abort();
+    this.stopping.signal.addEventListener('abort', onStop, { once: true });
+
+    try {
+      let since = start.since;
+      let caughtUp = false;
+      while (!sessionAbort.signal.aborted && failure === undefined) {
+        while (inFlight.size >= this.settings.workers) await Promise.race(inFlight);
+        if (failure !== undefined) break;
+        let batch: ChangesBatch;
+        try {
+          batch = await source.changes({
+            since, limit: this.settings.batchSize, feed: caughtUp ? 'longpoll' : 'normal',
+            filter: this.options.filter, queryParams: this.options.queryParams, docIds: this.options.docIds,
+          }, sessionAbort.signal);
+        } catch (err) {
+          if (sessionAbort.signal.aborted) break;
+          throw err;
+        }
+        const item = { batch: { rows: batch.results, lastSeq: batch.last_seq ?? since, done: false }, finished: false };
+        since = item.batch.lastSeq;
+        if (batch.results.length > 0) sawChanges = true;
+        if (seqGreater(since, this.sourceSeq)) this.sourceSeq = since;
+        pending.push(item);
+        const work = this.processBatch(item.batch, sessionStats).then(() => {
+          item.finished = true;
+          while (pending.length > 0 && pending[0]!.finished) through = pending.shift()!.batch.lastSeq;
+          this.updateTask();
+          maybeCheckpoint();
+        }, (err) => {
+          failure ??= err;
+          sessionAbort.abort();
+        });
+        inFlight.add(work);
+        void work.finally(() => inFlight.delete(work));
+        if (batch.results.length < this.settings.batchSize) {
+          if (!this.options.continuous) break;
+          if (!caughtUp) {
+            caughtUp = true;
+            // Caught up: record where, so a restart does not redo the catch-up.
+            await Promise.all(inFlight);
+            lastCheckpointAt = 0;
+            maybeCheckpoint();
+          }
+        }
+      }
+      await Promise.all(inFlight);
+      await checkpointing;
+      if (failure !== undefined) throw failure;
+      await writeCheckpoint();
+    } finally {
+      clearInterval(timer);
+      this.stopping.signal.removeEventListener('abort', onStop);
+      sessionAbort.abort();
+    }
+    const history = lastEntry ? [lastEntry, ...start.history].slice(0, 50) : start.history;
+    const result: ReplicationResult = {
+      ok: true, session_id: sessionId, source_last_seq: recorded, replication_id_version: REPLICATION_ID_VERSION, history,
+    };
+    if (!sawChanges && !lastEntry) result.no_changes = true;
+    return result;
+  }
+
+  /** Writes one end's checkpoint; a source that refuses writes (read-only access) is tolerated. */
+  private async putCheckpoint(peer: ReplicationPeer, id: string, body: CheckpointBody, rev: string | undefined, isSource: boolean): Promise<string | undefined> {
+    const doc = { ...body, ...(rev ? { _rev: rev } : {}) };
+    try {
+      return await peer.putLocal(id, doc);
+    } catch (err) {
+      if (err instanceof CouchError && err.status === 409) {
+        // Someone else (another job with the same id) moved it: write over the current one.
+        const current = await peer.getLocal(id);
+        return peer.putLocal(id, { ...body, ...(current?.['_rev'] ? { _rev: current['_rev'] } : {}) });
+      }
+      if (isSource && err instanceof CouchError && (err.status === 401 || err.status === 403)) {
+        this.hooks.log('warn', `Replication ${this.options.id.full}: cannot checkpoint on the source (${err.reason})`);
+        return undefined;
+      }
+      throw err;
+    }
+  }
+
+  /** `_revs_diff`, fetch, write: one batch of changes. */
+  private async processBatch(batch: Batch, session: SessionStats): Promise<void> {
+    if (batch.rows.length === 0) return;
+    const { source, target } = this.peers;
+    const asked: Record<string, string[]> = {};
+    let checked = 0;
+    for (const row of batch.rows) {
+      const revs = (asked[row.id] ??= []);
+      for (const change of row.changes) {
+        if (!revs.includes(change.rev)) {
+          revs.push(change.rev);
+          checked++;
+        }
+      }
+    }
+    const diff = await target.revsDiff(asked);
+    const missing: MissingRevs[] = [];
+    let found = 0;
+    for (const [id, entry] of Object.entries(diff)) {
+      if (entry.missing.length === 0) continue;
+      missing.push({ id, revs: entry.missing, possibleAncestors: entry.possible_ancestors ?? [] });
+      found += entry.missing.length;
+    }
+    this.count(session, { missing_checked: checked, missing_found: found });
+    if (missing.length === 0) return;
+    const docs = await source.fetch(missing);
+    this.count(session, { docs_read: docs.length });
+    const ancestors = new Map(missing.map((m) => [m.id, m.possibleAncestors]));
+    const plain: DocJson[] = [];
+    const withContent: { doc: DocJson; names: string[] }[] = [];
+    for (const doc of docs) {
+      const names = attachmentsToSend(doc, ancestors.get(doc._id) ?? []);
+      if (names.length === 0) plain.push(doc);
+      else withContent.push({ doc, names });
+    }
+    const failures = await target.write(plain);
+    // Attachment content streams from the source into a multipart PUT, a few documents at a time.
+    let next = 0;
+    const stream = async () => {
+      while (next < withContent.length) {
+        const { doc, names } = withContent[next++]!;
+        const failure = await target.writeWithAttachments(doc, names.map((name) => ({
+          name, open: () => source.openAttachment(doc._id, doc._rev, name),
+        })));
+        if (failure) failures.push(failure);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(ATTACHMENT_STREAMS, withContent.length) }, stream));
+    for (const f of failures) this.hooks.log('warn', `Replication ${this.options.id.full}: ${f.id} ${f.rev ?? ''} not written: ${f.error} ${f.reason}`);
+    this.count(session, { docs_written: docs.length - failures.length, doc_write_failures: failures.length });
+  }
+
+  private count(session: SessionStats, delta: Partial<SessionStats>): void {
+    for (const [k, v] of Object.entries(delta) as [keyof SessionStats, number][]) {
+      session[k] += v;
+      this.stats[k] += v;
+    }
+  }
+
+  private openTask(): void {
+    if (this.task) return;
+    this.task = this.hooks.startTask(this.taskFields());
+  }
+
+  private updateTask(): void {
+    this.task?.update(this.taskFields());
+  }
+
+  private taskFields(): Record<string, string | number | boolean | null> {
+    const source = Number(this.sourceSeq);
+    const done = Number(this.checkpointedSeq);
+    return {
+      replication_id: this.options.id.full,
+      source: this.options.sourceDisplay,
+      target: this.options.targetDisplay,
+      doc_id: this.options.docId,
+      continuous: this.options.continuous,
+      checkpointed_source_seq: this.checkpointedSeq,
+      source_seq: this.sourceSeq,
+      docs_read: this.stats.docs_read,
+      docs_written: this.stats.docs_written,
+      doc_write_failures: this.stats.doc_write_failures,
+      missing_revisions_found: this.stats.missing_found,
+      revisions_checked: this.stats.missing_checked,
+      checkpoint_interval: this.settings.checkpointIntervalMs,
+      progress: source > 0 && Number.isFinite(done) ? Math.min(100, Math.floor((done / source) * 100)) : 100,
+    };
+  }
+}
+
+/** Failures another attempt may overcome: the peer unreachable or failing, not a refusal. */
+export function isTransient(err: unknown): boolean {
+  if (!(err instanceof CouchError)) return true;
+  return err.status >= 500;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof CouchError ? `${err.error}: ${err.reason}` : err instanceof Error ? err.message : String(err);
+}
+
+/** Sequences are numbers here and in CouchDB 1.6; other peers' opaque ones compare by their number. */
+function seqNumber(seq: number | string): number {
+  if (typeof seq === 'number') return seq;
+  const m = /^(\d+)/.exec(seq);
+  return m ? Number(m[1]) : 0;
+}
+
+function seqGreater(a: number | string, b: number | string): boolean {
+  return seqNumber(a) > seqNumber(b);
+}
+
+function seqEquals(a: number | string, b: number | string): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

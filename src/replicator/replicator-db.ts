@@ -1,0 +1,196 @@
+/**
+ * The `_replicator` database (`[replicator] db`): each document states a replication; the
+ * replicator starts it as the document's owner and records `_replication_state` (`triggered`,
+ * `completed`, `error`), `_replication_state_time` and `_replication_id` on it, as CouchDB 1.6
+ * does. Deleting the document cancels the job; at start-up every document not `completed`
+ * starts again. Changes arrive through the registry's update events: no polling.
+ *
+ * Hook for the security issue: CouchDB 1.6 also sets `owner` on write (before_doc_update) and
+ * hides other users' credentials from readers; both belong to the write/read path of this
+ * database and wait for authentication. Jobs already run as `owner` when a document has one.
+ */
+import { CouchError } from '../errors.js';
+import type { DatabaseRegistry } from '../core/registry.js';
+import type { Database } from '../core/database.js';
+import { parseIncomingDoc } from '../core/document.js';
+import type { Logger } from '../log/logger.js';
+import type { Job, JobOwner, ReplicatorManager } from './manager.js';
+import { parseReplicationRequest } from './request.js';
+
+/** Fields that state the replication; edits to others (the state fields) do not restart it. */
+const REQUEST_FIELDS = ['source', 'target', 'continuous', 'create_target', 'filter', 'query_params', 'doc_ids', 'owner', 'user_ctx'];
+
+interface TrackedDoc {
+  /** The request fields the job was started from. */
+  request: string;
+  job: Job | undefined;
+}
+
+export class ReplicatorDatabase {
+  private readonly tracked = new Map<string, TrackedDoc>();
+  private lastSeq = 0;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private off: (() => void) | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly dbName: string,
+    private readonly dbs: DatabaseRegistry,
+    private readonly manager: ReplicatorManager,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.off = this.dbs.onEvent((name, type) => {
+      if (name !== this.dbName) return;
+      if (type === 'deleted') {
+        for (const [id, doc] of this.tracked) {
+          doc.job?.replication.cancel();
+          this.tracked.delete(id);
+        }
+        this.lastSeq = 0;
+        return;
+      }
+      if (type === 'created') this.lastSeq = 0;
+      this.catchUp();
+    });
+    this.catchUp();
+    await this.running;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.off?.();
+  }
+
+  /** Reads the database's changes since the last look; one reader at a time. */
+  private catchUp(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.readChanges();
+        } catch (err) {
+          if (!(err instanceof CouchError && err.status === 404)) this.log.error(`_replicator: ${String(err)}`);
+        }
+      } while (this.again && !this.stopped);
+    })().finally(() => { this.running = undefined; });
+  }
+
+  private async readChanges(): Promise<void> {
+    const db = await this.dbs.get(this.dbName);
+    const release = db.retain();
+    try {
+      for await (const rows of db.changes(this.lastSeq)) {
+        for (const row of rows) {
+          if (this.stopped) return;
+          this.lastSeq = row.seq;
+          if (row.id.startsWith('_design/')) continue;
+          if (row.deleted) this.forget(row.id);
+          else await this.consider(db, row.id);
+        }
+      }
+    } finally {
+      release();
+    }
+  }
+
+  private forget(docId: string): void {
+    const tracked = this.tracked.get(docId);
+    this.tracked.delete(docId);
+    if (tracked?.job) {
+      this.log.info(`_replicator: ${docId} deleted, cancelling ${tracked.job.id.full}`);
+      tracked.job.replication.cancel();
+    }
+  }
+
+  /** A document written: start its job unless it is the one already running (or completed). */
+  private async consider(db: Database, docId: string): Promise<void> {
+    let doc: Record<string, unknown>;
+    try {
+      doc = JSON.parse((await db.openDoc(docId)).json) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    const request = requestKey(doc);
+    const tracked = this.tracked.get(docId);
+    if (tracked && tracked.request === request) return;
+    if (tracked?.job) tracked.job.replication.cancel();
+    const entry: TrackedDoc = { request, job: undefined };
+    this.tracked.set(docId, entry);
+    if (doc['_replication_state'] === 'completed') return;
+
+    const owner: JobOwner = typeof doc['owner'] === 'string' ? { name: doc['owner'], roles: [] } : { name: null, roles: ['_admin'] };
+    let job: Job;
+    try {
+      job = await this.manager.start(parseReplicationRequest(doc), owner, docId, {
+        onTriggered: (j) => void this.record(docId, request, { _replication_state: 'triggered', _replication_id: j.id.base }),
+      });
+    } catch (err) {
+      await this.record(docId, request, { _replication_state: 'error', _replication_state_reason: reasonOf(err) });
+      return;
+    }
+    if (job.docId !== docId) {
+      this.log.warn(`_replicator: ${docId} asks for ${job.id.full}, already running for ${job.docId ?? 'a _replicate request'}`);
+      return;
+    }
+    entry.job = job;
+    job.done.then(
+      () => {
+        if (!job.replication.options.continuous && !job.replication.cancelled) {
+          void this.record(docId, request, { _replication_state: 'completed', _replication_id: job.id.base });
+        }
+      },
+      (err) => {
+        if (!job.replication.cancelled) void this.record(docId, request, { _replication_state: 'error', _replication_state_reason: reasonOf(err) });
+      },
+    );
+  }
+
+  /** Writes state fields onto the document, unless it was edited or deleted since. */
+  private async record(docId: string, request: string, fields: Record<string, string>): Promise<void> {
+    if (this.stopped) return;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        const db = await this.dbs.get(this.dbName);
+        const doc = JSON.parse((await db.openDoc(docId)).json) as Record<string, unknown>;
+        if (requestKey(doc) !== request) return;
+        if (Object.entries(fields).every(([k, v]) => doc[k] === v)) return;
+        if (fields['_replication_state'] !== 'error') delete doc['_replication_state_reason'];
+        Object.assign(doc, fields, { _replication_state_time: isoTime(new Date()) });
+        const incoming = parseIncomingDoc(doc);
+        const uploads = await db.prepareAttachments(incoming);
+        try {
+          const [result] = await db.edit([incoming], { newEdits: true, allOrNothing: false, durable: true });
+          if (result?.ok) return;
+          if (result && result.error !== 'conflict') throw new CouchError(result.status, result.error, result.reason);
+        } finally {
+          for (const u of uploads) u.release();
+        }
+      } catch (err) {
+        if (err instanceof CouchError && err.status === 404) return;
+        this.log.error(`_replicator: recording state on ${docId}: ${String(err)}`);
+        return;
+      }
+    }
+  }
+}
+
+function requestKey(doc: Record<string, unknown>): string {
+  return JSON.stringify(REQUEST_FIELDS.map((k) => doc[k] ?? null));
+}
+
+function reasonOf(err: unknown): string {
+  if (err instanceof CouchError) return `${err.error}: ${err.reason}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** CouchDB 1.6 writes `_replication_state_time` as ISO 8601 with an offset. */
+function isoTime(date: Date): string {
+  return `${date.toISOString().slice(0, 19)}+00:00`;
+}

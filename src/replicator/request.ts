@@ -1,0 +1,48 @@
+/**
+ * A replication request as `POST /_replicate` and `_replicator` documents state it: endpoints,
+ * `continuous`, `create_target`, `cancel`, `filter` + `query_params`, `doc_ids`.
+ */
+import { badRequest } from '../errors.js';
+import { parseEndpoint, type Endpoint } from './endpoint.js';
+
+export interface ReplicationRequest {
+  source: Endpoint;
+  target: Endpoint;
+  continuous: boolean;
+  createTarget: boolean;
+  cancel: boolean;
+  filter: string | undefined;
+  queryParams: Record<string, unknown> | undefined;
+  docIds: string[] | undefined;
+}
+
+export function parseReplicationRequest(body: Record<string, unknown>): ReplicationRequest {
+  if (body['source'] === undefined) throw badRequest('Missing source');
+  if (body['target'] === undefined) throw badRequest('Missing target');
+  const filter = body['filter'];
+  if (filter !== undefined && filter !== null && typeof filter !== 'string') throw badRequest('filter must be a string');
+  const queryParams = body['query_params'];
+  if (queryParams !== undefined && (queryParams === null || typeof queryParams !== 'object' || Array.isArray(queryParams))) {
+    throw badRequest('query_params must be an object');
+  }
+  const docIds = body['doc_ids'];
+  if (docIds !== undefined && docIds !== null && (!Array.isArray(docIds) || !docIds.every((x) => typeof x === 'string'))) {
+    throw badRequest('doc_ids must be an array of strings');
+  }
+  // `filter: "_doc_ids"` with `doc_ids` is the same as `doc_ids` alone.
+  const ids = Array.isArray(docIds) ? docIds as string[] : undefined;
+  const filterName = typeof filter === 'string' && filter !== '' && !(filter === '_doc_ids' && ids) ? filter : undefined;
+  if (filterName !== undefined && filterName !== '_view' && filterName !== '_design' && !/^[^/]+\/[^/]+$/.test(filterName)) {
+    throw badRequest('filter must be of the form ddoc/name');
+  }
+  return {
+    source: parseEndpoint(body['source'], 'source'),
+    target: parseEndpoint(body['target'], 'target'),
+    continuous: body['continuous'] === true,
+    createTarget: body['create_target'] === true,
+    cancel: body['cancel'] === true,
+    filter: filterName,
+    queryParams: queryParams as Record<string, unknown> | undefined,
+    docIds: ids,
+  };
+}

@@ -1,0 +1,493 @@
+/**
+ * Settee's replicator over real HTTP: `POST /_replicate` between local names, URLs to the same
+ * server and a second server process (killed and restarted mid-way), continuous jobs and
+ * cancelling them, filters, checkpoints, `_active_tasks`, and the `_replicator` database.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+
+/** The server's log as GET /_log serves it (pending lines are written first). */
+async function serverLog(): Promise<string> {
+  const r = await c.get('/_log?bytes=1000000');
+  assert.equal(r.status, 200);
+  return r.text;
+}
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+});
+after(async () => server.stop());
+
+let counter = 0;
+async function mkdb(label: string, on = c): Promise<string> {
+  const name = `repl-${label}-${++counter}`;
+  const r = await on.put(`/${name}`);
+  assert.equal(r.status, 201, r.text);
+  return name;
+}
+
+async function bulk(db: string, docs: unknown[], on = c): Promise<{ id: string; rev: string }[]> {
+  const r = await on.post(`/${db}/_bulk_docs`, { docs });
+  assert.equal(r.status, 201, r.text);
+  return r.body;
+}
+
+async function replicate(body: Record<string, unknown>, on = c) {
+  return on.post('/_replicate', body);
+}
+
+/** Waits for a condition with a generous deadline (no timing assertions). */
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, deadlineMs = 30000): Promise<T> {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Every leaf of every document (conflicts and tombstones included), with its body. */
+async function snapshot(db: string, on = c) {
+  const changes = await on.get(`/${db}/_changes?style=all_docs`);
+  const out: Record<string, unknown[]> = {};
+  for (const row of changes.body.results) {
+    const leaves = await on.get(`/${db}/${encodeURIComponent(row.id)}?open_revs=all&revs=true`, { headers: { Accept: 'application/json' } });
+    out[row.id] = leaves.body.map((l: any) => l.ok).sort((a: any, b: any) => (a._rev < b._rev ? -1 : 1));
+  }
+  return out;
+}
+
+test('one-shot between local names: every leaf, tombstone and attachment, with CouchDB\'s result', async () => {
+  const src = await mkdb('src');
+  const [a, , d] = await bulk(src, [
+    { _id: 'a', v: 1 },
+    { _id: 'b', _attachments: { 'hello.txt': { content_type: 'text/plain', data: Buffer.from('hello world').toString('base64') } } },
+    { _id: 'd', v: 'to delete' },
+  ]);
+  // A conflict on a, and a deleted d.
+  await c.post(`/${src}/_bulk_docs`, { docs: [{ _id: 'a', _rev: a!.rev, v: 2 }] });
+  await c.post(`/${src}/_bulk_docs`, { new_edits: false, docs: [{ _id: 'a', _rev: '2-ffff', _revisions: { start: 2, ids: ['ffff', a!.rev.slice(2)] }, v: 'conflict' }] });
+  assert.equal((await c.del(`/${src}/d?rev=${d!.rev}`)).status, 200);
+  await c.put(`/${src}/_local/never`, { local: true });
+
+  const r = await replicate({ source: src, target: `${src}-copy`, create_target: true });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.ok, true);
+  assert.equal(r.body.replication_id_version, 3);
+  assert.match(r.body.session_id, /^[0-9a-f]{32}$/);
+  const srcInfo = (await c.get(`/${src}`)).body;
+  assert.equal(r.body.source_last_seq, srcInfo.update_seq);
+  assert.equal(r.body.history.length, 1);
+  const h = r.body.history[0];
+  for (const field of ['session_id', 'start_time', 'end_time']) assert.equal(typeof h[field], 'string', field);
+  assert.equal(h.session_id, r.body.session_id);
+  assert.equal(h.start_last_seq, 0);
+  assert.equal(h.end_last_seq, srcInfo.update_seq);
+  assert.equal(h.recorded_seq, srcInfo.update_seq);
+  // a has two leaves (2-ffff and its 2-... edit), b one, d one tombstone.
+  assert.equal(h.missing_checked, 4);
+  assert.equal(h.missing_found, 4);
+  assert.equal(h.docs_read, 4);
+  assert.equal(h.docs_written, 4);
+  assert.equal(h.doc_write_failures, 0);
+
+  assert.deepEqual(await snapshot(`${src}-copy`), await snapshot(src));
+  const att = await c.get(`/${src}-copy/b/hello.txt`);
+  assert.equal(att.text, 'hello world');
+  const winner = await c.get(`/${src}-copy/a?conflicts=true`);
+  assert.deepEqual(winner.body._conflicts.length, 1);
+  const deleted = await c.get(`/${src}-copy/d`);
+  assert.equal(deleted.status, 404);
+  assert.equal(deleted.body.reason, 'deleted');
+  assert.equal((await c.get(`/${src}-copy/_local/never`)).status, 404, '_local documents never replicate');
+});
+
+for (const via of ['name', 'url'] as const) {
+test(`attachments by ${via}: binary and compressible, large, added later (only the new one travels), in conflicts`, async () => {
+  const src = await mkdb(`atts-${via}`);
+  const ep = (db: string) => (via === 'url' ? `${server.url}${db}` : db);
+  const binary = Buffer.alloc(3 * 1024 * 1024);
+  for (let i = 0; i < binary.length; i++) binary[i] = (i * 2654435761) >>> 24;
+  const text = 'compressible text '.repeat(20000);
+  const put = await c.request('PUT', `/${src}/doc/bin.dat`, { raw: binary, headers: { 'Content-Type': 'application/octet-stream' } });
+  assert.equal(put.status, 201, put.text);
+  const put2 = await c.request('PUT', `/${src}/doc/notes.txt?rev=${put.body.rev}`, { raw: text, headers: { 'Content-Type': 'text/plain' } });
+  assert.equal(put2.status, 201, put2.text);
+  const tgt = `${src}-copy`;
+  const first = await replicate({ source: ep(src), target: ep(tgt), create_target: true });
+  assert.equal(first.status, 200, first.text);
+  assert.equal(first.body.history[0].docs_written, 1);
+  const got = await new Promise<Buffer>((resolve, reject) => {
+    import('node:http').then(({ get }) => get(`${server.url}${tgt}/doc/bin.dat`, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (x: Buffer) => chunks.push(x));
+      res.on('end', () => resolve(Buffer.concat(chunks)));
+    }).on('error', reject));
+  });
+  assert.ok(got.equals(binary), 'binary content byte for byte');
+  assert.equal((await c.get(`/${tgt}/doc/notes.txt`)).text, text);
+
+  // A third attachment in a later revision; the next run sends only it, and a conflict carries its own.
+  const cur = (await c.get(`/${src}/doc`)).body;
+  const put3 = await c.request('PUT', `/${src}/doc/later.txt?rev=${cur._rev}`, { raw: 'later', headers: { 'Content-Type': 'text/plain' } });
+  assert.equal(put3.status, 201);
+  const branch = await c.post(`/${src}/_bulk_docs`, { new_edits: false, docs: [{
+    _id: 'doc', _rev: '3-bbbb', _revisions: { start: 3, ids: ['bbbb', cur._rev.slice(2), put.body.rev.slice(2)] },
+    _attachments: { 'branch.txt': { content_type: 'text/plain', data: Buffer.from('on a branch').toString('base64') } },
+  }] });
+  assert.equal(branch.status, 201, branch.text);
+  const second = await replicate({ source: ep(src), target: ep(tgt) });
+  assert.equal(second.status, 200, second.text);
+  assert.equal(second.body.history[0].docs_written, 2);
+  assert.equal(second.body.history[0].doc_write_failures, 0);
+  assert.deepEqual(await snapshot(tgt), await snapshot(src));
+  assert.equal((await c.get(`/${tgt}/doc/later.txt?rev=${put3.body.rev}`)).text, 'later');
+  assert.equal((await c.get(`/${tgt}/doc/branch.txt?rev=3-bbbb`)).text, 'on a branch');
+  assert.equal((await c.get(`/${tgt}/doc/notes.txt?rev=3-bbbb`)).status, 404, 'the branch dropped notes.txt');
+  if (via === 'name') return;
+  // Over HTTP the replicator's reads of attachment content are in the server's request log: bin.dat once.
+  const log = await serverLog();
+  const fetched = (name: string) => log.split('\n').filter((l) => l.includes(`GET /${src}/doc/${name}?rev=`)).length;
+  assert.equal(fetched('bin.dat'), 1, 'content the target has is not fetched again');
+  assert.equal(fetched('later.txt'), 1);
+  assert.equal(fetched('branch.txt'), 1);
+});
+}
+
+test('as a peer: attachments=true with atts_since sends only the content added since (CouchDB 1.6)', async () => {
+  const db = await mkdb('peer-atts');
+  const one = await c.put(`/${db}/d`, { _attachments: { 'a.txt': { content_type: 'text/plain', data: Buffer.from('A').toString('base64') } } });
+  const two = await c.request('PUT', `/${db}/d/b.txt?rev=${one.body.rev}`, { raw: 'B', headers: { 'Content-Type': 'text/plain' } });
+  const r = await c.get(`/${db}/d?open_revs=${encodeURIComponent(JSON.stringify([two.body.rev]))}&attachments=true&atts_since=${encodeURIComponent(JSON.stringify([one.body.rev]))}`,
+    { headers: { Accept: 'application/json' } });
+  const atts = r.body[0].ok._attachments;
+  assert.equal(atts['a.txt'].stub, true);
+  assert.equal(atts['b.txt'].data, Buffer.from('B').toString('base64'));
+});
+
+test('checkpoints on both ends; the same request resumes where the last one stopped', async () => {
+  const src = await mkdb('ckpt');
+  const tgt = await mkdb('ckpt-target');
+  await bulk(src, Array.from({ length: 30 }, (_, i) => ({ _id: `d${i}` })));
+  const first = await replicate({ source: src, target: tgt });
+  assert.equal(first.body.history[0].docs_written, 30);
+
+  const ids = await c.get(`/${src}/_local/${encodeURIComponent('x')}`);
+  assert.equal(ids.status, 404);
+  const again = await replicate({ source: src, target: tgt });
+  assert.equal(again.body.no_changes, true, 'nothing new: no new session recorded');
+
+  await bulk(src, Array.from({ length: 5 }, (_, i) => ({ _id: `e${i}` })));
+  const second = await replicate({ source: src, target: tgt });
+  assert.equal(second.body.history.length, 2);
+  const [latest, earlier] = second.body.history;
+  assert.equal(latest.start_last_seq, earlier.recorded_seq, 'resumed from the checkpoint');
+  assert.equal(latest.missing_checked, 5, 'only the new changes were checked');
+  assert.equal(latest.docs_written, 5);
+
+  // Find the checkpoint documents: _local/<replication id> on both ends, identical.
+  const tasksId = await checkpointId(src, tgt, second.body.session_id);
+  const onSource = await c.get(`/${src}/_local/${tasksId}`);
+  const onTarget = await c.get(`/${tgt}/_local/${tasksId}`);
+  assert.equal(onSource.status, 200);
+  assert.equal(onTarget.status, 200);
+  for (const doc of [onSource.body, onTarget.body]) {
+    assert.equal(doc.session_id, second.body.session_id);
+    assert.equal(doc.source_last_seq, second.body.source_last_seq);
+    assert.equal(doc.replication_id_version, 3);
+    assert.deepEqual(doc.history, second.body.history);
+  }
+});
+
+/** The checkpoint's id: the continuous job of the same request reports it as its `_local_id`. */
+async function checkpointId(src: string, tgt: string, _session: string): Promise<string> {
+  const started = await replicate({ source: src, target: tgt, continuous: true });
+  assert.equal(started.status, 202, started.text);
+  assert.equal(started.body.ok, true);
+  const full: string = started.body._local_id;
+  const cancelled = await replicate({ source: src, target: tgt, continuous: true, cancel: true });
+  assert.equal(cancelled.status, 200, cancelled.text);
+  return full.split('+')[0]!;
+}
+
+test('URLs to the same server, with credentials that never show', async () => {
+  const src = await mkdb('url');
+  await bulk(src, [{ _id: 'x', n: 1 }]);
+  // A real user: credentials that name nobody are refused, even in admin party.
+  const user = await c.put('/_users/org.couchdb.user:replicator', { name: 'replicator', password: 's3cret-pw', roles: [], type: 'user' });
+  assert.equal(user.status, 201, user.text);
+  const base = server.url.replace('http://', 'http://replicator:s3cret-pw@');
+  const r = await replicate({ source: `${base}${src}`, target: { url: `${server.url}${src}-copy` }, create_target: true, continuous: true });
+  assert.equal(r.status, 202, r.text);
+  assert.doesNotMatch(r.text, /s3cret-pw/);
+  const task = await waitFor('the task', async () => {
+    const tasks = await c.get('/_active_tasks');
+    return tasks.body.find((t: any) => t.replication_id === r.body._local_id);
+  });
+  assert.doesNotMatch(JSON.stringify(task), /s3cret-pw/);
+  assert.equal(task.source, `http://replicator:*****@${server.url.slice(7)}${src}/`);
+  assert.equal(task.target, `${server.url}${src}-copy/`);
+  assert.equal(task.type, 'replication');
+  assert.equal(task.continuous, true);
+  assert.equal(task.doc_id, null);
+  for (const field of ['pid']) assert.equal(typeof task[field], 'string');
+  for (const field of ['progress', 'started_on', 'updated_on', 'checkpointed_source_seq', 'source_seq', 'docs_read', 'docs_written',
+    'doc_write_failures', 'missing_revisions_found', 'revisions_checked']) {
+    assert.equal(typeof task[field], 'number', field);
+  }
+  await waitFor('x on the target', async () => (await c.get(`/${src}-copy/x`)).status === 200);
+  // A write after the start arrives too, and the task counts it.
+  await c.put(`/${src}/later`, { n: 2 });
+  await waitFor('later on the target', async () => (await c.get(`/${src}-copy/later`)).status === 200);
+  const counted = await waitFor('the task to count both', async () => {
+    const tasks = await c.get('/_active_tasks');
+    const t = tasks.body.find((x: any) => x.replication_id === r.body._local_id);
+    return t && t.docs_written === 2 ? t : undefined;
+  });
+  assert.equal(counted.docs_read, 2);
+  assert.equal(counted.revisions_checked, 2);
+  assert.equal(counted.missing_revisions_found, 2);
+  assert.equal(counted.source_seq, 2);
+
+  const cancel = await replicate({ source: `${base}${src}`, target: { url: `${server.url}${src}-copy` }, create_target: true, continuous: true, cancel: true });
+  assert.equal(cancel.status, 200, cancel.text);
+  assert.equal(cancel.body._local_id, r.body._local_id);
+  const tasks = await c.get('/_active_tasks');
+  assert.equal(tasks.body.filter((t: any) => t.replication_id === r.body._local_id).length, 0);
+  const log = await serverLog();
+  assert.match(log, /Replication/);
+  assert.doesNotMatch(log, /s3cret-pw/, 'credentials never reach the log');
+});
+
+test('cancelling a replication that is not running is a 404', async () => {
+  const src = await mkdb('nocancel');
+  const r = await replicate({ source: src, target: `${src}-x`, continuous: true, cancel: true });
+  assert.equal(r.status, 404);
+  assert.equal(r.body.error, 'not_found');
+});
+
+test('a missing source or target is db_not_found; create_target creates it', async () => {
+  const src = await mkdb('missing');
+  const noSource = await replicate({ source: `${src}-nope`, target: src });
+  assert.equal(noSource.status, 404);
+  assert.equal(noSource.body.error, 'db_not_found');
+  const noTarget = await replicate({ source: src, target: `${src}-nope` });
+  assert.equal(noTarget.body.error, 'db_not_found');
+  assert.equal((await c.get(`/${src}-nope`)).status, 404);
+  const created = await replicate({ source: src, target: `${src}-nope`, create_target: true });
+  assert.equal(created.status, 200, created.text);
+  assert.equal((await c.get(`/${src}-nope`)).status, 200);
+  const bad = await replicate({ target: src });
+  assert.equal(bad.status, 400);
+});
+
+test('a peer that never answers: each request times out, is retried, then the replication fails', async () => {
+  // Accepts connections and reads requests, but never answers.
+  const sockets = new Set<import('node:net').Socket>();
+  const silent = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('data', () => undefined);
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const port = (silent.address() as import('node:net').AddressInfo).port;
+  const settings = { connection_timeout: '300', retries_per_request: '2' };
+  const before: Record<string, string> = {};
+  try {
+    for (const [k, v] of Object.entries(settings)) before[k] = (await c.put(`/_config/replicator/${k}`, v)).body;
+    const target = await mkdb('silent');
+    const r = await replicate({ source: `http://127.0.0.1:${port}/nowhere`, target });
+    assert.equal(r.status, 502, r.text);
+    assert.equal(r.body.error, 'replication_peer_error');
+    assert.match(r.body.reason, /timed out/);
+    assert.ok(sockets.size >= 1);
+    const log = await serverLog();
+    assert.match(log, /retrying in \d+ ms/, 'the retries are logged');
+  } finally {
+    for (const [k, v] of Object.entries(before)) await c.put(`/_config/replicator/${k}`, v);
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  }
+});
+
+test('doc_ids, filter=_doc_ids and filter=_view pick documents', async () => {
+  const src = await mkdb('filters');
+  await bulk(src, [
+    { _id: 'a', keep: true }, { _id: 'b', keep: false }, { _id: 'c', keep: true },
+    { _id: '_design/f', views: { kept: { map: 'function(doc) { if (doc.keep) emit(doc._id, null); }' } } },
+  ]);
+  const ids = async (db: string) => (await c.get(`/${db}/_all_docs`)).body.rows.map((r: any) => r.id);
+
+  const byIds = await replicate({ source: src, target: `${src}-ids`, create_target: true, doc_ids: ['b', 'c'] });
+  assert.equal(byIds.status, 200, byIds.text);
+  assert.deepEqual(await ids(`${src}-ids`), ['b', 'c']);
+  await replicate({ source: src, target: `${src}-ids2`, create_target: true, filter: '_doc_ids', doc_ids: ['a'] });
+  assert.deepEqual(await ids(`${src}-ids2`), ['a']);
+
+  const byView = await replicate({ source: src, target: `${src}-view`, create_target: true, filter: '_view', query_params: { view: 'f/kept' } });
+  assert.equal(byView.status, 200, byView.text);
+  assert.deepEqual(await ids(`${src}-view`), ['a', 'c']);
+});
+
+test('a second server process: push, pull, and continuous through a kill and restart', { timeout: 120000 }, async () => {
+  const other = await startServer();
+  const o = client(other.url);
+  try {
+    const local = await mkdb('two');
+    await bulk(local, Array.from({ length: 40 }, (_, i) => ({ _id: `p${i}`, n: i })));
+    const push = await replicate({ source: local, target: `${other.url}pushed`, create_target: true });
+    assert.equal(push.status, 200, push.text);
+    assert.equal((await o.get('/pushed')).body.doc_count, 40);
+
+    await bulk('pushed', [{ _id: 'from-other' }], o);
+    const pull = await replicate({ source: `${other.url}pushed`, target: local });
+    assert.equal(pull.status, 200, pull.text);
+    assert.equal(pull.body.history[0].docs_written, 1);
+    assert.equal((await c.get(`/${local}/from-other`)).status, 200);
+
+    // Continuous push; the target is killed, written to meanwhile, and comes back on its port.
+    const cont = await replicate({ source: local, target: `${other.url}pushed`, continuous: true });
+    assert.equal(cont.status, 202, cont.text);
+    await c.put(`/${local}/before-kill`, {});
+    await waitFor('before-kill on the other server', async () => (await o.get('/pushed/before-kill')).status === 200);
+    await other.kill();
+    await bulk(local, Array.from({ length: 20 }, (_, i) => ({ _id: `during${i}` })));
+    const back = await startServer({ dataDir: other.dataDir, port: other.port });
+    const b = client(back.url);
+    try {
+      await waitFor('writes made while it was down', async () => (await b.get('/pushed')).body?.doc_count === 62);
+      await c.put(`/${local}/after-restart`, {});
+      await waitFor('after-restart', async () => (await b.get('/pushed/after-restart')).status === 200);
+      const ours = (await c.get(`/${local}/_all_docs`)).body.rows.map((r: any) => [r.id, r.value.rev]);
+      const theirs = (await b.get('/pushed/_all_docs')).body.rows.map((r: any) => [r.id, r.value.rev]);
+      assert.deepEqual(theirs, ours);
+      const stop = await replicate({ source: local, target: `${other.url}pushed`, continuous: true, cancel: true });
+      assert.equal(stop.status, 200, stop.text);
+
+      // Continuous pull; now the source goes away and comes back.
+      const pulled = `${local}-pulled`;
+      const pull2 = await replicate({ source: `${other.url}pushed`, target: pulled, create_target: true, continuous: true });
+      assert.equal(pull2.status, 202, pull2.text);
+      await waitFor('the pull to catch up', async () => (await c.get(`/${pulled}`)).body?.doc_count === 63);
+      await back.kill();
+      const third = await startServer({ dataDir: other.dataDir, port: other.port });
+      try {
+        await client(third.url).put('/pushed/after-source-restart', {});
+        await waitFor('after-source-restart pulled', async () => (await c.get(`/${pulled}/after-source-restart`)).status === 200);
+        const tasks = (await c.get('/_active_tasks')).body.filter((t: any) => t.replication_id === pull2.body._local_id);
+        assert.equal(tasks.length, 1, 'the same job, still running');
+        const stopPull = await replicate({ source: `${other.url}pushed`, target: pulled, create_target: true, continuous: true, cancel: true });
+        assert.equal(stopPull.status, 200, stopPull.text);
+      } finally {
+        await third.stop({ keepData: true });
+      }
+    } finally {
+      await back.stop({ keepData: true });
+    }
+  } finally {
+    await other.stop();
+  }
+});
+
+test('_replicator documents: state recorded, deletion cancels, jobs restart with the server', { timeout: 90000 }, async () => {
+  const own = await startServer();
+  const o = client(own.url);
+  try {
+    await o.put('/rsrc');
+    await bulk('rsrc', [{ _id: 'one' }, { _id: 'two' }], o);
+    const put = await o.put('/_replicator/once', { source: 'rsrc', target: 'rcopy', create_target: true });
+    assert.equal(put.status, 201, put.text);
+    const done = await waitFor('completed', async () => {
+      const doc = (await o.get('/_replicator/once')).body;
+      return doc._replication_state === 'completed' ? doc : undefined;
+    });
+    assert.match(done._replication_id, /^[0-9a-f]{32}$/);
+    assert.match(done._replication_state_time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
+    assert.equal((await o.get('/rcopy')).body.doc_count, 2);
+
+    await o.put('/_replicator/broken', { source: 'no-such-db', target: 'rcopy' });
+    const broken = await waitFor('error', async () => {
+      const doc = (await o.get('/_replicator/broken')).body;
+      return doc._replication_state === 'error' ? doc : undefined;
+    });
+    assert.match(broken._replication_state_reason, /db_not_found/);
+
+    const live = await o.put('/_replicator/live', { source: 'rsrc', target: `${own.url}rlive`, create_target: true, continuous: true });
+    assert.equal(live.status, 201);
+    const triggered = await waitFor('triggered', async () => {
+      const doc = (await o.get('/_replicator/live')).body;
+      return doc._replication_state === 'triggered' ? doc : undefined;
+    });
+    const tasks = (await o.get('/_active_tasks')).body.filter((t: any) => t.type === 'replication');
+    assert.equal(tasks.length, 1);
+    assert.equal(tasks[0].doc_id, 'live');
+    assert.equal(tasks[0].replication_id.split('+')[0], triggered._replication_id);
+    await o.put('/rsrc/three', {});
+    await waitFor('three in rlive', async () => (await o.get('/rlive/three')).status === 200);
+
+    // A restart of the server restarts the job.
+    await own.stop({ keepData: true });
+    const again = await startServer({ dataDir: own.dataDir, port: own.port });
+    const a = client(again.url);
+    try {
+      await waitFor('the job back in _active_tasks', async () => (await a.get('/_active_tasks')).body.some((t: any) => t.doc_id === 'live'));
+      await a.put('/rsrc/four', {});
+      await waitFor('four in rlive', async () => (await a.get('/rlive/four')).status === 200);
+      // The completed one did not run again.
+      assert.equal((await a.get('/_replicator/once')).body._rev, done._rev);
+
+      const current = (await a.get('/_replicator/live')).body;
+      assert.equal((await a.del(`/_replicator/live?rev=${current._rev}`)).status, 200);
+      await waitFor('the job gone', async () => !(await a.get('/_active_tasks')).body.some((t: any) => t.type === 'replication'));
+      await a.put('/rsrc/five', {});
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal((await a.get('/rlive/five')).status, 404, 'a cancelled job copies nothing more');
+    } finally {
+      await again.stop();
+    }
+  } finally {
+    await own.stop();
+  }
+});
+
+test('a _replicator job cut short by a crash resumes from its checkpoint after the restart', { timeout: 120000 }, async () => {
+  const own = await startServer();
+  const o = client(own.url);
+  let again: TestServer | undefined;
+  try {
+    // Small batches and frequent checkpoints, so the crash lands mid-way with a checkpoint behind it.
+    assert.equal((await o.put('/_config/replicator/worker_batch_size', '10')).status, 200);
+    assert.equal((await o.put('/_config/replicator/worker_processes', '1')).status, 200);
+    assert.equal((await o.put('/_config/replicator/checkpoint_interval', '100')).status, 200);
+    await o.put('/csrc');
+    for (let b = 0; b < 10; b++) await bulk('csrc', Array.from({ length: 500 }, (_, i) => ({ _id: `d${b}-${i}`, i })), o);
+    await o.put('/_replicator/crash', { source: 'csrc', target: 'cdst', create_target: true });
+    await waitFor('a checkpoint', async () => {
+      const task = (await o.get('/_active_tasks')).body.find((t: any) => t.doc_id === 'crash');
+      return task && task.checkpointed_source_seq > 0;
+    });
+    await own.kill();
+    again = await startServer({ dataDir: own.dataDir, port: own.port });
+    const a = client(again.url);
+    await waitFor('completed', async () => (await a.get('/_replicator/crash')).body._replication_state === 'completed');
+    assert.equal((await a.get('/cdst')).body.doc_count, 5000);
+    const id = (await a.get('/_replicator/crash')).body._replication_id;
+    const checkpoint = (await a.get(`/cdst/_local/${id}`)).body;
+    const resumed = checkpoint.history[0];
+    assert.ok(resumed.start_last_seq > 0, `the last session started from a checkpoint: ${JSON.stringify(checkpoint.history)}`);
+    assert.ok(resumed.missing_checked <= 5000 - resumed.start_last_seq, 'it did not go over what was checkpointed');
+    assert.equal(resumed.doc_write_failures, 0);
+  } finally {
+    await again?.stop({ keepData: true });
+    await own.stop();
+  }
+});
+
