@@ -13,6 +13,7 @@ import { forbidden, notFound, unauthorized, type CouchError } from '../errors.js
 import { isDbAdmin, isDbReader } from '../auth/access.js';
 import { isServerAdmin, type UserContext } from '../auth/user-context.js';
 import { parsePublicFields, publicView } from '../auth/users-db.js';
+import { withoutCredentials } from '../auth/replicator-db.js';
 import { HTTPD_AUTH_SECTION, USER_DOC_PREFIX } from '../couchdb-names.js';
 import { json, type Reply } from './reply.js';
 import { readObject } from './common.js';
@@ -44,6 +45,32 @@ export async function authorize(req: Request, target: RouteTarget, svc: Services
       : forbidden('You are not allowed to access this db.');
   }
   if (db.name === svc.auth.usersDbName) return usersDbRead(req, target, svc);
+  if (db.name === svc.auth.replicatorDbName) return replicatorDbRead(req, target, svc);
+  return undefined;
+}
+
+/**
+ * The replicator database for a caller who is not its admin: other users' documents read
+ * without the credentials in their endpoints; reads that would show whole documents in bulk
+ * (include_docs, _bulk_get, open_revs, attachments) are for the owner's own documents only.
+ */
+async function replicatorDbRead(req: Request, target: RouteTarget, svc: Services): Promise<Reply | undefined> {
+  const { params } = target;
+  if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'POST') return undefined;
+  if (target.shape === 'document' && (req.method === 'GET' || req.method === 'HEAD') && !params.docId.startsWith('_')) {
+    const db = await svc.dbs.get(params.db);
+    const doc = await db.openDoc(params.docId).catch(() => undefined);
+    if (!doc || doc.deleted) return undefined;
+    const body = JSON.parse(doc.json) as Record<string, unknown>;
+    if (body['owner'] === req.userCtx.name) return undefined;
+    // Older revisions and revision listings of another user's document would show its credentials.
+    if (['rev', 'open_revs', 'revs', 'revs_info', 'attachments'].some((p) => req.has(p))) {
+      throw forbidden("Can't read replication documents of other users.");
+    }
+    return json(200, withoutCredentials(body));
+  }
+  const bulk = target.shape === 'dbHandler' && (target.name === '_bulk_get' || ((target.name === '_all_docs' || target.name === '_changes') && req.bool('include_docs')));
+  if (bulk) throw forbidden('Only admins can read whole replication documents in bulk.');
   return undefined;
 }
 

@@ -26,6 +26,7 @@ import {
   HTTPD_AUTH_SECTION, USER_DOC_PREFIX,
 } from '../couchdb-names.js';
 import { adminPartyContext, isServerAdmin, type UserContext } from './user-context.js';
+import { prepareReplicationDoc } from './replicator-db.js';
 import {
   constantTimeEqual, hashAdminPassword, isHashedAdminValue, parseAdminHash, passwordFingerprint, userDocHash, verifyPassword,
   type PasswordHash,
@@ -146,6 +147,11 @@ export class Authenticator {
 
   get usersDbName(): string {
     return this.config.getString(HTTPD_AUTH_SECTION, 'authentication_db', '_users');
+  }
+
+  /** The replicator's database (`[replicator] db`), whose documents have owners. */
+  get replicatorDbName(): string {
+    return this.config.getString('replicator', 'db', '_replicator');
   }
 
   /** False while `[admins]` is empty: admin party. */
@@ -349,7 +355,8 @@ export class Authenticator {
    */
   async screenWrites(db: Database, docs: readonly IncomingDoc[], ctx: UserContext): Promise<(CouchError | undefined)[] | undefined> {
     const usersDb = db.name === this.usersDbName;
-    if (!usersDb && isServerAdmin(ctx)) return undefined;
+    const replicatorDb = db.name === this.replicatorDbName;
+    if (!usersDb && !replicatorDb && isServerAdmin(ctx)) return undefined;
     const security = db.getSecurity();
     let refusals: (CouchError | undefined)[] | undefined;
     const refuse = (i: number, err: CouchError) => { (refusals ??= new Array(docs.length).fill(undefined))[i] = err; };
@@ -359,6 +366,12 @@ export class Authenticator {
       const id = doc.id ?? '';
       if (id.startsWith('_design/') && !dbAdmin) {
         refuse(i, unauthorized('You are not a db or server admin.'));
+        continue;
+      }
+      if (replicatorDb) {
+        const old = id.startsWith('_design/') ? undefined : await openWinner(db, id);
+        const refusal = prepareReplicationDoc(doc, old, ctx, dbAdmin);
+        if (refusal) refuse(i, refusal);
         continue;
       }
       if (!usersDb) continue;

@@ -337,6 +337,40 @@ test('doc_ids, filter=_doc_ids and filter=_view pick documents', async () => {
   assert.deepEqual(await ids(`${src}-view`), ['a', 'c']);
 });
 
+test('design-document filters with query_params pick documents, one-shot and continuous; the target validates', async () => {
+  const src = await mkdb('ddoc-filter');
+  await bulk(src, [
+    { _id: 'red-1', colour: 'red' }, { _id: 'blue-1', colour: 'blue' }, { _id: 'red-2', colour: 'red' },
+    { _id: '_design/f', filters: { colour: 'function(doc, req) { return doc.colour === req.query.colour; }' } },
+  ]);
+  const ids = async (db: string) => (await c.get(`/${db}/_all_docs`)).body.rows.map((r: any) => r.id);
+  const one = await replicate({ source: src, target: `${src}-red`, create_target: true, filter: 'f/colour', query_params: { colour: 'red' } });
+  assert.equal(one.status, 200, one.text);
+  assert.deepEqual(await ids(`${src}-red`), ['red-1', 'red-2']);
+  // Another filter parameter is another replication (its own id and checkpoint).
+  const blue = await replicate({ source: `${server.url}${src}`, target: `${server.url}${src}-red`, filter: 'f/colour', query_params: { colour: 'blue' } });
+  assert.equal(blue.status, 200, blue.text);
+  assert.notEqual(blue.body.session_id, one.body.session_id);
+  assert.deepEqual(await ids(`${src}-red`), ['blue-1', 'red-1', 'red-2']);
+
+  // A target whose validate_doc_update refuses some documents: they are skipped and counted.
+  const strict = await mkdb('ddoc-filter-strict');
+  assert.equal((await c.put(`/${strict}/_design/v`, {
+    validate_doc_update: 'function(doc) { if (doc.colour === "blue") throw({forbidden: "no blue here"}); }',
+  })).status, 201);
+  const live = await replicate({ source: src, target: strict, continuous: true, filter: 'f/colour', query_params: { colour: 'red' } });
+  assert.equal(live.status, 202, live.text);
+  await bulk(src, [{ _id: 'red-3', colour: 'red' }, { _id: 'blue-2', colour: 'blue' }]);
+  await waitFor('red-3 on the target', async () => (await c.get(`/${strict}/red-3`)).status === 200);
+  assert.equal((await c.get(`/${strict}/blue-2`)).status, 404);
+  const all = await replicate({ source: src, target: strict });
+  assert.equal(all.status, 200, all.text);
+  assert.ok(all.body.history[0].doc_write_failures >= 2, JSON.stringify(all.body.history[0]));
+  assert.equal((await c.get(`/${strict}/blue-1`)).status, 404);
+  const cancel = await replicate({ source: src, target: strict, continuous: true, filter: 'f/colour', query_params: { colour: 'red' }, cancel: true });
+  assert.equal(cancel.status, 200, cancel.text);
+});
+
 test('a second server process: push, pull, and continuous through a kill and restart', { timeout: 120000 }, async () => {
   const other = await startServer();
   const o = client(other.url);

@@ -203,3 +203,25 @@ test('validate_doc_update sees the authenticated user and the security object', 
   assert.equal(notCrew.body.reason, 'crew only');
   assert.equal((await c.del('/closed/_design/guard?rev=' + (await c.get('/closed/_design/guard', { headers: ROOT })).body._rev, { headers: ROOT })).status, 200);
 });
+
+test('_replicator: documents get their writer as owner; others read them without credentials and cannot change them', async () => {
+  const source = 'http://mia:miapw@127.0.0.1:9/nowhere';
+  const put = await c.put('/_replicator/mias-job', { source, target: 'no-such-target' }, { headers: MEMBER });
+  assert.equal(put.status, 201, put.text);
+  const own = await c.get('/_replicator/mias-job', { headers: MEMBER });
+  assert.equal(own.body.owner, 'mia');
+  assert.equal(own.body.source, source);
+  const other = await c.get('/_replicator/mias-job', { headers: OUTSIDER });
+  assert.equal(other.status, 200);
+  assert.equal(other.body.source, 'http://127.0.0.1:9/nowhere');
+  assert.doesNotMatch(other.text, /miapw/);
+  assert.equal((await c.get('/_replicator/mias-job?revs_info=true', { headers: OUTSIDER })).status, 403);
+  assert.equal((await c.get('/_replicator/_all_docs?include_docs=true', { headers: OUTSIDER })).status, 403);
+  const admin = await c.get('/_replicator/mias-job', { headers: ROOT });
+  assert.equal(admin.body.source, source);
+  const hijack = await c.put('/_replicator/mias-job', { ...other.body, owner: 'otto' }, { headers: OUTSIDER });
+  assert.equal(hijack.status, 403);
+  assert.equal(hijack.body.reason, "Can't update replication documents from other users.");
+  const forged = await c.put('/_replicator/ottos-job', { source: 'a', target: 'b', owner: 'mia' }, { headers: OUTSIDER });
+  assert.equal(forged.status, 403);
+});
