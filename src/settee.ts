@@ -169,7 +169,12 @@ export class Settee {
     const auth = await Authenticator.start(config, dbs);
     await dbs.ensure(config.getString('replicator', 'db', '_replicator'));
     const tasks = new TaskRegistry();
-    const replicator = new ReplicatorManager({ config, log, tasks, dbs, serverUuid, localUrl: () => localUrl(config) });
+    const replicator = new ReplicatorManager({
+      config, log, tasks, dbs, serverUuid, localUrl: () => localUrl(config),
+      // A _replicator job reaches local databases as its document's owner.
+      ownerHeaders: (owner) => auth.internalHeaders({ name: owner.name, roles: owner.roles }),
+      ownerContext: async (name) => ({ name, roles: (await auth.userCreds(name))?.roles ?? [] }),
+    });
     return {
       config, log, dbs, uuids, serverUuid, views, auth, design, tasks, replicator,
       dispatch: (req) => this.http.dispatch(req),

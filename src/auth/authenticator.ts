@@ -48,6 +48,9 @@ export interface AuthRequest {
   secure: boolean;
 }
 
+/** Settee's own header (not CouchDB's): the signed identity of a loopback request of this server. */
+const HEADER_INTERNAL_IDENTITY = 'x-settee-internal-identity';
+
 export interface Authentication {
   ctx: UserContext;
   /** The handler that established `ctx` (`_session`'s `info.authenticated`). */
@@ -193,12 +196,37 @@ export class Authenticator {
 
   /** Establishes who a request is; throws 401 for wrong Basic credentials or a missing valid user. */
   async authenticate(req: AuthRequest): Promise<Authentication> {
+    const internal = this.internalIdentity(req);
+    if (internal) return internal;
     for (const method of this.handlers()) {
       const result = await this.tryHandler(method, req);
       if (result) return result;
     }
     if (this.requireValidUser) throw unauthorized('Authentication required.');
     return { ctx: { name: null, roles: [] } };
+  }
+
+  /** Known only to this process: it signs the identities of the server's own loopback requests. */
+  private readonly internalSecret = randomBytes(32).toString('hex');
+
+  /**
+   * Headers with which a loopback request of this server (a `_replicator` job) acts as `ctx`:
+   * the user's name and roles, signed with a secret no client ever sees.
+   */
+  internalHeaders(ctx: UserContext): Record<string, string> {
+    const identity = JSON.stringify([ctx.name, ctx.roles]);
+    return { [HEADER_INTERNAL_IDENTITY]: `${Buffer.from(identity).toString('base64url')}.${createHmac('sha256', this.internalSecret).update(identity).digest('hex')}` };
+  }
+
+  private internalIdentity(req: AuthRequest): Authentication | undefined {
+    const header = req.header(HEADER_INTERNAL_IDENTITY);
+    if (!header) return undefined;
+    const [encoded = '', signature = ''] = header.split('.');
+    const identity = Buffer.from(encoded, 'base64url').toString('utf8');
+    const expected = createHmac('sha256', this.internalSecret).update(identity).digest('hex');
+    if (!constantTimeEqual(expected, signature)) throw unauthorized('Name or password is incorrect.');
+    const [name, roles] = JSON.parse(identity) as [string | null, string[]];
+    return { ctx: { name, roles } };
   }
 
   private async tryHandler(method: AuthMethod, req: AuthRequest): Promise<Authentication | undefined> {

@@ -27,10 +27,12 @@ export interface ReplicatorDeps {
   /** This server's own base URL (`http://127.0.0.1:5984/`), for local database names. */
   localUrl(): string;
   /**
-   * Hook for authentication: headers that let a loopback request act as a `_replicator`
-   * document's owner (there is no client request to borrow credentials from). None yet.
+   * Headers that let a loopback request act as a `_replicator` document's owner (there is no
+   * client request to borrow credentials from); the auth engine signs them.
    */
   ownerHeaders?(owner: JobOwner): Record<string, string>;
+  /** A `_replicator` document owner's current name and roles (server admins have `_admin`). */
+  ownerContext?(name: string): Promise<JobOwner>;
 }
 
 /** Who a job runs as: the requester, or the owner of its `_replicator` document. */
@@ -84,6 +86,11 @@ export class ReplicatorManager {
     }
     return job.done;
   }
+  /** Who a `_replicator` document's job runs as: its owner, with their current roles. */
+  async ownerOf(name: string): Promise<JobOwner> {
+    return (await this.deps.ownerContext?.(name)) ?? { name, roles: [] };
+  }
+
 
   /** The running job with this id, if any. */
   get(fullId: string): Job | undefined {

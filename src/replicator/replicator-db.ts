@@ -5,9 +5,10 @@
  * does. Deleting the document cancels the job; at start-up every document not `completed`
  * starts again. Changes arrive through the registry's update events: no polling.
  *
- * Hook for the security issue: CouchDB 1.6 also sets `owner` on write (before_doc_update) and
- * hides other users' credentials from readers; both belong to the write/read path of this
- * database and wait for authentication. Jobs already run as `owner` when a document has one.
+ * The auth engine sets `owner` on write (before_doc_update, src/auth/replicator-db.ts) and
+ * hides other users' credentials from readers. A job runs as its document's owner, with the
+ * owner's current roles; its loopback requests carry the owner's identity, signed by the auth
+ * engine.
  */
 import { CouchError } from '../errors.js';
 import type { DatabaseRegistry } from '../core/registry.js';
@@ -125,7 +126,8 @@ export class ReplicatorDatabase {
     this.tracked.set(docId, entry);
     if (doc['_replication_state'] === 'completed') return;
 
-    const owner: JobOwner = typeof doc['owner'] === 'string' ? { name: doc['owner'], roles: [] } : { name: null, roles: ['_admin'] };
+    // A document without an owner was written in admin party (or by the server): it runs as admin.
+    const owner: JobOwner = typeof doc['owner'] === 'string' ? await this.manager.ownerOf(doc['owner']) : { name: null, roles: ['_admin'] };
     let job: Job;
     try {
       job = await this.manager.start(parseReplicationRequest(doc), owner, docId, {

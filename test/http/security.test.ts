@@ -225,3 +225,26 @@ test('_replicator: documents get their writer as owner; others read them without
   const forged = await c.put('/_replicator/ottos-job', { source: 'a', target: 'b', owner: 'mia' }, { headers: OUTSIDER });
   assert.equal(forged.status, 403);
 });
+
+test('_replicator: a job runs as its document\'s owner, with the owner\'s rights only', async () => {
+  for (const db of ['mia-copy', 'otto-copy']) assert.equal((await c.put(`/${db}`, undefined, { headers: ROOT })).status, 201);
+  await c.put('/mia-copy/_security', { admins: { names: [], roles: [] }, members: { names: ['mia'], roles: [] } }, { headers: ROOT });
+  assert.equal((await c.put('/_replicator/mia-reads-closed', { source: 'closed', target: 'mia-copy' }, { headers: MEMBER })).status, 201);
+  assert.equal((await c.put('/_replicator/otto-reads-closed', { source: 'closed', target: 'otto-copy' }, { headers: OUTSIDER })).status, 201);
+  const until = Date.now() + 30000;
+  let mia: { _replication_state?: string } = {};
+  let otto: { _replication_state?: string } = {};
+  while (Date.now() < until) {
+    mia = (await c.get('/_replicator/mia-reads-closed', { headers: ROOT })).body;
+    otto = (await c.get('/_replicator/otto-reads-closed', { headers: ROOT })).body;
+    if (mia._replication_state === 'completed' && otto._replication_state === 'error') break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(mia._replication_state, 'completed', JSON.stringify(mia));
+  assert.equal(otto._replication_state, 'error', JSON.stringify(otto));
+  assert.equal((await c.get('/mia-copy/doc', { headers: MEMBER })).status, 200);
+  assert.equal((await c.get('/otto-copy/doc', { headers: ROOT })).status, 404);
+  // The signed identity of the server's own requests cannot be forged by a client.
+  const forged = await c.get('/closed/doc', { headers: { 'X-Settee-Internal-Identity': `${Buffer.from('["root",["_admin"]]').toString('base64url')}.00` } });
+  assert.equal(forged.status, 401);
+});
