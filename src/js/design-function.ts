@@ -60,6 +60,9 @@ interface QueuedValidation {
   reject: (err: unknown) => void;
 }
 
+/** Largest batch of validations run on the server's own thread (see inline.ts). */
+const INLINE_MAX_ITEMS = 8;
+
 export class DesignFunction {
   private disposed = false;
   private validationsInFlight = 0;
@@ -198,11 +201,19 @@ export class DesignFunction {
 
   private async batch(kind: 'validate' | 'filter' | 'show' | 'update', items: string, arg: string, count: number): Promise<unknown[]> {
     this.check();
-    let text: string;
-    try {
-      text = await this.host.pool.run({ op: 'design', pid: this.pid, kind, fn: 0, items, arg, timeoutMs: this.host.limits.timeoutMs });
-    } catch (err) {
-      throw this.host.report(err);
+    // A few validations (single-document writes) run on this thread when they are quick and
+    // clean: a function that crashed here may have met this thread's smaller limits (stack,
+    // memory), so its verdict comes from a sandbox thread.
+    let text = kind === 'validate' && count <= INLINE_MAX_ITEMS
+      ? this.host.pool.inline.run(this.pid, () => this.host.pool.specOf(this.pid), kind, items, 0, arg)
+      : undefined;
+    if (text !== undefined && crashedVerdict(text)) text = undefined;
+    if (text === undefined) {
+      try {
+        text = await this.host.pool.run({ op: 'design', pid: this.pid, kind, fn: 0, items, arg, timeoutMs: this.host.limits.timeoutMs });
+      } catch (err) {
+        throw this.host.report(err);
+      }
     }
     const [logs, out] = parseReply(text, count);
     this.host.logAll(logs);
@@ -212,6 +223,12 @@ export class DesignFunction {
   private check(): void {
     if (this.disposed) throw new CouchError(500, 'os_process_error', 'the design document program was disposed');
   }
+}
+
+/** Whether a validation answer (JSON `[logs, verdicts]`) holds a verdict of a function that crashed. */
+function crashedVerdict(text: string): boolean {
+  const [, verdicts] = JSON.parse(text) as [unknown, unknown];
+  return !Array.isArray(verdicts) || verdicts.some((v) => v !== null && typeof v === 'object' && (v as { status?: unknown }).status !== undefined);
 }
 
 function renderError(reason: string): CouchError {

@@ -21,6 +21,7 @@ import type { DesignKind } from './engine.js';
 import { CouchError } from '../errors.js';
 import type { FailureCause, WorkerEvent, WorkerRequest } from './protocol.js';
 import type { WasmModule, WorkerSetup } from './worker.js';
+import { InlineRunner } from './inline.js';
 
 /** Thrown for a job that failed in the sandbox: a CouchError, plus why and the logs it made. */
 export class SandboxError extends CouchError {
@@ -104,7 +105,11 @@ export class WorkerPool {
   private closed = false;
   private readonly watchdog: NodeJS.Timeout;
 
+  /** Small batches of quick design functions run on this thread (see inline.ts). */
+  readonly inline: InlineRunner;
+
   private constructor(private readonly options: PoolOptions, private readonly wasm: WasmModule | undefined) {
+    this.inline = new InlineRunner(wasm);
     for (let i = 0; i < Math.max(1, options.workers); i++) this.slots.push(new Slot());
     this.watchdog = setInterval(() => this.watch(), 100);
     this.watchdog.unref();
@@ -137,7 +142,13 @@ export class WorkerPool {
     }
   }
 
+  /** A registered program's source, as workers load it. */
+  specOf(pid: number): string | undefined {
+    return this.programs.get(pid)?.spec;
+  }
+
   release(pid: number): void {
+    this.inline.release(pid);
     if (!this.programs.delete(pid)) return;
     for (const slot of [...this.slots, ...this.listSlots]) {
       if (!slot.loaded.delete(pid) || !slot.worker || !slot.ready) continue;

@@ -170,3 +170,38 @@ test('an edit that conflicts answers 409, not the validator\'s verdict', async (
   const bulk = await c.post('/vdu-conflict/_bulk_docs', { docs: [{ _id: 'a', owner: 'bob' }] });
   assert.equal(bulk.body[0].error, 'conflict');
 });
+
+test('quick validations of single documents and slow, deep or hungry ones agree (run here or on a sandbox thread)', async () => {
+  assert.equal((await c.put('/vdu-heavy')).status, 201);
+  assert.equal((await c.put('/vdu-heavy/_design/v', {
+    validate_doc_update: `function(newDoc) {
+      function depth(n) { return n === 0 ? 0 : 1 + depth(n - 1); }
+      if (newDoc.deep && depth(3000) !== 3000) throw({forbidden: 'shallow'});
+      if (newDoc.hungry) { var a = []; for (var i = 0; i < 400000; i++) a.push({i: i}); if (a.length !== 400000) throw({forbidden: 'starved'}); }
+      if (newDoc.slow) { var until = Date.now() + 100; while (Date.now() < until) {} }
+      if (newDoc.bad) throw({forbidden: 'bad ' + newDoc._id});
+    }`,
+  })).status, 201);
+  // Each kind twice: once where it is first tried, once after it was sent to the sandbox threads.
+  for (const round of [1, 2]) {
+    for (const kind of ['plain', 'deep', 'hungry', 'slow']) {
+      const ok = await c.put(`/vdu-heavy/${kind}-${round}`, { [kind]: true });
+      assert.equal(ok.status, 201, `${kind}: ${ok.text}`);
+      const bad = await c.put(`/vdu-heavy/${kind}-bad-${round}`, { [kind]: true, bad: true });
+      assert.equal(bad.status, 403, `${kind}: ${bad.text}`);
+      assert.equal(bad.body.reason, `bad ${kind}-bad-${round}`);
+    }
+  }
+  // A runaway function times out as os_process_error, and the server keeps answering.
+  assert.equal((await c.put('/_config/couchdb/os_process_timeout', '"1000"')).status, 200);
+  try {
+    assert.equal((await c.put('/vdu-runaway')).status, 201);
+    assert.equal((await c.put('/vdu-runaway/_design/v', { validate_doc_update: 'function(doc) { while (true) {} }' })).status, 201);
+    const stuck = await c.put('/vdu-runaway/x', { a: 1 });
+    assert.equal(stuck.status, 500, stuck.text);
+    assert.equal(stuck.body.error, 'os_process_error');
+    assert.equal((await c.get('/vdu-heavy/plain-1')).status, 200);
+  } finally {
+    await c.put('/_config/couchdb/os_process_timeout', '"5000"');
+  }
+});
