@@ -19,7 +19,7 @@
  */
 import type { Entry, KeyValueStore, RangeOptions, ReadView, WriteOp } from '../storage/types.js';
 import type { Reducer, RowsToReduce } from './reducer.js';
-import { decodeRow } from './view-index.js';
+import { decodeRow, rowText } from './view-index.js';
 
 export const MAX_LEVEL = 6;
 const ROW = 0x6b; // k, as in view-index.ts
@@ -73,15 +73,37 @@ interface Segment {
   partials: unknown[];
 }
 
+/**
+ * A stored row's value alone. Rows are `{"id":…,"key":…,"value":…}` with the value last, so the
+ * text after the last `"value":` is it, unless the value itself holds a `"value"` member: then
+ * that text has unbalanced brackets, does not parse, and the whole row is decoded instead.
+ */
+function rowValue(bytes: Uint8Array): unknown {
+  const text = rowText(bytes);
+  const at = text.lastIndexOf('"value":');
+  if (at > 0) {
+    try {
+      return JSON.parse(text.slice(at + 8, -1)) ?? null;
+    } catch {
+      // a nested "value" member: decode the row
+    }
+  }
+  return decodeRow(bytes).value ?? null;
+}
+
 /** Adds a stored row to rows to reduce, decoding only what is read. */
 function addRow(rows: RowsToReduce, value: Uint8Array, reads: Reducer['reads']): void {
   if (reads === 'count') {
     rows.values.push(null);
     return;
   }
+  if (reads === 'values') {
+    rows.values.push(rowValue(value));
+    return;
+  }
   const row = decodeRow(value);
   rows.values.push(row.value ?? null);
-  if (reads === 'rows') rows.keys.push([row.key, row.id]);
+  rows.keys.push([row.key, row.id]);
 }
 
 export class ViewReductions {

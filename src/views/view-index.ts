@@ -278,6 +278,10 @@ export class ViewIndex {
     const localSeq = this.ddoc.options?.local_seq === true;
     type Pending = { id: string; seq: number; json: string | undefined };
     let batch: Pending[] = [];
+    // Building from nothing, a change at or below the database's sequence at the start is a
+    // document's only one (the by-sequence index has one entry per document; one updated
+    // meanwhile comes again above it): it has no earlier rows to look up.
+    const freshUntil = this.info.seq === 0 ? db.updateSeq : 0;
     // Mapping one batch overlaps writing the previous one: the sandbox's workers and the
     // store work at the same time instead of taking turns.
     let writing: Promise<void> = Promise.resolve();
@@ -290,7 +294,7 @@ export class ViewIndex {
       const [results] = await Promise.all([mapped, writing]);
       const emitted = new Map<string, [unknown, unknown][][]>();
       live.forEach((d, i) => emitted.set(d.id, order.map((v) => (v >= 0 ? results[i]![v] ?? [] : []))));
-      writing = this.apply(docs.map((d) => ({ id: d.id, rows: emitted.get(d.id) })), docs[docs.length - 1]!.seq);
+      writing = this.apply(docs.map((d) => ({ id: d.id, rows: emitted.get(d.id), fresh: d.seq <= freshUntil })), docs[docs.length - 1]!.seq);
     };
     for await (const changes of db.changes(this.info.seq)) {
       const wanted = changes.filter((c) => !c.deleted && (includeDesign || !c.id.startsWith('_design/')));
@@ -339,10 +343,14 @@ export class ViewIndex {
   }
 
   /** Replaces each document's rows (undefined rows: the document is gone or not indexed). */
-  private async apply(docs: { id: string; rows: [unknown, unknown][][] | undefined }[], seq: number, purgeSeq?: number): Promise<void> {
+  private async apply(docs: { id: string; rows: [unknown, unknown][][] | undefined; fresh?: boolean }[], seq: number, purgeSeq?: number): Promise<void> {
     const ops: WriteOp[] = [];
     const backKeys = docs.map((d) => backKey(d.id));
-    const previous = await this.store.getMany(backKeys);
+    // Documents known to have no rows yet (`fresh`) need no lookup.
+    const lookups = docs.some((d) => d.fresh) ? backKeys.filter((_, i) => !docs[i]!.fresh) : backKeys;
+    const found = lookups.length > 0 ? await this.store.getMany(lookups) : [];
+    let at = 0;
+    const previous = lookups === backKeys ? found : docs.map((d) => (d.fresh ? undefined : found[at++]));
     const maintain = this.maintain;
     // The final state of each changed row, per view, for the partial reductions.
     const changed = maintain ? this.names.map(() => new Map<string, ChangedRow>()) : undefined;
