@@ -14,15 +14,18 @@ import type { WasmModule } from './worker.js';
 const BUDGET_MS = 20;
 /** Longest compiling a program here may take (once per program). */
 const LOAD_BUDGET_MS = 200;
-/** Memory an inline program may use (its WebAssembly memory never shrinks, so keep it small). */
-const MEMORY_BYTES = 16 * 1024 * 1024;
+/**
+ * Memory an inline program may use. Every program here shares one WebAssembly memory, which
+ * never shrinks: at most LIVE_PROGRAMS × this, and in practice far less.
+ */
+const MEMORY_BYTES = 8 * 1024 * 1024;
 /**
  * QuickJS's stack here: QuickJS frames in WebAssembly take several times the native stack
  * QuickJS counts, and this thread's stack is V8's (under 1 MB).
  */
 const STACK_BYTES = 48 * 1024;
 /** Programs kept compiled here at once. */
-const LIVE_PROGRAMS = 16;
+const LIVE_PROGRAMS = 8;
 
 export class InlineRunner {
   private engine: Engine | undefined;
