@@ -25,6 +25,7 @@ import { availableParallelism } from 'node:os';
 import { Authenticator } from './auth/authenticator.js';
 import { ReplicatorManager } from './replicator/manager.js';
 import { ReplicatorDatabase } from './replicator/replicator-db.js';
+import { StatsAggregator, parseWindows } from './core/stats.js';
 
 export interface SetteeOptions {
   port?: number;
@@ -121,7 +122,8 @@ export class Settee {
     });
     this.services = await this.buildServices(config);
     this.http = new HttpServer(routes, () => this.services);
-    this.http.onRequest((method, status, _ms, req) => {
+    this.http.onRequest((method, status, ms, req) => {
+      this.services.stats.collector.recordRequest(method, status, ms);
       this.services.log.info(`${req.raw.socket?.remoteAddress ?? '-'} - - ${method} ${req.raw.url} ${status}`);
     });
   }
@@ -175,8 +177,12 @@ export class Settee {
       ownerHeaders: (owner) => auth.internalHeaders({ name: owner.name, roles: owner.roles }),
       ownerContext: async (name) => ({ name, roles: (await auth.userCreds(name))?.roles ?? [] }),
     });
+    const stats = new StatsAggregator(
+      { openDatabases: () => dbs.openCount, authCache: () => auth.cacheStats },
+      { rateMs: config.getInt('stats', 'rate', 1000), windows: parseWindows(config.getString('stats', 'samples', '[0]')) },
+    );
     return {
-      config, log, dbs, uuids, serverUuid, views, auth, design, tasks, replicator,
+      config, log, dbs, uuids, serverUuid, views, auth, design, tasks, replicator, stats,
       dispatch: (req) => this.http.dispatch(req),
       restart: () => void this.restart(),
     };
@@ -199,6 +205,7 @@ export class Settee {
   async restart(): Promise<void> {
     const old = this.services;
     old.auth.close();
+    old.stats.close();
     await this.stopReplicator(old);
     await old.views.close();
     await old.design.close();
@@ -214,6 +221,7 @@ export class Settee {
     await this.stopReplicator(this.services);
     await this.http.close();
     this.services.auth.close();
+    this.services.stats.close();
     await this.services.views.close();
     await this.services.design.close();
     await this.services.dbs.closeAll();

@@ -36,6 +36,7 @@ function attachmentPath(db: string, docId: string, name: string): string {
 
 async function getAttachment(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
+  svc.stats.collector.databaseReads++;
   if (isLocalId(p.docId)) throw notFound('missing');
   const rev = req.string('rev');
   if (rev !== undefined && !parseRev(rev)) throw badRequest('Invalid rev format');

@@ -15,6 +15,7 @@ export const bulkRoutes: Route[] = [
     methods: {
       POST: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
+        svc.stats.collector.bulkRequests++;
         req.requireJsonContentType();
         const body = await readObject(req, svc);
         const docsJson = body['docs'];

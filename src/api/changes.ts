@@ -191,9 +191,11 @@ async function failingClearly(feed: AsyncIterable<string>, kind: Feed): Promise<
 async function* liveFeed(svc: Services, db: Database, q: ChangesQuery, client: AbortSignal): AsyncIterable<string> {
   const life = follow(svc, db, client);
   const release = db.retain();
+  svc.stats.collector.clientsRequestingChanges++;
   try {
     yield* q.feed === 'longpoll' ? longpollFeed(db, q, life) : continuousFeed(db, q, life, q.feed === 'eventsource');
   } finally {
+    svc.stats.collector.clientsRequestingChanges--;
     release();
     life.dispose();
   }

@@ -106,6 +106,7 @@ export async function editDocs(
   options: EditOptions,
   follow?: (name: string) => AsyncIterable<Buffer>,
 ): Promise<EditResult[]> {
+  svc.stats.collector.databaseWrites += docs.length;
   const refusals = await svc.auth.screenWrites(db, docs, req.userCtx);
   if (refusals && options.allOrNothing) throw refusals.find((r) => r !== undefined)!;
   const accepted = refusals ? docs.filter((_, i) => refusals[i] === undefined) : docs;

@@ -46,6 +46,7 @@ export function openOptions(req: Request): OpenOptions {
 
 async function getDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
+  svc.stats.collector.databaseReads++;
   if (isLocalId(p.docId)) {
     const rec = await db.getLocal(p.docId);
     if (!rec) throw notFound('missing');

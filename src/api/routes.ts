@@ -17,6 +17,7 @@ import { updateRoutes } from './update.js';
 import { listRoutes } from './list.js';
 import { rewriteRoutes } from './rewrite.js';
 import { replicateRoutes } from './replicate.js';
+import { statsRoutes } from './stats.js';
 
 export const routes: Route[] = [
   ...serverRoutes,
@@ -36,4 +37,5 @@ export const routes: Route[] = [
   ...listRoutes,
   ...rewriteRoutes,
   ...replicateRoutes,
+  ...statsRoutes,
 ];

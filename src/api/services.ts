@@ -9,6 +9,7 @@ import type { ViewService } from '../views/service.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { DesignService } from '../design/service.js';
 import type { ReplicatorManager } from '../replicator/manager.js';
+import type { StatsAggregator } from '../core/stats.js';
 
 /** The engines a handler may use; built once by the server and passed to every handler. */
 export interface Services {
@@ -23,6 +24,8 @@ export interface Services {
   /** Design-document functions other than views: validation, filters, show, list, update. */
   design: DesignService;
   replicator: ReplicatorManager;
+  /** `/_stats`: counters the handlers bump (`stats.collector`) and their sampled aggregates. */
+  stats: StatsAggregator;
   /** This server's persistent identity (GET / `uuid`). */
   serverUuid: string;
   /** Routes a request through the server's router and handlers again (`_rewrite`'s rewritten requests). */

@@ -69,6 +69,7 @@ export const viewRoutes: Route[] = [
         };
         if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
         const view = await svc.views.openDesign(db, ddoc);
+        svc.stats.collector.temporaryViewReads++;
         return runQuery(req, svc, db, view, 'temp', body['keys'] as unknown[] | undefined);
       },
     },
@@ -79,6 +80,7 @@ async function viewQuery(req: Request, p: RouteParams, svc: Services, bodyKeys: 
   const db = await openDb(svc, p.db, req);
   const name = p.rest[0];
   if (name === undefined || p.rest.length !== 1) throw notFound('missing');
+  svc.stats.collector.viewReads++;
   const view = await svc.views.open(db, p.docId);
   return runQuery(req, svc, db, view, name, bodyKeys);
 }

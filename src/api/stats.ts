@@ -1,0 +1,21 @@
+/** `GET /_stats` and `GET /_stats/{section}/{stat}`, as couch_httpd_stats_handlers answers them. */
+import { badRequest } from '../errors.js';
+import { json } from './reply.js';
+import type { Route } from './route.js';
+
+export const statsRoutes: Route[] = [
+  {
+    // Public in CouchDB 1.6: monitoring reads it without credentials.
+    shape: 'global', name: '_stats', access: 'public',
+    methods: {
+      GET: async (req, p, svc) => {
+        const window = req.int('range', 0);
+        if (req.string('flush') === 'true') svc.stats.sample();
+        if (p.rest.length === 0) return json(200, svc.stats.all(window));
+        if (p.rest.length !== 2) throw badRequest('Stat names must have exactly two parts.');
+        const [section, key] = p.rest as [string, string];
+        return json(200, { [section]: { [key]: svc.stats.get(section, key, window) } });
+      },
+    },
+  },
+];

@@ -1,0 +1,170 @@
+/**
+ * `/_stats` over real HTTP, after CouchDB 1.6's share/www/script/test/stats.js: every counter
+ * grows by exactly what the requests between two flushed reads did, open_databases follows
+ * creation and deletion, each stat has 1.6's shape, single stats and bad paths answer as 1.6.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+const DB = 'stats_db';
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+  assert.equal((await c.put(`/${DB}`)).status, 201);
+});
+
+after(async () => {
+  await server.stop();
+});
+
+/** A stat's `current` after a flush (as couch.js's requestStats does). */
+async function current(section: string, key: string): Promise<number> {
+  const r = await c.get(`/_stats/${section}/${key}?flush=true`);
+  assert.equal(r.status, 200);
+  return r.body[section][key].current ?? 0;
+}
+
+/** How much a stat grew while `run` ran. */
+async function growth(section: string, key: string, run: () => Promise<unknown>): Promise<number> {
+  const before = await current(section, key);
+  await run();
+  return (await current(section, key)) - before;
+}
+
+const FIELDS = ['current', 'description', 'max', 'mean', 'min', 'stddev', 'sum'];
+
+test('GET /_stats has every 1.6 section and stat, each with exactly the aggregate fields', async () => {
+  const r = await c.get('/_stats');
+  assert.equal(r.status, 200);
+  const expected: Record<string, string[]> = {
+    couchdb: ['auth_cache_hits', 'auth_cache_misses', 'database_reads', 'database_writes', 'open_databases', 'open_os_files', 'request_time'],
+    httpd: ['bulk_requests', 'clients_requesting_changes', 'requests', 'temporary_view_reads', 'view_reads'],
+    httpd_request_methods: ['COPY', 'DELETE', 'GET', 'HEAD', 'POST', 'PUT'],
+    httpd_status_codes: ['200', '201', '202', '301', '304', '400', '401', '403', '404', '405', '409', '412', '500'],
+  };
+  assert.deepEqual(Object.keys(r.body).sort(), Object.keys(expected).sort());
+  for (const [section, keys] of Object.entries(expected)) {
+    assert.deepEqual(Object.keys(r.body[section]).sort(), keys.sort(), section);
+    for (const key of keys) {
+      const stat = r.body[section][key];
+      assert.deepEqual(Object.keys(stat).sort(), FIELDS, `${section}/${key}`);
+      assert.equal(typeof stat.description, 'string');
+      assert.ok(stat.description.length > 0);
+    }
+  }
+  // Nothing was ever counted: 1.6's nulls.
+  assert.deepEqual(r.body.httpd_status_codes['500'], {
+    description: 'number of HTTP 500 Internal Server Error responses', current: null, sum: null, mean: null, stddev: null, min: null, max: null,
+  });
+});
+
+test('a single stat answers {section: {stat: {...}}}', async () => {
+  await c.get('/');
+  const r = await c.get('/_stats/httpd_request_methods/GET?flush=true');
+  assert.equal(r.status, 200);
+  assert.deepEqual(Object.keys(r.body), ['httpd_request_methods']);
+  assert.deepEqual(Object.keys(r.body.httpd_request_methods), ['GET']);
+  const stat = r.body.httpd_request_methods.GET;
+  assert.equal(stat.description, 'number of HTTP GET requests');
+  assert.ok(stat.current >= 1);
+  assert.equal(stat.current, stat.sum);
+  assert.ok(stat.min <= stat.max);
+});
+
+test('requests: the stats read itself and one more request', async () => {
+  assert.equal(await growth('httpd', 'requests', () => c.get('/')), 2);
+});
+
+test('request methods and status codes are counted separately', async () => {
+  assert.equal(await growth('httpd_request_methods', 'GET', async () => undefined), 1);
+  assert.equal(await growth('httpd_request_methods', 'GET', () => c.post('/', {})), 1);
+  assert.equal(await growth('httpd_request_methods', 'POST', () => c.post('/', {})), 1);
+  assert.equal(await growth('httpd_request_methods', 'HEAD', () => c.head('/')), 1);
+  assert.equal(await growth('httpd_status_codes', '404', () => c.get('/nonexistent_db')), 1);
+  assert.equal(await growth('httpd_status_codes', '404', () => c.get('/')), 0);
+  assert.equal(await growth('httpd_status_codes', '201', () => c.put(`/${DB}/created`, { a: 1 })), 1);
+});
+
+test('database_reads: document reads (open_revs too), not database info', async () => {
+  await c.put(`/${DB}/read_me`, { a: 1 });
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}/read_me`)), 1);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}`)), 0);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}/read_me?open_revs=all`)), 1);
+});
+
+test('database_writes: create, POST, update, delete, COPY, attachments', async () => {
+  assert.equal(await growth('couchdb', 'database_writes', () => c.put(`/${DB}/w1`, { a: 1 })), 1);
+  assert.equal(await growth('couchdb', 'database_writes', () => c.post(`/${DB}`, { a: 1 })), 1);
+  const rev = (await c.get(`/${DB}/w1`)).body._rev as string;
+  assert.equal(await growth('couchdb', 'database_writes', () => c.put(`/${DB}/w1`, { _rev: rev, a: 2 })), 1);
+  const rev2 = (await c.get(`/${DB}/w1`)).body._rev as string;
+  assert.equal(await growth('couchdb', 'database_writes', () => c.copy(`/${DB}/w1`, { headers: { Destination: 'w1_copy' } })), 1);
+  assert.equal(await growth('couchdb', 'database_writes', () => c.del(`/${DB}/w1?rev=${rev2}`)), 1);
+  assert.equal(await growth('couchdb', 'database_writes', () =>
+    c.request('PUT', `/${DB}/bin_doc/foo.txt`, { raw: 'some text', headers: { 'Content-Type': 'text/plain' } })), 1);
+});
+
+test('bulk_requests counts _bulk_docs requests', async () => {
+  const docs = [1, 2, 3, 4, 5].map((i) => ({ _id: `bulk${i}` }));
+  assert.equal(await growth('httpd', 'bulk_requests', () => c.post(`/${DB}/_bulk_docs`, { docs })), 1);
+});
+
+test('view_reads and temporary_view_reads count their own kind only', async () => {
+  await c.put(`/${DB}/_design/test`, { views: { all: { map: 'function(doc) { emit(doc._id, null); }' } } });
+  const view = () => c.get(`/${DB}/_design/test/_view/all`);
+  const temp = () => c.post(`/${DB}/_temp_view`, { map: 'function(doc) { emit(doc._id, null); }' });
+  assert.equal(await growth('httpd', 'view_reads', view), 1);
+  assert.equal(await growth('httpd', 'temporary_view_reads', view), 0);
+  assert.equal(await growth('httpd', 'temporary_view_reads', temp), 1);
+  assert.equal(await growth('httpd', 'view_reads', temp), 0);
+  assert.equal(await growth('httpd', 'view_reads', () => c.get(`/${DB}/read_me`)), 0);
+});
+
+test('open_databases follows creation and deletion', async () => {
+  assert.equal(await growth('couchdb', 'open_databases', () => c.put('/stats_other')), 1);
+  assert.equal(await growth('couchdb', 'open_databases', () => c.del('/stats_other')), -1);
+});
+
+test('clients_requesting_changes counts a live feed while it is open', async () => {
+  const feed = c.get(`/${DB}/_changes?feed=longpoll&since=now&timeout=60000`);
+  // The feed is open once the counter says so; then a write ends it.
+  let open = 0;
+  for (let i = 0; i < 200 && open === 0; i++) open = await current('httpd', 'clients_requesting_changes');
+  assert.equal(open, 1);
+  await c.put(`/${DB}/wake_feed`, {});
+  assert.equal((await feed).status, 200);
+  let after = 1;
+  for (let i = 0; i < 200 && after !== 0; i++) after = await current('httpd', 'clients_requesting_changes');
+  assert.equal(after, 0);
+});
+
+test('range: configured windows answer, others an empty answer (as 1.6)', async () => {
+  const windowed = await c.get('/_stats/httpd/requests?range=60&flush=true');
+  assert.equal(windowed.status, 200);
+  assert.ok(windowed.body.httpd.requests.sum >= 1);
+  assert.deepEqual((await c.get('/_stats?range=7')).body, {});
+  assert.equal((await c.get('/_stats/httpd/requests?range=7')).body.httpd.requests.current, null);
+  assert.equal((await c.get('/_stats?range=soon')).status, 400);
+});
+
+test('unknown stats and malformed paths', async () => {
+  const unknown = await c.get('/_stats/nope/nothing');
+  assert.equal(unknown.status, 200);
+  assert.deepEqual(unknown.body, { nope: { nothing: { description: '', current: null, sum: null, mean: null, stddev: null, min: null, max: null } } });
+  assert.equal((await c.get('/_stats/httpd')).status, 400);
+  assert.equal((await c.get('/_stats/httpd/requests/extra')).status, 400);
+  assert.equal((await c.post('/_stats', {})).status, 405);
+});
+
+test('/_stats is public when the server has admins', async () => {
+  assert.equal((await c.put('/_config/admins/boss', 'secret')).status, 200);
+  assert.equal((await c.get('/_active_tasks')).status, 401);
+  const r = await c.get('/_stats');
+  assert.equal(r.status, 200);
+  assert.ok(r.body.couchdb.auth_cache_hits);
+});
