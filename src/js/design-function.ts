@@ -204,16 +204,19 @@ export class DesignFunction {
     // A few validations (single-document writes) run on this thread when they are quick and
     // clean: a function that crashed here may have met this thread's smaller limits (stack,
     // memory), so its verdict comes from a sandbox thread.
-    let text = kind === 'validate' && count <= INLINE_MAX_ITEMS
+    const inline = kind === 'validate' && count <= INLINE_MAX_ITEMS
       ? this.host.pool.inline.run(this.pid, () => this.host.pool.specOf(this.pid), kind, items, 0, arg)
       : undefined;
-    if (text !== undefined && crashedVerdict(text)) text = undefined;
-    if (text === undefined) {
-      try {
-        text = await this.host.pool.run({ op: 'design', pid: this.pid, kind, fn: 0, items, arg, timeoutMs: this.host.limits.timeoutMs });
-      } catch (err) {
-        throw this.host.report(err);
-      }
+    const clean = inline === undefined ? undefined : cleanVerdicts(inline, count);
+    if (clean) {
+      this.host.logAll(clean[0]);
+      return clean[1];
+    }
+    let text: string;
+    try {
+      text = await this.host.pool.run({ op: 'design', pid: this.pid, kind, fn: 0, items, arg, timeoutMs: this.host.limits.timeoutMs });
+    } catch (err) {
+      throw this.host.report(err);
     }
     const [logs, out] = parseReply(text, count);
     this.host.logAll(logs);
@@ -225,10 +228,20 @@ export class DesignFunction {
   }
 }
 
-/** Whether a validation answer (JSON `[logs, verdicts]`) holds a verdict of a function that crashed. */
-function crashedVerdict(text: string): boolean {
-  const [, verdicts] = JSON.parse(text) as [unknown, unknown];
-  return !Array.isArray(verdicts) || verdicts.some((v) => v !== null && typeof v === 'object' && (v as { status?: unknown }).status !== undefined);
+/**
+ * A validation answer (JSON `[logs, verdicts]`) as logs and verdicts, unless it is malformed or
+ * holds a verdict of a function that crashed.
+ */
+function cleanVerdicts(text: string, count: number): [unknown[], unknown[]] | undefined {
+  let reply: [unknown[], unknown];
+  try {
+    reply = parseReply(text, count);
+  } catch {
+    return undefined;
+  }
+  const verdicts = reply[1] as unknown[];
+  const crashed = verdicts.some((v) => v !== null && typeof v === 'object' && (v as { status?: unknown }).status !== undefined);
+  return crashed ? undefined : [reply[0], verdicts];
 }
 
 function renderError(reason: string): CouchError {
