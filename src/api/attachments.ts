@@ -13,7 +13,7 @@ import { json, raw, stream, type HeaderMap, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { absoluteUrl, docPath, durableWrite, ifMatchRev, openDb, quote, raiseResult, editDocs } from './common.js';
+import { absoluteUrl, docPath, durableWrite, etagMatches, ifMatchRev, openDb, quote, raiseResult, editDocs } from './common.js';
 
 export const attachmentRoutes: Route[] = [
   { shape: 'attachment', methods: { GET: getAttachment, PUT: putAttachment, DELETE: deleteAttachment } },
@@ -49,7 +49,7 @@ async function getAttachment(req: Request, p: RouteParams, svc: Services): Promi
   const etag = quote(stub.digest.slice(4));
   const headers: HeaderMap = { ETag: etag, 'Accept-Ranges': 'bytes' };
   // As couch_httpd:etag_match, If-None-Match may list several ETags.
-  if (req.header('if-none-match')?.split(/[, ]+/).includes(etag)) return raw(304, '', stub.content_type, headers);
+  if (etagMatches(req, etag)) return raw(304, '', stub.content_type, headers);
 
   const ranges = parseRanges(req.header('range'), stub.length);
   if (ranges === 'unsatisfiable') {

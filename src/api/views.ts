@@ -8,7 +8,7 @@ import { stream, json, raw, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { openDb, readObject, quote, rowsEnvelope } from './common.js';
+import { etagMatches, openDb, readObject, quote, rowsEnvelope } from './common.js';
 import type { OpenedView } from '../views/service.js';
 import type { DesignDoc } from '../views/view-index.js';
 import { mapRows, reduceRows, rowRange, rowsBefore, rowsWithin, type RangeQuery } from '../views/query.js';
@@ -262,7 +262,7 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
 async function runQuery(req: Request, svc: Services, db: Database, view: OpenedView, name: string, bodyKeys: unknown[] | undefined): Promise<Reply> {
   const result = await queryView(req, svc, db, view, name, bodyKeys);
   const { etag, head } = result;
-  if (etagMatches(req.header('if-none-match'), etag)) return raw(304, '', 'application/json', { ETag: etag });
+  if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
   const headers = { ETag: etag };
   const updateSeq = head.update_seq !== undefined ? `"update_seq":${head.update_seq},` : '';
   if (result.reduced) {
@@ -300,12 +300,6 @@ function viewEtag(db: Database, view: OpenedView, number: number, q: ViewParams)
     q.includeDocs ? [db.updateSeq, db.purgeSeq] : null, q.updateSeq ? view.index.seq : null,
   ]);
   return quote(createHash('md5').update(identity).digest('hex'));
-}
-
-/** If-None-Match may list several ETags. */
-function etagMatches(header: string | undefined, etag: string): boolean {
-  if (!header) return false;
-  return header.split(',').some((part) => part.trim() === etag);
 }
 
 /** A map row as stored, with the document when `include_docs` asks (an `{_id}` value joins another). */
