@@ -215,7 +215,11 @@ export class Authenticator {
    */
   internalHeaders(ctx: UserContext): Record<string, string> {
     const identity = JSON.stringify([ctx.name, ctx.roles]);
-    return { [HEADER_INTERNAL_IDENTITY]: `${Buffer.from(identity).toString('base64url')}.${createHmac('sha256', this.internalSecret).update(identity).digest('hex')}` };
+    return { [HEADER_INTERNAL_IDENTITY]: `${Buffer.from(identity).toString('base64url')}.${this.signIdentity(identity)}` };
+  }
+
+  private signIdentity(identity: string): string {
+    return createHmac('sha256', this.internalSecret).update(identity).digest('hex');
   }
 
   private internalIdentity(req: AuthRequest): Authentication | undefined {
@@ -223,8 +227,7 @@ export class Authenticator {
     if (!header) return undefined;
     const [encoded = '', signature = ''] = header.split('.');
     const identity = Buffer.from(encoded, 'base64url').toString('utf8');
-    const expected = createHmac('sha256', this.internalSecret).update(identity).digest('hex');
-    if (!constantTimeEqual(expected, signature)) throw unauthorized('Name or password is incorrect.');
+    if (!constantTimeEqual(this.signIdentity(identity), signature)) throw unauthorized('Name or password is incorrect.');
     const [name, roles] = JSON.parse(identity) as [string | null, string[]];
     return { ctx: { name, roles } };
   }
