@@ -471,7 +471,7 @@ function extrapolateViews(p: Plan, result: ServerResult): void {
     };
     f.value *= factor;
   }
-  for (const key of ['view_build', 'view_range', 'view_incremental', 'view_peak_rss']) {
+  for (const key of ['view_build', 'view_range_cold', 'view_range', 'view_incremental', 'view_peak_rss']) {
     const f = result.figures[key];
     if (!f) continue;
     const same = key === 'view_incremental' ? ` (the same ${p.views.editDocs.toLocaleString('en-US')} docs edited)` : '';

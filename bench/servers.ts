@@ -156,7 +156,9 @@ function readProcCpuSeconds(pid: number): number | undefined {
 
 function commandFor(name: ServerName, port: number, dataDir: string, opts: StartOptions): { args: string[]; cwd: string; mode: string } {
   if (name === 'settee') {
-    const args = [SETTEE_ENTRY, '--port', String(port), '--bind', '127.0.0.1', '--data-dir', join(dataDir, 'data')];
+    // SETTEE_BENCH_NODE_FLAGS: flags for Settee's node (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p` to profile a phase).
+    const nodeFlags = (process.env.SETTEE_BENCH_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+    const args = [...nodeFlags, SETTEE_ENTRY, '--port', String(port), '--bind', '127.0.0.1', '--data-dir', join(dataDir, 'data')];
     if (opts.setteeConfig) args.push('--config', opts.setteeConfig);
     return { args, cwd: opts.root, mode: 'on disk (LMDB), fsync per commit (group commit)' };
   }

@@ -11,9 +11,9 @@ import type { Services } from './services.js';
 import { etagMatches, openDb, readObject, quote, rowsEnvelope } from './common.js';
 import type { OpenedView } from '../views/service.js';
 import type { DesignDoc } from '../views/view-index.js';
-import { mapRows, reduceRows, rowRange, rowsBefore, rowsWithin, type RangeQuery } from '../views/query.js';
+import { mapRows, reduceRows, rowRange, rowsBefore, rowsWithin, smallMapQuery, type RangeQuery } from '../views/query.js';
 import type { RangeOptions } from '../storage/types.js';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { reducerFor } from '../views/reducer.js';
 import { collate, collateRaw } from '../views/collation.js';
 
@@ -190,6 +190,8 @@ export interface ViewResult {
   head: { total_rows?: number; offset?: number; update_seq?: number };
   /** Each row as JSON text, streamed from the index. */
   rows: AsyncIterable<string>;
+  /** The same rows when the answer was small enough to be read whole. */
+  allRows?: string[];
   reduced: boolean;
 }
 
@@ -248,6 +250,12 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
     return { etag, head: { total_rows: totalRows, offset, ...seqHead }, rows: rows(), reduced: false };
   }
   const range = await rowRange(view.index, number, q);
+  if (!q.includeDocs) {
+    const small = await smallMapQuery(view.index, number, range, q.skip, q.limit);
+    if (small) {
+      return { etag, head: { total_rows: totalRows, offset: small.offset, ...seqHead }, rows: fromArray(small.rows), allRows: small.rows, reduced: false };
+    }
+  }
   const before = await rowsBefore(view.index, number, range);
   // Skipping past the range's end leaves the offset where the range ends.
   const offset = q.skip === 0 ? before : before + Math.min(q.skip, await rowsWithin(view.index, number, range));
@@ -269,7 +277,13 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
     // Errors surface before the first byte: reduce the first group eagerly.
     return stream(200, await primed(rowsEnvelope(`{${updateSeq}"rows":[\r\n`, result.rows, ']}\n')), headers);
   }
-  return stream(200, rowsEnvelope(`{"total_rows":${head.total_rows},"offset":${head.offset},${updateSeq}"rows":[\r\n`, result.rows, ']}\n'), headers);
+  const top = `{"total_rows":${head.total_rows},"offset":${head.offset},${updateSeq}"rows":[\r\n`;
+  if (result.allRows) {
+    // Read whole: sent with a Content-Length, the same text as streamed.
+    const rows = result.allRows.length > 0 ? `${result.allRows.join(',\r\n')}\r\n` : '';
+    return json(200, `${top}${rows}]}`, headers);
+  }
+  return stream(200, rowsEnvelope(top, result.rows, ']}\n'), headers);
 }
 
 /**
@@ -294,12 +308,16 @@ async function keyedOffset(view: OpenedView, number: number, ranges: RangeOption
  * the database's sequences (documents can change without the view changing).
  */
 function viewEtag(db: Database, view: OpenedView, number: number, q: ViewParams): string {
-  const { stale: _stale, ...args } = q;
+  // Every parameter that shapes the answer (all but `stale`), listed rather than copied: this
+  // runs for every query.
   const identity = JSON.stringify([
-    view.index.signature, view.index.viewVersion(number), { ...args, limit: Number.isFinite(q.limit) ? q.limit : null },
+    view.index.signature, view.index.viewVersion(number),
+    q.startKey ?? null, q.endKey ?? null, q.startDocId ?? null, q.endDocId ?? null, q.inclusiveEnd, q.descending,
+    q.keys ?? null, q.skip, Number.isFinite(q.limit) ? q.limit : null, q.reduce, Number.isFinite(q.groupLevel) ? q.groupLevel : 'exact',
+    q.includeDocs, q.conflicts, q.attachments, q.attEncodingInfo,
     q.includeDocs ? [db.updateSeq, db.purgeSeq] : null, q.updateSeq ? view.index.seq : null,
   ]);
-  return quote(createHash('md5').update(identity).digest('hex'));
+  return quote(hash('md5', identity));
 }
 
 /** A map row as stored, with the document when `include_docs` asks (an `{_id}` value joins another). */
@@ -333,4 +351,8 @@ async function primed(source: AsyncIterable<string>): Promise<AsyncIterable<stri
     if (!first.done) yield first.value;
     for (let next = await it.next(); !next.done; next = await it.next()) yield next.value;
   })();
+}
+
+async function* fromArray(rows: readonly string[]): AsyncIterable<string> {
+  yield* rows;
 }

@@ -169,30 +169,32 @@ export class HttpServer {
       res.end(head ? undefined : body);
       return;
     }
-    res.writeHead(reply.status, {
+    const headers: HeaderMap = {
       ...standardHeaders(),
       ...req.extraHeaders,
       'Content-Type': jsonp ? 'application/javascript' : reply.contentType ?? jsonContentType(req),
       ...reply.headers,
-    });
+    };
     if (head) {
+      res.writeHead(reply.status, headers);
       res.end();
       return;
     }
-    // Chunks produced in one turn of the event loop go out in one write (with the headers):
-    // a small streamed reply costs one syscall. Whatever waits longer (live feeds) is flushed
-    // on the next turn, and the headers go out then even if no chunk has.
+    // Chunks produced in one turn of the event loop go out in one write. A reply complete within
+    // its first turn (most) is sent whole with a Content-Length; a longer one goes out chunked,
+    // its headers on the next turn even if no chunk is ready (live feeds), then chunks gathered
+    // per turn or per COALESCE_BYTES.
     const pending: (string | Uint8Array)[] = [];
     let pendingBytes = 0;
-    let sent = false;
+    let started = false;
     const flush = (): Promise<boolean> | boolean => {
-      if (pending.length === 0) {
-        // writeHead only queued the headers (headersSent is already true): send them.
-        if (!sent) res.flushHeaders();
-        sent = true;
-        return true;
+      if (!started) {
+        started = true;
+        res.writeHead(reply.status, headers);
+        // writeHead only queues the headers: send them now even if no chunk is ready.
+        if (pending.length === 0) res.flushHeaders();
       }
-      sent = true;
+      if (pending.length === 0) return true;
       res.cork();
       let ok = true;
       for (const chunk of pending.splice(0)) ok = !res.destroyed && res.write(chunk) && ok;
@@ -215,18 +217,28 @@ export class HttpServer {
       }
       if (scheduled) clearImmediate(scheduled);
       if (jsonp) pending.push(');\n');
-      if (!res.destroyed) {
-        // The last chunks, the chunked-encoding terminator (and the headers, if still queued) in one write.
-        res.cork();
-        const last = pending.pop();
-        for (const chunk of pending) res.write(chunk);
-        res.end(last);
-        res.uncork();
+      if (res.destroyed) return;
+      if (!started) {
+        const body = pending.every((c) => typeof c === 'string') ? pending.join('') : Buffer.concat(pending.map(toBytes));
+        res.writeHead(reply.status, { ...headers, 'Content-Length': Buffer.byteLength(body) });
+        res.end(body);
+        return;
       }
+      // The last chunks and the chunked-encoding terminator in one write.
+      res.cork();
+      const last = pending.pop();
+      for (const chunk of pending) res.write(chunk);
+      res.end(last);
+      res.uncork();
     } catch (err) {
       if (scheduled) clearImmediate(scheduled);
-      // Headers are gone: the only honest signal left is an unterminated chunked body.
       this.services().log.error(`stream ${req.method} ${req.rawPath} failed: ${describe(err)}`);
+      if (!started && !res.headersSent) {
+        // Nothing sent yet: the failure can still be an honest error reply.
+        this.writeError(req, res, toCouchError(err));
+        return;
+      }
+      // Headers are gone: the only honest signal left is an unterminated chunked body.
       res.destroy();
     }
   }
@@ -292,6 +304,10 @@ export function jsonContentType(req: Request): string {
  */
 /** Bytes of streamed chunks gathered before they are written without waiting for the next turn. */
 const COALESCE_BYTES = 16 * 1024;
+
+function toBytes(chunk: string | Uint8Array): Uint8Array {
+  return typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+}
 
 /** Resolves once a response's buffered output has drained (true) or the response closed (false). */
 function drained(res: ServerResponse): Promise<boolean> | boolean {

@@ -7,7 +7,7 @@
  * and id D" is [K D, K D 0x00 0xFF 0xFF].
  */
 import { CouchError } from '../errors.js';
-import type { Entry, RangeOptions, ReadView } from '../storage/types.js';
+import type { Bytes, Entry, RangeOptions, ReadView } from '../storage/types.js';
 import { skipAndLimit } from '../storage/slice.js';
 import { decodeRow, rowText, SORT_KEY_MAX, type ViewIndex } from './view-index.js';
 import { collate, collateRaw, sortKey } from './collation.js';
@@ -55,34 +55,100 @@ export async function rowRange(index: ViewIndex, view: number, q: RangeQuery): P
 
 /** Rows before the range's first row in the direction of the query (the `offset`). */
 export async function rowsBefore(index: ViewIndex, view: number, range: RangeOptions): Promise<number> {
-  const prefix = index.viewPrefix(view);
-  const next = Buffer.of(prefix[0]!, view + 1);
   const snapshot = await index.store.snapshot();
   try {
-    const tree = await index.reductionsIn(snapshot, view);
-    if (tree) {
-      const { lo, hi } = windowOf(view, range);
-      const before = range.reverse ? (hi === undefined ? undefined : await tree.aggregate(hi, undefined, false))
-        : await tree.aggregate(Buffer.alloc(0), lo, false);
-      if (before || (range.reverse && hi === undefined)) return before?.count ?? 0;
-    }
-    if (!range.reverse) {
-      const start = range.gte ?? range.gt;
-      if (!start || Buffer.compare(start, prefix) <= 0) return 0;
-      return await snapshot.count(range.gt ? { gte: prefix, lte: range.gt } : { gte: prefix, lt: start });
-    }
-    if (range.lt && Buffer.compare(range.lt, next) >= 0) return 0;
-    return await snapshot.count(range.lte ? { gt: range.lte, lt: next } : { gte: range.lt!, lt: next });
+    return await rowsBeforeIn(index, view, snapshot, range);
   } finally {
     snapshot.release();
   }
 }
 
-/** Rows inside a range: the view's rows less those before it and those after it. */
+async function rowsBeforeIn(index: ViewIndex, view: number, snapshot: ReadView, range: RangeOptions): Promise<number> {
+  const tree = await index.reductionsIn(snapshot, view);
+  if (tree) {
+    const { lo, hi } = windowOf(view, range);
+    const before = range.reverse ? (hi === undefined ? 0 : await tree.rank(hi)) : await tree.rank(lo);
+    if (before !== undefined) return range.reverse && hi !== undefined ? tree.total - before : before;
+  }
+  return await countBefore(index, view, snapshot, range);
+}
+
+/** Rows read at once by `smallMapQuery`: answers up to this size are read whole. */
+const SMALL_ROWS = 256;
+
+/**
+ * A map query read whole from one snapshot, when it is small (at most SMALL_ROWS rows after a
+ * small `skip`): its offset and rows as stored. Undefined when it is larger (stream it instead).
+ */
+export async function smallMapQuery(index: ViewIndex, view: number, range: RangeOptions, skip: number, limit: number): Promise<{ offset: number; rows: string[] } | undefined> {
+  if (skip > SMALL_ROWS) return undefined;
+  const wanted = Math.min(limit, SMALL_ROWS);
+  const snapshot = await index.store.snapshot();
+  try {
+    // Forward, the offset is counted on the way: the read starts at an anchor (at most a
+    // level-1 segment before the range) whose rank is known. Otherwise it is counted apart.
+    const tree = range.reverse ? undefined : await index.reductionsIn(snapshot, view);
+    const anchor = tree ? await tree.anchor(windowOf(view, range).lo) : undefined;
+    let offset = anchor ? anchor.before : await rowsBeforeIn(index, view, snapshot, range);
+    const scan: RangeOptions = anchor ? { ...range, gte: Buffer.concat([Buffer.of(ROW, view), anchor.start]), gt: undefined } : range;
+    const below = (key: Bytes): boolean =>
+      anchor !== undefined && (range.gte ? Buffer.compare(key, range.gte) < 0 : range.gt !== undefined && Buffer.compare(key, range.gt) <= 0);
+    let toSkip = skip;
+    const rows: string[] = [];
+    let more = false;
+    scanning: for await (const chunk of snapshot.rangeChunks(scan, 64)) {
+      for (const { key, value } of chunk) {
+        if (below(key)) {
+          offset++;
+        } else if (toSkip > 0) {
+          toSkip--;
+          offset++;
+        } else if (rows.length < wanted) {
+          rows.push(rowText(value));
+        } else {
+          more = true;
+          break scanning;
+        }
+      }
+    }
+    // More rows than a small answer holds, and no limit ending it there: stream it instead.
+    if (more && limit > wanted) return undefined;
+    return { offset, rows };
+  } finally {
+    snapshot.release();
+  }
+}
+
+/** Rows inside a range. */
 export async function rowsWithin(index: ViewIndex, view: number, range: RangeOptions): Promise<number> {
-  const before = await rowsBefore(index, view, { ...range, reverse: false });
-  const after = await rowsBefore(index, view, { ...range, reverse: true });
-  return Math.max(0, index.totalRows(view) - before - after);
+  const snapshot = await index.store.snapshot();
+  try {
+    const tree = await index.reductionsIn(snapshot, view);
+    if (tree) {
+      const { lo, hi } = windowOf(view, range);
+      const start = await tree.rank(lo);
+      const end = hi === undefined ? tree.total : await tree.rank(hi);
+      if (start !== undefined && end !== undefined) return Math.max(0, end - start);
+    }
+    const before = await countBefore(index, view, snapshot, { ...range, reverse: false });
+    const after = await countBefore(index, view, snapshot, { ...range, reverse: true });
+    return Math.max(0, index.totalRows(view) - before - after);
+  } finally {
+    snapshot.release();
+  }
+}
+
+/** rowsBefore by counting keys in the store (no partial reductions to use). */
+async function countBefore(index: ViewIndex, view: number, snapshot: ReadView, range: RangeOptions): Promise<number> {
+  const prefix = index.viewPrefix(view);
+  const next = Buffer.of(prefix[0]!, view + 1);
+  if (!range.reverse) {
+    const start = range.gte ?? range.gt;
+    if (!start || Buffer.compare(start, prefix) <= 0) return 0;
+    return await snapshot.count(range.gt ? { gte: prefix, lte: range.gt } : { gte: prefix, lt: start });
+  }
+  if (range.lt && Buffer.compare(range.lt, next) >= 0) return 0;
+  return await snapshot.count(range.lte ? { gt: range.lte, lt: next } : { gte: range.lt!, lt: next });
 }
 
 /**

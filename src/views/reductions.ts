@@ -243,18 +243,23 @@ export class ViewReductions {
    * The reductions as `read` (a snapshot) holds them; `generation` names that state of the
    * records (it changes whenever they do), so the upper levels can be kept in memory.
    */
-  at(read: ReadView, generation: number): ReductionsAt {
-    return { aggregate: (lo, hi, withValues, reads) => this.aggregate(read, generation, lo, hi, withValues, reads) };
+  at(read: ReadView, generation: number, total: number): ReductionsAt {
+    return {
+      total,
+      aggregate: (lo, hi, withValues, reads) => this.aggregate(read, generation, lo, hi, withValues, reads),
+      rank: (suffix) => this.rank(read, generation, suffix),
+      anchor: (suffix) => this.anchor(read, generation, suffix),
+    };
   }
 
-  private upper: { generation: number; levels: Entry[][] } | undefined;
+  private upper: { generation: number; levels: Entry[][]; ranks: OuterRanks } | undefined;
 
   /**
    * Records of the levels from CACHED_LEVEL up, read once per generation: they are few
    * (1/256 of the rows and less) and every walk passes through them.
    */
-  private async upperLevels(read: ReadView, generation: number): Promise<Entry[][]> {
-    if (this.upper?.generation === generation) return this.upper.levels;
+  private async upperLevels(read: ReadView, generation: number): Promise<{ levels: Entry[][]; ranks: OuterRanks }> {
+    if (this.upper?.generation === generation) return this.upper;
     const levels: Entry[][] = [];
     for (let level = CACHED_LEVEL; level <= MAX_LEVEL; level++) {
       const entries: Entry[] = [];
@@ -263,13 +268,67 @@ export class ViewReductions {
       }
       levels[level] = entries;
     }
-    if (!this.upper || this.upper.generation < generation) this.upper = { generation, levels };
-    return levels;
+    const ranks: OuterRanks = { starts: [], before: [], inner: new Map() };
+    let rows = 0;
+    for (const { key, value } of levels[CACHED_LEVEL]!) {
+      ranks.starts.push(Buffer.from(key.subarray(2)));
+      ranks.before.push(rows);
+      rows += recordCount(value);
+    }
+    const cached = { generation, levels, ranks };
+    if (!this.upper || this.upper.generation < generation) this.upper = cached;
+    return cached;
+  }
+
+  /**
+   * How many rows have key suffixes below `suffix` (a query's `offset`): the anchor's count plus
+   * the rows between the anchor and `suffix`.
+   */
+  private async rank(read: ReadView, generation: number, suffix: Buffer): Promise<number | undefined> {
+    if (suffix.length === 0) return 0;
+    const anchor = await this.anchor(read, generation, suffix);
+    if (!anchor) return undefined;
+    return anchor.before + await read.count({ gte: this.rowKey(anchor.start), lt: this.rowKey(suffix) });
+  }
+
+  /**
+   * The start of the level-1 segment holding `suffix` and the rows before it: a binary search
+   * among the cached level's segments, then another among the level-1 segments inside the one
+   * found (read once per generation).
+   */
+  private async anchor(read: ReadView, generation: number, suffix: Buffer): Promise<Anchor | undefined> {
+    const { ranks } = await this.upperLevels(read, generation);
+    const outer = lastAtOrBelow(ranks.starts, suffix);
+    if (outer < 0) return undefined;
+    let inner = ranks.inner.get(outer);
+    if (!inner) {
+      inner = await this.innerRanks(read, ranks.starts[outer]!, ranks.starts[outer + 1]);
+      if (!inner) return undefined;
+      ranks.inner.set(outer, inner);
+    }
+    const at = lastAtOrBelow(inner.starts, suffix);
+    if (at < 0) return undefined;
+    return { start: inner.starts[at]!, before: ranks.before[outer]! + inner.before[at]! };
+  }
+
+  /** The level-1 segments in [start, end) (a segment of the cached level), with the rows before each. */
+  private async innerRanks(read: ReadView, start: Buffer, end: Buffer | undefined): Promise<RankTable | undefined> {
+    const table: RankTable = { starts: [], before: [] };
+    let rows = 0;
+    const range = { gte: this.recordKey(1, start), lt: end ? this.recordKey(1, end) : this.levelEnd(1) };
+    for await (const chunk of read.rangeChunks(range, 64)) {
+      for (const { key, value } of chunk) {
+        table.starts.push(Buffer.from(key.subarray(2)));
+        table.before.push(rows);
+        rows += recordCount(value);
+      }
+    }
+    return table.starts.length > 0 && Buffer.compare(table.starts[0]!, start) === 0 ? table : undefined;
   }
 
   private async levelCursor(read: ReadView, generation: number, level: number, from: Buffer, chunk: number): Promise<EntryCursor> {
     if (level < CACHED_LEVEL) return new ChunkCursor(read, this.recordKey(level, from), this.levelEnd(level), chunk);
-    const entries = (await this.upperLevels(read, generation))[level]!;
+    const entries = (await this.upperLevels(read, generation)).levels[level]!;
     const key = this.recordKey(level, from);
     let lo = 0;
     let hi = entries.length;
@@ -358,11 +417,48 @@ interface EntryCursor {
 
 /** A view's partial reductions as one snapshot holds them. */
 export interface ReductionsAt {
+  /** Rows in the view. */
+  readonly total: number;
+  /** How many rows have key suffixes below `suffix`; undefined if the records disagree with the rows. */
+  rank(suffix: Buffer): Promise<number | undefined>;
+  /**
+   * A row-key suffix at or below `suffix`, no more than a level-1 segment away, and how many rows
+   * are below it: the rows from there to `suffix` are left to count (while reading them anyway).
+   */
+  anchor(suffix: Buffer): Promise<Anchor | undefined>;
   /**
    * What the rows with key suffixes in [lo, hi) reduce to (hi undefined: to the view's end).
    * Undefined if the stored segments disagree with the rows (never expected).
    */
   aggregate(lo: Buffer, hi: Buffer | undefined, withValues: boolean, reads?: Reducer['reads']): Promise<Aggregate | undefined>;
+}
+
+export interface Anchor {
+  start: Buffer;
+  before: number;
+}
+
+/** Segment starts of one level (row-key suffixes, ascending) and the rows before each. */
+interface RankTable {
+  starts: Buffer[];
+  before: number[];
+}
+
+/** The cached level's segments, and the level-1 segments inside those queries have reached (by index). */
+interface OuterRanks extends RankTable {
+  inner: Map<number, RankTable>;
+}
+
+/** The index of the last of `sorted` at or below `key`, or -1. */
+function lastAtOrBelow(sorted: readonly Buffer[], key: Buffer): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (Buffer.compare(sorted[mid]!, key) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
 }
 
 /** Forward over a key range in small chunks: no more read than the walk needs, one await per chunk. */
@@ -444,6 +540,13 @@ function encodeRecord(count: number, value: unknown): Buffer {
   out.writeUIntBE(count, 0, COUNT_BYTES);
   out.write(json, COUNT_BYTES, 'utf8');
   return out;
+}
+
+/** A record's row count alone (COUNT_BYTES big-endian). */
+function recordCount(bytes: Uint8Array): number {
+  let count = 0;
+  for (let i = 0; i < COUNT_BYTES; i++) count = count * 256 + bytes[i]!;
+  return count;
 }
 
 function decodeRecord(bytes: Uint8Array, withValue: boolean): [number, unknown] {

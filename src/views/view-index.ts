@@ -10,7 +10,7 @@
  *   b <docid>                    the row keys a document emitted (to replace them when it changes)
  */
 import { createHash } from 'node:crypto';
-import { MAX_KEY_BYTES, type KeyValueStore, type ReadView, type WriteOp } from '../storage/types.js';
+import { MAX_KEY_BYTES, type Bytes, type KeyValueStore, type ReadView, type WriteOp } from '../storage/types.js';
 import type { Database } from '../core/database.js';
 import * as revtree from '../core/revtree.js';
 import { COLLATION_VERSION, collate, collateRaw, sortKey } from './collation.js';
@@ -160,9 +160,20 @@ export class ViewIndex {
   async reductionsIn(read: ReadView, view: number): Promise<ReductionsAt | undefined> {
     const stored = await read.get(META);
     if (!stored) return undefined;
-    const info = JSON.parse(Buffer.from(stored).toString('utf8')) as IndexInfo;
+    const info = this.parsedMeta(stored);
     if (!this.reductionsCurrent(info) || (info.unstoredReduces ?? []).includes(view)) return undefined;
-    return this.reductions[view]!.at(read, info.generation ?? 0);
+    return this.reductions[view]!.at(read, info.generation ?? 0, info.counts[view] ?? 0);
+  }
+
+  /** The last META record read, parsed: queries between two updates all read the same one. */
+  private lastMeta: { bytes: Buffer; info: IndexInfo } | undefined;
+
+  private parsedMeta(stored: Bytes): IndexInfo {
+    if (this.lastMeta && Buffer.compare(this.lastMeta.bytes, stored) === 0) return this.lastMeta.info;
+    const bytes = Buffer.from(stored);
+    const info = JSON.parse(bytes.toString('utf8')) as IndexInfo;
+    this.lastMeta = { bytes, info };
+    return info;
   }
 
   get seq(): number {

@@ -35,7 +35,7 @@ const next = random(7);
 const makeDoc = (i: number): Doc => ({ _id: `doc${String(i).padStart(5, '0')}`, type: TYPES[Math.floor(next() * TYPES.length)]!, n: Math.floor(next() * 200) });
 
 /** Rows as the view emits them, sorted as CouchDB collates [type, n % 20] keys (ASCII type names). */
-function rowsOf(docs: Iterable<Doc>): { key: [string, number]; value: number }[] {
+function rowsOf(docs: Iterable<Doc>): { key: [string, number]; value: number; id: string }[] {
   const rows = [...docs].map((d) => ({ key: [d.type, d.n % 20] as [string, number], value: d.n, id: d._id }));
   rows.sort((a, b) => (a.key[0] < b.key[0] ? -1 : a.key[0] > b.key[0] ? 1 : a.key[1] - b.key[1] || (a.id < b.id ? -1 : 1)));
   return rows;
@@ -230,4 +230,50 @@ test('documents whose ids leave no room in a row key are indexed, updated and re
   assert.equal((await c.del(`/${db}/${id}?rev=${put.body.rev}`)).status, 200);
   const after = await c.get(`/${db}/_design/i/_view/v`);
   assert.deepEqual(after.body.rows, [{ key: null, value: 2 }]);
+});
+
+test('map queries: rows and offset match the documents for random ranges, both directions, skip and limit', async () => {
+  const db = 'offsets';
+  assert.equal((await c.put(`/${db}`)).status, 201);
+  const docs: Doc[] = [];
+  for (let i = 0; i < 3000; i++) docs.push(makeDoc(20_000 + i));
+  assert.equal((await c.post(`/${db}/_bulk_docs`, { docs })).status, 201);
+  const map = 'function(doc) { if (doc.type) emit([doc.type, doc.n % 20], doc.n); }';
+  assert.equal((await c.put(`/${db}/_design/m`, { views: { plain: { map }, summed: { map, reduce: '_sum' } } })).status, 201);
+  const all = rowsOf(docs);
+  // Rows ordered as the view orders them: by key, then by document id.
+  const order = (a: { key: [string, number]; id: string }, key: [string, number], id?: string) => cmp(a.key, key) || (id === undefined ? 0 : a.id < id ? -1 : a.id > id ? 1 : 0);
+  for (let i = 0; i < 80; i++) {
+    const pick = () => (next() < 0.8 ? all[Math.floor(next() * all.length)]!.key : [TYPES[Math.floor(next() * TYPES.length)]!, Math.floor(next() * 22) - 1] as [string, number]);
+    let lo = pick();
+    let hi = pick();
+    if (cmp(lo, hi) > 0) [lo, hi] = [hi, lo];
+    const descending = next() < 0.3;
+    const inclusiveEnd = next() < 0.8;
+    const skip = next() < 0.5 ? 0 : Math.floor(next() * (next() < 0.2 ? 400 : 8));
+    const limit = next() < 0.3 ? undefined : Math.floor(next() * 40);
+    const startDocId = !descending && next() < 0.3 ? all.find((r) => cmp(r.key, lo) === 0)?.id : undefined;
+    const [start, end] = descending ? [hi, lo] : [lo, hi];
+    // Expected: the rows of the range in the query's direction, and how many rows come before it.
+    const sequence = descending ? [...all].reverse() : all;
+    const afterStart = (r: (typeof all)[number]) => (descending ? order(r, start) <= 0 : order(r, start, startDocId) >= 0);
+    const beforeEnd = (r: (typeof all)[number]) => {
+      const c2 = order(r, end);
+      return descending ? (inclusiveEnd ? c2 >= 0 : c2 > 0) : (inclusiveEnd ? c2 <= 0 : c2 < 0);
+    };
+    const first = sequence.findIndex(afterStart);
+    const range = first < 0 ? [] : sequence.slice(first).filter((r) => afterStart(r) && beforeEnd(r));
+    const before = first < 0 ? all.length : first;
+    const expected = range.slice(skip, limit === undefined ? undefined : skip + limit).map((r) => r.id);
+    const params = [`startkey=${q(start)}`, `endkey=${q(end)}`, `descending=${descending}`, `inclusive_end=${inclusiveEnd}`, `skip=${skip}`,
+      ...(limit === undefined ? [] : [`limit=${limit}`]), ...(startDocId ? [`startkey_docid=${encodeURIComponent(startDocId)}`] : [])].join('&');
+    for (const view of ['plain', 'summed']) {
+      const r = await c.get(`/${db}/_design/m/_view/${view}?${params}${view === 'summed' ? '&reduce=false' : ''}`);
+      assert.equal(r.status, 200, r.text);
+      const what = `${view}?${decodeURIComponent(params)}`;
+      assert.deepEqual((r.body.rows as { id: string }[]).map((row) => row.id), expected, `rows of ${what}`);
+      assert.equal(r.body.offset, before + Math.min(skip, range.length), `offset of ${what}`);
+      assert.equal(r.body.total_rows, all.length);
+    }
+  }
 });
