@@ -19,7 +19,7 @@
  */
 import type { Entry, KeyValueStore, RangeOptions, ReadView, WriteOp } from '../storage/types.js';
 import type { Reducer, RowsToReduce } from './reducer.js';
-import { decodeRow, rowText } from './view-index.js';
+import { decodeRow } from './view-index.js';
 
 export const MAX_LEVEL = 6;
 const ROW = 0x6b; // k, as in view-index.ts
@@ -75,21 +75,24 @@ interface Segment {
 
 /**
  * A stored row's value alone. Rows are `{"id":…,"key":…,"value":…}` with the value last, so the
- * text after the last `"value":` is it, unless the value itself holds a `"value"` member: then
- * that text has unbalanced brackets, does not parse, and the whole row is decoded instead.
+ * bytes after the last `"value":` are it (only they are decoded), unless the value itself holds
+ * a `"value"` member: then that text has unbalanced brackets, does not parse, and the whole row
+ * is decoded instead.
  */
 function rowValue(bytes: Uint8Array): unknown {
-  const text = rowText(bytes);
-  const at = text.lastIndexOf('"value":');
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const at = buf.lastIndexOf(VALUE_MEMBER);
   if (at > 0) {
     try {
-      return JSON.parse(text.slice(at + 8, -1)) ?? null;
+      return JSON.parse(buf.toString('utf8', at + VALUE_MEMBER.length, buf.length - 1)) ?? null;
     } catch {
       // a nested "value" member: decode the row
     }
   }
   return decodeRow(bytes).value ?? null;
 }
+
+const VALUE_MEMBER = Buffer.from('"value":');
 
 /** Adds a stored row to rows to reduce, decoding only what is read. */
 function addRow(rows: RowsToReduce, value: Uint8Array, reads: Reducer['reads']): void {
