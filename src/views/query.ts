@@ -12,7 +12,7 @@ import { skipAndLimit } from '../storage/slice.js';
 import { decodeRow, rowText, SORT_KEY_MAX, type ViewIndex } from './view-index.js';
 import { collate, collateRaw, sortKey } from './collation.js';
 import type { Reducer, RowsToReduce } from './reducer.js';
-import type { Aggregate } from './reductions.js';
+import type { Aggregate, ReductionsAt } from './reductions.js';
 
 export interface RangeQuery {
   startKey?: { key: unknown };
@@ -57,14 +57,14 @@ export async function rowRange(index: ViewIndex, view: number, q: RangeQuery): P
 export async function rowsBefore(index: ViewIndex, view: number, range: RangeOptions): Promise<number> {
   const snapshot = await index.store.snapshot();
   try {
-    return await rowsBeforeIn(index, view, snapshot, range);
+    return await rowsBeforeIn(index, view, snapshot, range, await index.reductionsIn(snapshot, view));
   } finally {
     snapshot.release();
   }
 }
 
-async function rowsBeforeIn(index: ViewIndex, view: number, snapshot: ReadView, range: RangeOptions): Promise<number> {
-  const tree = await index.reductionsIn(snapshot, view);
+/** rowsBefore within a snapshot, given the view's partial reductions in it (if valid). */
+async function rowsBeforeIn(index: ViewIndex, view: number, snapshot: ReadView, range: RangeOptions, tree: ReductionsAt | undefined): Promise<number> {
   if (tree) {
     const { lo, hi } = windowOf(view, range);
     const before = range.reverse ? (hi === undefined ? 0 : await tree.rank(hi)) : await tree.rank(lo);
@@ -87,9 +87,9 @@ export async function smallMapQuery(index: ViewIndex, view: number, range: Range
   try {
     // Forward, the offset is counted on the way: the read starts at an anchor (at most a
     // level-1 segment before the range) whose rank is known. Otherwise it is counted apart.
-    const tree = range.reverse ? undefined : await index.reductionsIn(snapshot, view);
-    const anchor = tree ? await tree.anchor(windowOf(view, range).lo) : undefined;
-    let offset = anchor ? anchor.before : await rowsBeforeIn(index, view, snapshot, range);
+    const tree = await index.reductionsIn(snapshot, view);
+    const anchor = tree && !range.reverse ? await tree.anchor(windowOf(view, range).lo) : undefined;
+    let offset = anchor ? anchor.before : await rowsBeforeIn(index, view, snapshot, range, tree);
     const scan: RangeOptions = anchor ? { ...range, gte: Buffer.concat([Buffer.of(ROW, view), anchor.start]), gt: undefined } : range;
     const below = (key: Bytes): boolean =>
       anchor !== undefined && (range.gte ? Buffer.compare(key, range.gte) < 0 : range.gt !== undefined && Buffer.compare(key, range.gt) <= 0);

@@ -553,8 +553,7 @@ function recordCount(bytes: Uint8Array): number {
 }
 
 function decodeRecord(bytes: Uint8Array, withValue: boolean): [number, unknown] {
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const count = buf.readUIntBE(0, COUNT_BYTES);
-  if (!withValue || buf.length === COUNT_BYTES) return [count, undefined];
-  return [count, JSON.parse(buf.toString('utf8', COUNT_BYTES))];
+  const count = recordCount(bytes);
+  if (!withValue || bytes.length === COUNT_BYTES) return [count, undefined];
+  return [count, JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8', COUNT_BYTES))];
 }
