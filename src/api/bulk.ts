@@ -29,7 +29,7 @@ export const bulkRoutes: Route[] = [
           const doc = parseIncomingDoc(value);
           if (doc.id === undefined || doc.id === '') doc.id = svc.uuids.next(); // "" counts as absent, as in CouchDB
           validateDocId(doc.id);
-          if (JSON.stringify(doc.body).length > maxSize) throw new CouchError(413, 'too_large', `Document too large: ${doc.id}`);
+          if (doc.bodyJson.length > maxSize) throw new CouchError(413, 'too_large', `Document too large: ${doc.id}`);
           return doc;
         });
 

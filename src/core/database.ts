@@ -19,11 +19,11 @@ import {
   Prefix, idKey, infoKey, liveKey, localKey, metaKey, prefixRange, type IdKey, purgeKey, revKey, seqFromKey, seqKey,
 } from './keys.js';
 import {
-  type ChangeRecord, type DocInfo, type LocalRecord, decodeChange, decodeDocInfo, decodeJson, decodeRevision,
+  type ChangeRecord, type DocInfo, type LocalRecord, decodeChange, decodeDocInfo, decodeJson, decodeRevision, leafSize,
   decodeText, encodeChange, encodeDocInfo, encodeJson, encodeRevision, encodeText,
 } from './records.js';
 
-export const DISK_FORMAT_VERSION = 6;
+export const DISK_FORMAT_VERSION = 7;
 
 /** Records per chunk when scanning an index. */
 const CHUNK = 256;
@@ -712,8 +712,7 @@ export class Database {
           continue;
         }
         meta.updateSeq += 1;
-        const sizes: Record<string, number> = {};
-        for (const leaf of revtree.leaves(tree)) sizes[leaf.rev] = info.sizes[leaf.rev] ?? 0;
+        const sizes = revtree.leaves(tree).map((leaf) => leafSize(info, leaf.rev));
         const next: DocInfo = { id, seq: meta.updateSeq, tree, sizes };
         writeInfo(ops, meta, next);
       }
@@ -983,7 +982,9 @@ class Batch {
     if (atts && this.db.compactionDigests) for (const att of Object.values(atts)) this.db.compactionDigests.add(att.digest);
     const record = encodeRevision({ body: doc.bodyJson, attachments: attachmentsJson });
     this.ops.push({ type: 'put', key: revKey(key, newRev), value: record });
-    this.parentAtts.set(attsKey(id, newRev), atts ?? {});
+    // Stubs of later documents in the batch may name this revision (one without attachments can
+    // serve no stub, so it needs no entry).
+    if (atts) this.parentAtts.set(attsKey(id, newRev), atts);
     if (stemmed !== merged.tree) {
       const kept = new Set(revtree.allRevs(stemmed));
       for (const rev of revtree.allRevs(merged.tree)) {
@@ -997,10 +998,8 @@ class Batch {
       this.meta.dataSize -= encodeDocInfo(info).length + leafBytes(info);
     }
     this.meta.updateSeq += 1;
-    const sizes: Record<string, number> = {};
-    for (const leaf of revtree.leaves(stemmed)) {
-      sizes[leaf.rev] = leaf.rev === newRev ? record.length + attachmentBytes(atts) : info?.sizes?.[leaf.rev] ?? 0;
-    }
+    const sizes = revtree.leaves(stemmed).map((leaf) =>
+      leaf.rev === newRev ? record.length + attachmentBytes(atts) : info ? leafSize(info, leaf.rev) : 0);
     const next: DocInfo = { id, seq: this.meta.updateSeq, tree: stemmed, sizes };
     writeInfo(this.ops, this.meta, next, key);
     this.infos.set(id, next);
@@ -1074,7 +1073,7 @@ function countWinner(meta: Meta, win: Leaf, delta: number): void {
 
 function leafBytes(info: DocInfo): number {
   let total = 0;
-  for (const size of Object.values(info.sizes)) total += size;
+  for (const size of info.sizes) total += size;
   return total;
 }
 

@@ -3,6 +3,7 @@
  */
 import * as revtree from './revtree.js';
 import type { RevTree } from './revtree.js';
+import { ByteReader, ByteWriter } from './bytes.js';
 
 const asBuffer = (bytes: Uint8Array): Buffer =>
   Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -18,17 +19,52 @@ export interface DocInfo {
   /** The sequence of the document's latest change. */
   seq: number;
   tree: RevTree;
-  /** Stored size of each leaf revision's body, for an honest `data_size`. */
-  sizes: Record<string, number>;
+  /**
+   * Stored size of each leaf revision's body, for an honest `data_size`, in `revtree.leaves(tree)`
+   * order (an array, not an object keyed by revision: every key would be a new property name).
+   */
+  sizes: number[];
 }
 
-export function encodeDocInfo(info: DocInfo): Uint8Array {
-  return encodeJson([info.id, info.seq, revtree.encode(info.tree), info.sizes]);
+/** Binary record forms start with this byte; the JSON forms of disk format 6 and earlier with `[`. */
+const BINARY = 1;
+
+const writer = new ByteWriter();
+
+/** `[BINARY] varint seq, string id, tree (revtree.encodeBinary), varint n, n × varint size` */
+export function encodeDocInfo(info: DocInfo): Buffer {
+  const w = writer.reset();
+  w.byte(BINARY);
+  w.varint(info.seq);
+  w.string(info.id);
+  revtree.encodeBinary(info.tree, w);
+  w.varint(info.sizes.length);
+  for (const size of info.sizes) w.varint(size);
+  return w.finish();
+}
+
+/** The stored size of leaf `rev` of `info` (0 if it is not one of its leaves). */
+export function leafSize(info: DocInfo, rev: string): number {
+  const i = revtree.leaves(info.tree).findIndex((leaf) => leaf.rev === rev);
+  return i < 0 ? 0 : info.sizes[i] ?? 0;
 }
 
 export function decodeDocInfo(bytes: Uint8Array): DocInfo {
-  const [id, seq, tree, sizes] = decodeJson<[string, number, unknown, Record<string, number>?]>(bytes);
-  return { id, seq, tree: revtree.decode(tree), sizes: sizes ?? {} };
+  const buf = asBuffer(bytes);
+  if (buf[0] !== BINARY) return decodeJsonDocInfo(buf);
+  const r = new ByteReader(buf, 1);
+  const seq = r.varint();
+  const id = r.string();
+  const tree = revtree.decodeBinary(r);
+  const sizes: number[] = new Array(r.varint());
+  for (let i = 0; i < sizes.length; i++) sizes[i] = r.varint();
+  return { id, seq, tree, sizes };
+}
+
+function decodeJsonDocInfo(bytes: Buffer): DocInfo {
+  const [id, seq, encodedTree, sizes] = decodeJson<[string, number, unknown, Record<string, number>?]>(bytes);
+  const tree = revtree.decode(encodedTree);
+  return { id, seq, tree, sizes: revtree.leaves(tree).map((leaf) => sizes?.[leaf.rev] ?? 0) };
 }
 
 /** The by-sequence record: what `_changes` needs without opening the document. */
@@ -41,13 +77,31 @@ export interface ChangeRecord {
   others: string[];
 }
 
-export function encodeChange(c: ChangeRecord): Uint8Array {
-  return encodeJson(c.others.length > 0 ? [c.id, c.rev, c.deleted ? 1 : 0, c.others] : [c.id, c.rev, c.deleted ? 1 : 0]);
+/** `[BINARY] byte deleted, string id, string rev, varint n, n × string other` */
+export function encodeChange(c: ChangeRecord): Buffer {
+  const w = writer.reset();
+  w.byte(BINARY);
+  w.byte(c.deleted ? 1 : 0);
+  w.string(c.id);
+  w.string(c.rev);
+  w.varint(c.others.length);
+  for (const rev of c.others) w.string(rev);
+  return w.finish();
 }
 
 export function decodeChange(bytes: Uint8Array): ChangeRecord {
-  const [id, rev, deleted, others] = decodeJson<[string, string, number, string[]?]>(bytes);
-  return { id, rev, deleted: deleted === 1, others: others ?? [] };
+  const buf = asBuffer(bytes);
+  if (buf[0] !== BINARY) {
+    const [id, rev, deleted, others] = decodeJson<[string, string, number, string[]?]>(buf);
+    return { id, rev, deleted: deleted === 1, others: others ?? [] };
+  }
+  const r = new ByteReader(buf, 1);
+  const deleted = r.byte() === 1;
+  const id = r.string();
+  const rev = r.string();
+  const others: string[] = new Array(r.varint());
+  for (let i = 0; i < others.length; i++) others[i] = r.string();
+  return { id, rev, deleted, others };
 }
 
 /**

@@ -11,6 +11,7 @@
  * unchanged nodes (and children arrays) with their inputs, so callers must not mutate them either.
  * Every walk is iterative, so deep trees (large `_revs_limit`) cannot overflow the stack.
  */
+import { type ByteReader, type ByteWriter, isMd5Hex } from './bytes.js';
 
 export interface RevNode {
   hash: string;
@@ -694,4 +695,109 @@ export function decode(data: unknown): RevTree {
     work.length = 0;
   }
   return tree;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Binary storage encoding (document info records): the same segments as above, as bytes.
+//
+//   tree    = varint rootCount, (varint pos, segment) per root
+//   segment = varint n, hashes, varint runCount, (byte flags, varint count) per run,
+//             varint childCount, child segments in order (depth first)
+//   hashes  = byte 0, n × 16 bytes      when every hash of the chain is an MD5 in lowercase hex
+//           | byte 1, n × string        otherwise
+
+export function encodeBinary(tree: RevTree, w: ByteWriter): void {
+  w.varint(tree.length);
+  const work: RevNode[] = [];
+  for (const root of tree) {
+    w.varint(root.pos);
+    work.push(root.node);
+    while (work.length > 0) {
+      let node = work.pop()!;
+      const start = node;
+      let n = 1;
+      let md5 = isMd5Hex(node.hash);
+      while (node.children.length === 1) {
+        node = node.children[0]!;
+        n++;
+        if (md5) md5 = isMd5Hex(node.hash);
+      }
+      w.varint(n);
+      w.byte(md5 ? 0 : 1);
+      let runs = 0;
+      let flags = -1;
+      for (let k = start, i = 0; i < n; i++, k = k.children[0]!) {
+        if (md5) w.md5(k.hash);
+        else w.string(k.hash);
+        if (flagsOf(k) !== flags) {
+          flags = flagsOf(k);
+          runs++;
+        }
+      }
+      w.varint(runs);
+      flags = flagsOf(start);
+      let count = 0;
+      for (let k = start, i = 0; i < n; i++, k = k.children[0]!) {
+        if (flagsOf(k) !== flags) {
+          w.byte(flags);
+          w.varint(count);
+          flags = flagsOf(k);
+          count = 0;
+        }
+        count++;
+      }
+      w.byte(flags);
+      w.varint(count);
+      w.varint(node.children.length);
+      for (let i = node.children.length - 1; i >= 0; i--) work.push(node.children[i]!);
+    }
+  }
+}
+
+export function decodeBinary(r: ByteReader): RevTree {
+  const tree: RevTree = [];
+  const roots = r.varint();
+  // Chain ends still owed children, with how many.
+  const open: { last: RevNode; owed: number }[] = [];
+  for (let i = 0; i < roots; i++) {
+    const pos = r.varint();
+    const first = decodeBinaryChain(r, open);
+    tree.push({ pos, node: first });
+    while (open.length > 0) {
+      const top = open[open.length - 1]!;
+      if (top.owed === 0) {
+        open.pop();
+        continue;
+      }
+      top.owed--;
+      top.last.children.push(decodeBinaryChain(r, open));
+    }
+  }
+  return tree;
+}
+
+function decodeBinaryChain(r: ByteReader, open: { last: RevNode; owed: number }[]): RevNode {
+  const n = r.varint();
+  if (n === 0) bad('empty chain');
+  const md5 = r.byte() === 0;
+  const nodes: RevNode[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    nodes[i] = { hash: md5 ? r.md5() : r.string(), deleted: false, available: false, children: [] };
+  }
+  const runs = r.varint();
+  let at = 0;
+  for (let i = 0; i < runs; i++) {
+    const f = r.byte();
+    const count = r.varint();
+    if (!isFlags(f) || count < 1 || at + count > n) bad('bad flag run');
+    for (let j = 0; j < count; j++, at++) {
+      nodes[at]!.deleted = (f & 1) !== 0;
+      nodes[at]!.available = (f & 2) !== 0;
+    }
+  }
+  if (at !== n) bad('flag runs do not cover the chain');
+  for (let i = 1; i < n; i++) nodes[i - 1]!.children.push(nodes[i]!);
+  const owed = r.varint();
+  if (owed > 0) open.push({ last: nodes[n - 1]!, owed });
+  return nodes[0]!;
 }

@@ -2,10 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import {
-  allRevs, decode, encode, formatRev, hasRev, isLeaf, leaves, markUnavailable, merge, parseRev, pathTo,
+  allRevs, decode, decodeBinary, encode, encodeBinary, formatRev, hasRev, isLeaf, leaves, markUnavailable, merge, parseRev, pathTo,
   removeLeafNodes, removeLeaves, revsInfo, stem, winner,
   type RevNode, type RevPath, type RevTree,
 } from '../../src/core/revtree.js';
+import { ByteReader, ByteWriter } from '../../src/core/bytes.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -458,6 +459,59 @@ test('encoding is compact for long linear histories', () => {
   assert.equal(flat(decode(JSON.parse(json))), flat(t));
   assert.equal(revsInfo(decode(JSON.parse(json)), formatRev(1000, md5('1000')))?.filter((e) => e.status === 'missing').length, 999);
   assert.equal(JSON.stringify(encode(linear(1, () => md5('x')))).length < 40, true);
+});
+
+function binaryRoundTrip(tree: RevTree): RevTree {
+  const w = new ByteWriter();
+  encodeBinary(tree, w);
+  const bytes = w.finish();
+  const r = new ByteReader(bytes);
+  const back = decodeBinary(r);
+  assert.equal(r.done, true, 'every byte read');
+  return back;
+}
+
+test('binary encoding round-trips exactly: flags, forks, several roots, non-MD5 and uppercase hashes', () => {
+  let t = linear(4, (i) => md5(String(i)));
+  t = edit(t, formatRev(2, md5('2')), 'not-hex', true);
+  t = edit(t, formatRev(1, md5('1')), md5('fork'));
+  t = edit(t, formatRev(1, md5('1')), md5('fork').toUpperCase());
+  t = merge(t, { pos: 7, hashes: ['Z', 'Y'] }, false).tree;
+  t = merge(t, { pos: 300, hashes: ['ü-é', md5('q')] }, true).tree;
+  t = markUnavailable(t, new Set([formatRev(2, md5('2')), formatRev(3, md5('3'))]));
+  const cases: RevTree[] = [[], t, linear(1, () => 'a'), linear(1, () => md5('x')), merge([], { pos: 3, hashes: [md5('c'), 'b', md5('a')] }, true).tree];
+  for (const c of cases) {
+    const back = binaryRoundTrip(c);
+    assert.deepEqual(back, c);
+    assert.equal(show(back, true), show(c, true));
+  }
+  // A long compacted history: 16 bytes a revision and two flag runs.
+  const long = markUnavailable(linear(1000, (i) => md5(String(i))), new Set(Array.from({ length: 999 }, (_, i) => formatRev(i + 1, md5(String(i + 1))))));
+  const w = new ByteWriter();
+  encodeBinary(long, w);
+  assert.ok(w.finish().length < 16_020);
+  assert.equal(flat(binaryRoundTrip(long)), flat(long));
+});
+
+test('property: binary encoding round-trips random histories', () => {
+  const rand = rng(77);
+  for (let round = 0; round < 200; round++) {
+    const h = history(rand, 1 + Math.floor(rand() * 30));
+    const leavesOf = histLeaves(h);
+    let tree: RevTree = [];
+    for (const i of shuffle(leavesOf, rand)) tree = merge(tree, histPath(h, i), rand() < 0.3).tree;
+    if (rand() < 0.5) tree = stem(tree, 1 + Math.floor(rand() * 6));
+    assert.deepEqual(binaryRoundTrip(tree), tree);
+  }
+});
+
+test('binary decoding of a cut or corrupt record throws instead of returning a wrong tree', () => {
+  const w = new ByteWriter();
+  encodeBinary(edit(linear(3, (i) => md5(String(i))), formatRev(1, md5('1')), md5('fork')), w);
+  const bytes = w.finish();
+  for (let cut = 0; cut < bytes.length; cut++) {
+    assert.throws(() => decodeBinary(new ByteReader(bytes.subarray(0, cut))), Error, `cut at ${cut}`);
+  }
 });
 
 test('decode rejects malformed data', () => {
