@@ -15,6 +15,7 @@ import type { RevTree, Leaf } from './revtree.js';
 import { newRevHash } from './revid.js';
 import { renderDoc, type AttachmentInput, type IncomingDoc, type JsonObject } from './document.js';
 import { AttachmentStore, type AttachmentSettings, type StoredContent } from './attachments.js';
+import { KeyRanks } from './key-ranks.js';
 import {
   Prefix, idKey, infoKey, liveKey, localKey, metaKey, prefixRange, type IdKey, purgeKey, revKey, seqFromKey, seqKey,
 } from './keys.js';
@@ -135,6 +136,8 @@ export class Database {
   private meta!: Meta;
   private security: JsonObject = {};
   private queue: Job[] = [];
+  /** Ranks of live documents, for `_all_docs` offsets. */
+  private readonly liveRanks = new KeyRanks(prefixRange(Prefix.Live));
   private updating = false;
   private compactRunning = false;
   private listeners = new Set<(seq: number) => void>();
@@ -603,8 +606,17 @@ export class Database {
     if (start === undefined) return 0;
     const { gte, lt } = prefixRange(Prefix.Live);
     const startKey = liveKey(start);
-    if (!descending) return this.store.count({ gte, lt: startKey });
-    return this.store.count({ gt: startKey, lt });
+    const snapshot = await this.store.snapshot();
+    try {
+      // The sequence this snapshot holds: every committed part of a batch writes its metadata.
+      const stored = await snapshot.get(metaKey('info'));
+      const seq = stored ? decodeJson<Meta>(stored).updateSeq : -1;
+      if (!descending) return await this.liveRanks.count(snapshot, seq, gte, startKey);
+      // Descending: the documents after `start`, i.e. from the first key past it.
+      return await this.liveRanks.count(snapshot, seq, Buffer.concat([startKey, ZERO_BYTE]), lt);
+    } finally {
+      snapshot.release();
+    }
   }
 
   /** Changes after `since`, one per document (its latest), in sequence order, in chunks. */
@@ -1093,6 +1105,8 @@ export interface StoredAttachment {
   length: number;
   stub: true;
 }
+
+const ZERO_BYTE = Buffer.of(0);
 
 const attsKey = (id: string, rev: string): string => `${id}\u0000${rev}`;
 
