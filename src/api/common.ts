@@ -55,7 +55,9 @@ export function absoluteUrl(req: Request, path: string, services?: Services): st
 
 /** Encodes a document id for a URL, keeping the `/` after `_design` and `_local` readable. */
 export function docPath(db: string, id: string): string {
-  const enc = (s: string) => encodeURIComponent(s);
+  // A lone surrogate (possible in an id sent as a JSON escape) has no UTF-8 form for a URL: it is
+  // written as U+FFFD there rather than failing a write that already succeeded.
+  const enc = (s: string) => encodeURIComponent((s as unknown as { toWellFormed(): string }).toWellFormed());
   if (id.startsWith('_design/')) return `/${enc(db)}/_design/${enc(id.slice(8))}`;
   if (id.startsWith('_local/')) return `/${enc(db)}/_local/${enc(id.slice(7))}`;
   return `/${enc(db)}/${enc(id)}`;

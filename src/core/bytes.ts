@@ -37,12 +37,17 @@ export class ByteWriter {
     this.buf[this.at++] = n;
   }
 
+  /**
+   * A string as `varint (byteLength × 2 + escaped)` and its UTF-8 bytes. UTF-8 cannot carry a
+   * lone surrogate (ids and revisions may hold one), so such a string is stored as its JSON text
+   * (which escapes them) and flagged: every string reads back exactly as written.
+   */
   string(s: string): void {
-    // UTF-8 needs at most 3 bytes per UTF-16 unit.
-    this.room(s.length * 3 + 8);
+    // UTF-8 needs at most 3 bytes per UTF-16 unit; JSON escapes at most 6.
+    this.room(s.length * 6 + 16);
     const buf = this.buf;
     // Short ASCII strings (ids, revisions) byte by byte: cheaper than a call into the codec.
-    if (s.length < 0x80) {
+    if (s.length < 0x40) {
       const start = this.at + 1;
       let i = 0;
       for (; i < s.length; i++) {
@@ -51,25 +56,17 @@ export class ByteWriter {
         buf[start + i] = c;
       }
       if (i === s.length) {
-        buf[this.at] = i;
+        buf[this.at] = i * 2;
         this.at = start + i;
         return;
       }
     }
-    // Write after a provisional one-byte length; move the bytes if the length needs more.
-    const start = this.at;
-    const written = buf.write(s, start + 1, 'utf8');
-    if (written < 0x80) {
-      buf[start] = written;
-      this.at = start + 1 + written;
-      return;
-    }
-    const text = Buffer.from(buf.subarray(start + 1, start + 1 + written));
-    this.at = start;
-    this.varint(written);
-    this.room(written);
-    text.copy(this.buf, this.at);
-    this.at += written;
+    const escaped = !(s as unknown as { isWellFormed(): boolean }).isWellFormed();
+    const text = escaped ? JSON.stringify(s) : s;
+    const bytes = Buffer.byteLength(text, 'utf8');
+    this.varint(bytes * 2 + (escaped ? 1 : 0));
+    this.room(bytes);
+    this.at += this.buf.write(text, this.at, 'utf8');
   }
 
   /** 32 lowercase hex digits as their 16 bytes. The caller checks with `isMd5Hex`. */
@@ -117,12 +114,12 @@ export class ByteReader {
   }
 
   string(): string {
-    const len = this.varint();
-    const end = this.at + len;
+    const header = this.varint();
+    const end = this.at + Math.floor(header / 2);
     if (end > this.buf.length) throw new RangeError('record ends early');
-    const s = this.buf.toString('utf8', this.at, end);
+    const text = this.buf.toString('utf8', this.at, end);
     this.at = end;
-    return s;
+    return header % 2 === 1 ? (JSON.parse(text) as string) : text;
   }
 
   md5(): string {

@@ -961,3 +961,15 @@ test('document requests on a missing database are 404 no_db_file, and the server
   assert.equal(root.status, 200);
   assert.equal(root.body.couchdb, 'Welcome');
 });
+
+test('an id with a lone surrogate (a JSON escape) is created once, kept exactly, and a second create conflicts', async () => {
+  assert.equal((await c.put('/docs_lone')).status, 201);
+  const body = '{"_id":"a\\ud800b","n":1}';
+  const json = { raw: body, headers: { 'Content-Type': 'application/json' } };
+  const first = await c.request('POST', '/docs_lone', json);
+  assert.equal(first.status, 201, first.text);
+  const again = await c.request('POST', '/docs_lone', json);
+  assert.equal(again.status, 409, again.text);
+  const changes = await c.get('/docs_lone/_changes');
+  assert.equal((changes.body as { results: { id: string }[] }).results[0]!.id, 'a\ud800b');
+});

@@ -13,7 +13,8 @@ function sampleInfo(id: string): DocInfo {
 }
 
 test('document infos round-trip, with long, non-ASCII and empty-ish ids', () => {
-  for (const id of ['a', 'bulk-00001234', 'ünïcødé-文書-🙂', 'x'.repeat(200), '_design/d', 'y'.repeat(5000)]) {
+  const lone = ['\ud800', 'a\udc00b', `${'é'.repeat(70)}\udbff`];
+  for (const id of ['a', 'bulk-00001234', 'ünïcødé-文書-🙂', 'x'.repeat(63), 'x'.repeat(64), 'x'.repeat(200), '_design/d', 'y'.repeat(5000), ...lone]) {
     const info = sampleInfo(id);
     assert.deepEqual(decodeDocInfo(encodeDocInfo(info)), info);
   }
@@ -35,6 +36,8 @@ test('change records round-trip, and JSON ones (disk format 6) still decode', ()
   const cases = [
     { id: 'doc', rev: `1-${md5('x')}`, deleted: false, others: [] },
     { id: 'ünï 🙂', rev: `3-${md5('y')}`, deleted: true, others: [`3-${md5('z')}`, '2-not-hex'] },
+    // Lone surrogates (JSON allows them as escapes; UTF-8 cannot carry them) read back exactly.
+    { id: 'lone \ud800 surrogate', rev: '2-\udc01', deleted: false, others: ['1-a\ud834'] },
   ];
   for (const c of cases) {
     assert.deepEqual(decodeChange(encodeChange(c)), c);
