@@ -564,15 +564,10 @@ function removeImpl(tree: RevTree, revs: readonly string[], prune: boolean): { t
  * A 1000-revision compacted history is thus [[1,"<21336 chars>",[0,999,2,1]]].
  */
 
-/**
- * The chain's hashes packed as base64 when every one is 32 lowercase hex digits, else undefined.
- * (Node's hex codec does the checking: it stops at the first non-hex pair and writes lowercase.)
- */
-const MD5_HEX = /^[0-9a-f]{32}$/;
-
+/** The chain's hashes packed as base64 when every one is 32 lowercase hex digits, else undefined. */
 function packHashes(hashes: readonly string[]): string | undefined {
   // Only lowercase 32-digit hex packs: anything else would not come back identical.
-  for (const h of hashes) if (!MD5_HEX.test(h)) return undefined;
+  for (const h of hashes) if (!isMd5Hex(h)) return undefined;
   return Buffer.from(hashes.length === 1 ? hashes[0]! : hashes.join(''), 'hex').toString('base64');
 }
 
