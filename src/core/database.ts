@@ -20,7 +20,7 @@ import {
   Prefix, idKey, infoKey, liveKey, localKey, metaKey, prefixRange, type IdKey, purgeKey, revKey, seqFromKey, seqKey,
 } from './keys.js';
 import {
-  type ChangeRecord, type DocInfo, type LocalRecord, decodeChange, decodeDocInfo, decodeJson, decodeRevision, leafSize,
+  type ChangeRecord, type DocInfo, type LocalRecord, decodeChange, decodeDocInfo, decodeJson, decodeRevision, carriedSizes,
   decodeText, encodeChange, encodeDocInfo, encodeJson, encodeRevision, encodeText,
 } from './records.js';
 
@@ -724,8 +724,7 @@ export class Database {
           continue;
         }
         meta.updateSeq += 1;
-        const sizes = revtree.leaves(tree).map((leaf) => leafSize(info, leaf.rev));
-        const next: DocInfo = { id, seq: meta.updateSeq, tree, sizes };
+        const next: DocInfo = { id, seq: meta.updateSeq, tree, sizes: carriedSizes(info, tree) };
         writeInfo(ops, meta, next);
       }
       // A purge request is itself an update, as in CouchDB 1.6: both sequences move even when
@@ -1010,8 +1009,7 @@ class Batch {
       this.meta.dataSize -= encodeDocInfo(info).length + leafBytes(info);
     }
     this.meta.updateSeq += 1;
-    const sizes = revtree.leaves(stemmed).map((leaf) =>
-      leaf.rev === newRev ? record.length + attachmentBytes(atts) : info ? leafSize(info, leaf.rev) : 0);
+    const sizes = carriedSizes(info, stemmed, { rev: newRev, size: record.length + attachmentBytes(atts) });
     const next: DocInfo = { id, seq: this.meta.updateSeq, tree: stemmed, sizes };
     writeInfo(this.ops, this.meta, next, key);
     this.infos.set(id, next);

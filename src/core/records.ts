@@ -43,10 +43,17 @@ export function encodeDocInfo(info: DocInfo): Buffer {
   return w.finish();
 }
 
-/** The stored size of leaf `rev` of `info` (0 if it is not one of its leaves). */
-export function leafSize(info: DocInfo, rev: string): number {
-  const i = revtree.leaves(info.tree).findIndex((leaf) => leaf.rev === rev);
-  return i < 0 ? 0 : info.sizes[i] ?? 0;
+/**
+ * The sizes of the leaves of `tree`, in leaf order: `fresh.size` for the revision just written,
+ * the size each other leaf had in `info` (0 if it was not a leaf there).
+ */
+export function carriedSizes(info: DocInfo | null, tree: RevTree, fresh?: { rev: string; size: number }): number[] {
+  const before = info ? revtree.leaves(info.tree) : [];
+  return revtree.leaves(tree).map((leaf) => {
+    if (leaf.rev === fresh?.rev) return fresh.size;
+    const i = before.findIndex((old) => old.rev === leaf.rev);
+    return i < 0 ? 0 : info!.sizes[i] ?? 0;
+  });
 }
 
 export function decodeDocInfo(bytes: Uint8Array): DocInfo {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { decodeChange, decodeDocInfo, encodeChange, encodeDocInfo, leafSize, type DocInfo } from '../../src/core/records.js';
+import { decodeChange, decodeDocInfo, encodeChange, encodeDocInfo, carriedSizes, type DocInfo } from '../../src/core/records.js';
 import { encode, leaves, merge } from '../../src/core/revtree.js';
 
 const md5 = (s: string): string => createHash('md5').update(s).digest('hex');
@@ -27,9 +27,13 @@ test('document infos written as JSON (disk format 6) still decode, sizes by leaf
   const back = decodeDocInfo(json);
   assert.deepEqual(back.tree, info.tree);
   assert.equal(back.seq, info.seq);
-  assert.equal(leafSize(back, winner!.rev), 11);
-  assert.equal(leafSize(back, other!.rev), 22);
-  assert.equal(leafSize(back, '9-nope'), 0);
+  assert.deepEqual(back.sizes, [11, 22], 'winner first, in leaf order');
+  // Carried into a tree with one more leaf: the old leaves keep theirs, the new one has none.
+  const grown = merge(back.tree, { pos: 9, hashes: ['nope'] }, false).tree;
+  assert.deepEqual(leaves(grown).map((l) => l.rev), ['9-nope', winner!.rev, other!.rev]);
+  assert.deepEqual(carriedSizes(back, grown), [0, 11, 22]);
+  assert.deepEqual(carriedSizes(back, grown, { rev: '9-nope', size: 5 }), [5, 11, 22]);
+  assert.deepEqual(carriedSizes(null, back.tree), [0, 0]);
 });
 
 test('change records round-trip, and JSON ones (disk format 6) still decode', () => {
