@@ -1160,7 +1160,7 @@ function decodeLive(key: Uint8Array, value: Uint8Array): { id: string; rev: stri
   const text = decodeText(value);
   const nul = text.indexOf('\u0000');
   if (nul >= 0) return { rev: text.slice(0, nul), id: text.slice(nul + 1) };
-  return { id: decodeText(key.subarray(1)), rev: text };
+  return { id: decodeText(key, 1), rev: text };
 }
 
 function liveRange(options: { start?: string; end?: string; inclusiveEnd?: boolean; descending?: boolean }): { empty: boolean; bounds: { gte?: Uint8Array; gt?: Uint8Array; lte?: Uint8Array; lt?: Uint8Array } } {

@@ -11,7 +11,8 @@ const asBuffer = (bytes: Uint8Array): Buffer =>
 export const encodeJson = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'utf8');
 export const decodeJson = <T>(bytes: Uint8Array): T => JSON.parse(asBuffer(bytes).toString('utf8')) as T;
 export const encodeText = (text: string): Buffer => Buffer.from(text, 'utf8');
-export const decodeText = (bytes: Uint8Array): string => asBuffer(bytes).toString('utf8');
+/** The UTF-8 text of `bytes` from `offset` on (decoded in place: no view of the rest is made). */
+export const decodeText = (bytes: Uint8Array, offset = 0): string => asBuffer(bytes).toString('utf8', offset);
 
 /** Everything known about one document apart from its revision bodies. */
 export interface DocInfo {
