@@ -235,16 +235,13 @@ export class Database {
   // ---------------------------------------------------------------- reading documents
 
   async docInfo(id: string, key?: IdKey): Promise<DocInfo | undefined> {
-    const bytes = await this.store.get(infoKey(key ?? id));
-    if (!bytes) return undefined;
-    const info = decodeDocInfo(bytes);
-    return info.id === id ? info : undefined;
+    const [info] = await this.store.decodeMany([infoKey(key ?? id)], (bytes) => (bytes ? decodeDocInfo(bytes) : undefined));
+    return info?.id === id ? info : undefined;
   }
 
   /** The infos of many documents in one storage round trip (undefined where there is none). */
   async docInfos(ids: readonly string[]): Promise<(DocInfo | undefined)[]> {
-    const found = await this.store.getMany(ids.map((id) => infoKey(id)));
-    return found.map((bytes, i) => {
+    return this.store.decodeMany(ids.map((id) => infoKey(id)), (bytes, i) => {
       if (!bytes) return undefined;
       const info = decodeDocInfo(bytes);
       return info.id === ids[i] ? info : undefined;
@@ -252,8 +249,8 @@ export class Database {
   }
 
   private async revision(id: string, rev: string): Promise<{ body: string; attachments: string | undefined } | undefined> {
-    const bytes = await this.store.get(revKey(id, rev));
-    return bytes ? decodeRevision(bytes) : undefined;
+    const [record] = await this.store.decodeMany([revKey(id, rev)], (bytes) => (bytes ? decodeRevision(bytes) : undefined));
+    return record;
   }
 
   /** Opens one revision (the winner by default) as CouchDB's JSON, with the requested metadata. */
@@ -650,10 +647,9 @@ export class Database {
    * trip for the whole list.
    */
   async renderKnownMany(items: readonly { id: string; rev: string; deleted: boolean }[]): Promise<(OpenedDoc | undefined)[]> {
-    const records = await this.store.getMany(items.map((item) => revKey(item.id, item.rev)));
-    return items.map(({ id, rev, deleted }, i) => {
-      const bytes = records[i];
+    return this.store.decodeMany(items.map((item) => revKey(item.id, item.rev)), (bytes, i) => {
       if (!bytes) return undefined;
+      const { id, rev, deleted } = items[i]!;
       const record = decodeRevision(bytes);
       return { id, rev, deleted, json: renderDoc(id, rev, deleted, record.body, [], record.attachments) };
     });
@@ -815,8 +811,8 @@ export class Database {
             const next: DocInfo = { ...info, tree: revtree.markUnavailable(wasStemmed ? stemmed : info.tree, new Set(stale)) };
             ops.push({ type: 'put', key: infoKey(info.id), value: encodeDocInfo(next) });
           }
-          for (const bytes of await this.store.getMany(leafKeys)) {
-            const atts = bytes ? decodeRevision(bytes).attachments : undefined;
+          const leafAtts = await this.store.decodeMany(leafKeys, (bytes) => (bytes ? decodeRevision(bytes).attachments : undefined));
+          for (const atts of leafAtts) {
             if (atts) for (const att of Object.values(JSON.parse(atts) as Record<string, StoredAttachment>)) referenced.add(att.digest);
           }
           if (ops.length > 0) await this.store.write(ops, { durable: false });
@@ -881,9 +877,8 @@ class Batch {
       }
     }
     if (wanted.length === 0) return;
-    const records = await this.db.store.getMany(wanted.map((w) => revKey(w.id, w.rev)));
-    records.forEach((bytes, i) => {
-      const rec = bytes ? decodeRevision(bytes) : undefined;
+    const records = await this.db.store.decodeMany(wanted.map((w) => revKey(w.id, w.rev)), (bytes) => (bytes ? decodeRevision(bytes) : undefined));
+    records.forEach((rec, i) => {
       this.parentAtts.set(attsKey(wanted[i]!.id, wanted[i]!.rev), rec?.attachments ? JSON.parse(rec.attachments) as Record<string, StoredAttachment> : rec ? {} : null);
     });
   }
@@ -900,8 +895,7 @@ class Batch {
       keys.push(infoKey(id));
     }
     if (ids.length === 0) return;
-    const found = await this.db.store.getMany(keys);
-    found.forEach((bytes, i) => {
+    await this.db.store.decodeMany(keys, (bytes, i) => {
       if (!bytes) return;
       const info = decodeDocInfo(bytes);
       // A cut key may be shared by two long ids: the record says whose it is.

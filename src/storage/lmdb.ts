@@ -133,6 +133,24 @@ class LmdbReader implements ReadView {
     return (this.txn ? env.getBinary(k, { transaction: this.txn }) : env.getBinary(k)) ?? undefined;
   }
 
+  /**
+   * A view of the value in lmdb's reusable read buffer, overwritten by the next read: no copy.
+   * (That buffer reports the value's length through its own `length` property; the view is an
+   * ordinary Buffer of exactly the value.)
+   */
+  private getLent(key: Bytes): Bytes | undefined {
+    const env = this.source() as unknown as { getBinaryFast(key: Buffer, options?: { transaction: LmdbTxn }): Buffer | undefined };
+    const k = toBuffer(key);
+    const shared = this.txn ? env.getBinaryFast(k, { transaction: this.txn }) : env.getBinaryFast(k);
+    return shared ? Buffer.from(shared.buffer, shared.byteOffset, shared.length) : undefined;
+  }
+
+  async decodeMany<T>(keys: readonly Bytes[], decode: (bytes: Bytes | undefined, index: number) => T): Promise<T[]> {
+    const out = new Array<T>(keys.length);
+    for (let i = 0; i < keys.length; i++) out[i] = decode(this.getLent(keys[i]!), i);
+    return out;
+  }
+
   async get(key: Bytes): Promise<Bytes | undefined> {
     return this.getSync(key);
   }

@@ -34,6 +34,13 @@ export interface Entry {
 export interface ReadView {
   get(key: Bytes): Promise<Bytes | undefined>;
   getMany(keys: readonly Bytes[]): Promise<(Bytes | undefined)[]>;
+  /**
+   * Each key's value handed to `decode` as it is read (undefined when there is none), in key
+   * order. The bytes are lent: valid only during that call (a store may pass its own read
+   * buffer), so `decode` keeps what it derives from them, never the bytes. Reads decoded at once
+   * save a copy of every value this way.
+   */
+  decodeMany<T>(keys: readonly Bytes[], decode: (bytes: Bytes | undefined, index: number) => T): Promise<T[]>;
   range(options: RangeOptions): AsyncIterable<Entry>;
   /**
    * The same entries in chunks of up to `chunkSize`: scans of many small records pay one

@@ -359,7 +359,7 @@ export class ViewIndex {
     const backKeys = docs.map((d) => backKey(d.id));
     // Documents known to have no rows yet (`fresh`) need no lookup.
     const lookups = docs.some((d) => d.fresh) ? backKeys.filter((_, i) => !docs[i]!.fresh) : backKeys;
-    const found = lookups.length > 0 ? await this.store.getMany(lookups) : [];
+    const found = lookups.length > 0 ? await this.store.decodeMany(lookups, (bytes) => (bytes ? decodeBack(bytes) : undefined)) : [];
     let at = 0;
     const previous = lookups === backKeys ? found : docs.map((d) => (d.fresh ? undefined : found[at++]));
     const maintain = this.maintain;
@@ -378,7 +378,7 @@ export class ViewIndex {
       const doc = docs[i]!;
       const old = previous[i];
       if (old) {
-        for (const rowKey of decodeBack(old)) {
+        for (const rowKey of old) {
           ops.push({ type: 'del', key: rowKey });
           this.info.counts[rowKey[1]!]!--;
           note(rowKey, false);
