@@ -333,14 +333,7 @@ export class ViewReductions {
     if (level < CACHED_LEVEL) return new ChunkCursor(read, this.recordKey(level, from), this.levelEnd(level), chunk);
     const entries = (await this.upperLevels(read, generation)).levels[level]!;
     const key = this.recordKey(level, from);
-    let lo = 0;
-    let hi = entries.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (Buffer.compare(entries[mid]!.key, key) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    let i = lo;
+    let i = partitionPoint(entries.length, (at) => Buffer.compare(entries[at]!.key, key) < 0);
     return { next: async () => entries[i++] };
   }
 
@@ -452,16 +445,24 @@ interface OuterRanks extends RankTable {
   inner: Map<number, RankTable>;
 }
 
-/** The index of the last of `sorted` at or below `key`, or -1. */
-function lastAtOrBelow(sorted: readonly Buffer[], key: Buffer): number {
+/**
+ * Binary search over `count` ascending items: the first index whose item is not `before` the
+ * sought place (`count` if every item is).
+ */
+function partitionPoint(count: number, before: (index: number) => boolean): number {
   let lo = 0;
-  let hi = sorted.length;
+  let hi = count;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (Buffer.compare(sorted[mid]!, key) <= 0) lo = mid + 1;
+    if (before(mid)) lo = mid + 1;
     else hi = mid;
   }
-  return lo - 1;
+  return lo;
+}
+
+/** The index of the last of `sorted` at or below `key`, or -1. */
+function lastAtOrBelow(sorted: readonly Buffer[], key: Buffer): number {
+  return partitionPoint(sorted.length, (at) => Buffer.compare(sorted[at]!, key) <= 0) - 1;
 }
 
 /** Forward over a key range in small chunks: no more read than the walk needs, one await per chunk. */
