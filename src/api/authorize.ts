@@ -80,23 +80,31 @@ async function usersDbRead(req: Request, target: RouteTarget, svc: Services): Pr
   const { params } = target;
   const own = (id: string) => ctx.name !== null && id === USER_DOC_PREFIX + ctx.name;
   const shared = (id: string) => id.startsWith('_design/') || id.startsWith('_local/');
+  const write = req.method === 'PUT' || req.method === 'DELETE';
+  // Design documents of the users database are for its admins only, and so is all that reads
+  // them (views, shows, lists) (CouchDB 1.6's couch_users_db:after_doc_read).
+  if (target.shape === 'designHandler' || ((target.shape === 'document' || target.shape === 'attachment') && params.docId.startsWith('_design/') && !write)) {
+    throw forbidden('Only administrators can view design docs in the users database.');
+  }
   switch (target.shape) {
     case 'database':
       return undefined;
     case 'document': {
       if (shared(params.docId) || own(params.docId)) return undefined;
-      if (req.method === 'PUT' || req.method === 'DELETE') return undefined; // the write rules decide
+      if (write) return undefined; // the write rules decide
       if (req.method === 'GET' || req.method === 'HEAD') return publicFieldsOf(params, ctx, svc);
       throw notFound('missing'); // COPY would read another user's document
     }
     case 'attachment':
-      if (shared(params.docId) || own(params.docId) || req.method === 'PUT' || req.method === 'DELETE') return undefined;
+      if (shared(params.docId) || own(params.docId) || write) return undefined;
       throw notFound('missing');
     case 'dbHandler':
       if (['_bulk_docs', '_ensure_full_commit', '_security', '_revs_limit'].includes(target.name ?? '')) return undefined;
       if (target.name === '_revs_diff' || target.name === '_missing_revs') return ownRevsDiff(req, target, svc);
       if ((target.name === '_all_docs' || target.name === '_changes') && !req.bool('include_docs')
         && svc.config.getBool(HTTPD_AUTH_SECTION, 'users_db_public', false)) return undefined;
+      // CouchDB 1.6 keeps the authentication database's _changes to its admins, signed in or not.
+      if (target.name === '_changes') throw unauthorized('You are not a db or server admin.');
       throw listingRefused(ctx, target.name ?? '');
     default:
       throw listingRefused(ctx, target.name ?? '');

@@ -6,13 +6,14 @@
  * - a plain `password` is replaced by PBKDF2 material before the document is stored;
  * - documents are `org.couchdb.user:<name>` with `type: "user"`, a `name` and string `roles`;
  * - only database or server admins set or change roles, and no one sets `_`-roles;
- * - other callers may create their own document and change only their own;
+ * - other callers may create their own document and change only their own (a signed-in user
+ *   is told any other is not found);
  * - `_design/_auth` is written by the server and changed by no one.
  *
  * The same rules are stored as `_design/_auth`'s validation function, for tools that read it.
  */
 import { ADMIN_ROLE, USER_DOC_PREFIX, USERS_DESIGN_DOC } from '../couchdb-names.js';
-import { CouchError, forbidden } from '../errors.js';
+import { CouchError, forbidden, notFound } from '../errors.js';
 import type { IncomingDoc } from '../core/document.js';
 import type { Database } from '../core/database.js';
 import { hashForUserDoc } from './password.js';
@@ -45,6 +46,12 @@ export async function prepareUserDoc(doc: IncomingDoc, old: Record<string, unkno
   if (id === USERS_DESIGN_DOC) return forbidden('The authentication design document cannot be changed.');
   if (id.startsWith('_design/')) return undefined; // other design documents: database admins' business
   const admin = isDbAdmin(w.ctx, w.security);
+  // A signed-in user who is not an admin writes only their own document; to them any other is
+  // not there (CouchDB 1.6's couch_users_db:before_doc_update).
+  if (!admin && w.ctx.name !== null && USER_DOC_PREFIX + w.ctx.name !== id) return notFound();
+  // An edit the updater refuses as a conflict (no `_rev` for a live document) is not checked
+  // further: it answers 409, as CouchDB's revision check comes before validation.
+  if (old !== undefined && doc.rev === undefined) return undefined;
 
   if (doc.deleted) {
     if (admin || (old !== undefined && w.ctx.name !== null && old['name'] === w.ctx.name)) return undefined;

@@ -95,12 +95,27 @@ test('public_fields are shown to authenticated users, never password material', 
 });
 
 test('listings, changes, bulk reads and views of the users database are admin-only', async () => {
-  const paths = ['/_users/_all_docs', '/_users/_all_docs?include_docs=true', '/_users/_changes', '/_users/_changes?include_docs=true',
-    '/_users/_design/_auth/_view/x'];
-  for (const path of paths) {
+  for (const path of ['/_users/_all_docs', '/_users/_all_docs?include_docs=true']) {
     assert.equal((await c.get(path, { headers: BOB })).status, 403, path);
     assert.equal((await c.get(path)).status, 401, path);
   }
+  // As CouchDB 1.6 answers: _changes wants an admin (401 for anyone else); design documents and
+  // what reads them are forbidden (403) to non-admins, signed in or not.
+  for (const path of ['/_users/_changes', '/_users/_changes?include_docs=true']) {
+    for (const headers of [BOB, {}]) {
+      const r = await c.get(path, { headers });
+      assert.equal(r.status, 401, path);
+      assert.equal(r.body.error, 'unauthorized', path);
+    }
+  }
+  for (const path of ['/_users/_design/_auth/_view/x', '/_users/_design/_auth']) {
+    for (const headers of [BOB, {}]) {
+      const r = await c.get(path, { headers });
+      assert.equal(r.status, 403, path);
+      assert.equal(r.body.reason, 'Only administrators can view design docs in the users database.', path);
+    }
+  }
+  assert.equal((await c.get('/_users/_design/_auth', { headers: ROOT })).status, 200);
   const bulkGet = await c.post('/_users/_bulk_get', { docs: [{ id: 'org.couchdb.user:alice' }] }, { headers: BOB });
   assert.equal(bulkGet.status, 403);
   // _revs_diff answers for one's own document only: others' revisions all read as missing,
@@ -149,11 +164,16 @@ test('a password change is a write of the document with a new password', async (
 test('users change only their own document', async () => {
   const NEWBOB = basic('bob', 'newpw');
   const alice = (await c.get('/_users/org.couchdb.user:alice', { headers: ROOT })).body;
+  // As in CouchDB 1.6, another user's document is not there for a signed-in user who is not an admin.
   const r = await c.put('/_users/org.couchdb.user:alice', { ...alice, password: 'hijacked' }, { headers: NEWBOB });
-  assert.equal(r.status, 403);
-  assert.match(r.body.reason, /You may only update your own user document/);
+  assert.equal(r.status, 404);
+  assert.equal(r.body.error, 'not_found');
   const del = await c.del(`/_users/org.couchdb.user:alice?rev=${alice._rev}`, { headers: NEWBOB });
-  assert.equal(del.status, 403);
+  assert.equal(del.status, 404);
+  // Anonymous callers may sign up, but recreating an existing user without its revision is a conflict.
+  const again = await c.put('/_users/org.couchdb.user:alice', { _id: 'org.couchdb.user:alice', type: 'user', name: 'alice', roles: [], password: 'x' });
+  assert.equal(again.status, 409);
+  assert.equal(again.body.error, 'conflict');
   assert.equal((await c.get('/_session', { headers: ALICE })).body.userCtx.name, 'alice');
 });
 
@@ -181,9 +201,9 @@ test('a user cannot raise their own roles: own document, _bulk_docs, COPY, repli
   await createUser(server.url, ROOT, 'carol', 'carolpw', ['boss']);
   const copy = await c.copy('/_users/org.couchdb.user:carol', { headers: { ...NEWBOB, Destination: `org.couchdb.user:bob?rev=${doc._rev}` } });
   assert.equal(copy.status, 404);
-  // COPY of one's own document onto another user's is refused too.
+  // COPY of one's own document onto another user's is refused too (that one is not there for bob).
   const copyOut = await c.copy('/_users/org.couchdb.user:bob', { headers: { ...NEWBOB, Destination: 'org.couchdb.user:eve' } });
-  assert.equal(copyOut.status, 403);
+  assert.equal(copyOut.status, 404);
 
   const session = await c.get('/_session', { headers: NEWBOB });
   assert.deepEqual(session.body.userCtx.roles, []);
