@@ -13,7 +13,7 @@ import { HEADER_PERSIST } from '../couchdb-names.js';
  *   DELETE /_config/{section}/{key}  answers the removed value
  *
  * `X-Couch-Persist: false` keeps a change in memory only. Values are trimmed unless the section
- * is [admins] or `?raw=true` is given (raw also skips the config's write filter, i.e. hashing).
+ * is [admins] or `?raw=true` is given; an [admins] value is hashed as a password unless raw.
  * When `[httpd] config_whitelist` is set (an Erlang list of `{Section, Key}` pairs, `*` for any
  * key), PUT and DELETE of pairs not on it are 400 modification_not_allowed.
  * Server-admin checks belong to the auth layer in front of these handlers.
@@ -61,9 +61,12 @@ const putConfig: Handler = async (req, params, services) => {
   const body = await req.jsonBody(limit);
   if (body === undefined) throw badRequest('invalid UTF-8 JSON');
   if (typeof body !== 'string') throw badRequest('config values must be json-encoded strings');
-  const value = raw || section === 'admins' ? body : body.trim();
+  // Without ?raw=true an [admins] value is a password, hashed even when it looks like a hash
+  // already (CouchDB 1.6 hashes every one); other values are trimmed.
+  const admin = section === 'admins' && !raw;
+  const value = raw ? body : admin ? await services.auth.hashAdminPassword(body) : body.trim();
 
-  const previous = await services.config.set(section, key, value, persist, { raw });
+  const previous = await services.config.set(section, key, value, persist, { raw: raw || admin });
   return jsonString(previous ?? '');
 };
 

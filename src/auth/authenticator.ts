@@ -72,7 +72,9 @@ export interface UserCreds {
 
 interface CacheEntry {
   creds: UserCreds;
-  /** Users-database update sequence when the entry was read (admins: undefined). */
+  /** A server admin's (from `[admins]`, with the roles of a user document of that name). */
+  admin: boolean;
+  /** Users-database update sequence when the entry was read (undefined: no users database). */
   seq: number | undefined;
   /** Which opening of the users database `seq` belongs to (a recreated database starts over). */
   dbInstance?: string;
@@ -299,6 +301,11 @@ export class Authenticator {
     return secure ? `${cookie}; Secure` : cookie;
   }
 
+  /** An `[admins]` value for a password: PBKDF2 with the configured iterations. */
+  hashAdminPassword(password: string): Promise<string> {
+    return hashAdminPassword(password, Math.max(1, this.config.getInt(HTTPD_AUTH_SECTION, 'iterations', 10)));
+  }
+
   /** The `Set-Cookie` value that ends a session. */
   clearedCookie(): string {
     return `${AUTH_COOKIE}=; Version=1; Path=/; HttpOnly; Expires=Fri, 02 Jan 1970 00:00:00 GMT; Max-Age=0`;
@@ -333,34 +340,38 @@ export class Authenticator {
   private async entry(name: string): Promise<CacheEntry | undefined> {
     const adminValue = this.config.get('admins', name);
     const cached = this.cache.get(name);
+    const db = await this.dbs.get(this.usersDbName).catch(() => undefined);
+    const fresh = (entry: CacheEntry | undefined): entry is CacheEntry =>
+      entry !== undefined && entry.seq === db?.updateSeq && entry.dbInstance === db?.instanceStartTime;
     if (adminValue !== undefined) {
-      if (cached && cached.seq === undefined && cached.creds.stamp === adminValue) return this.hit(name, cached);
+      if (fresh(cached) && cached.admin && cached.creds.stamp === adminValue) return this.hit(name, cached);
       this.missCount++;
+      // A server admin also has the roles of a user document of the same name (CouchDB 1.6).
+      const doc = db ? await openWinner(db, USER_DOC_PREFIX + name) : undefined;
+      const roles = [ADMIN_ROLE, ...rolesOf(doc).filter((role) => role !== ADMIN_ROLE)];
       const hash = parseAdminHash(adminValue);
-      return this.store(name, { creds: { name, roles: [ADMIN_ROLE], hash, stamp: adminValue }, seq: undefined });
+      return this.store(name, { creds: { name, roles, hash, stamp: adminValue }, admin: true, seq: db?.updateSeq, dbInstance: db?.instanceStartTime });
     }
-    let db: Database;
-    try {
-      db = await this.dbs.get(this.usersDbName);
-    } catch {
-      return undefined;
-    }
-    if (cached && cached.seq === db.updateSeq && cached.dbInstance === db.instanceStartTime) return this.hit(name, cached);
+    if (!db) return undefined;
+    if (fresh(cached) && !cached.admin) return this.hit(name, cached);
     this.missCount++;
     const seq = db.updateSeq;
-    const doc = await openWinner(db, USER_DOC_PREFIX + name);
+    const doc = await openWinner(db, USER_DOC_PREFIX + name, { conflicts: true });
     if (!doc) {
       this.cache.delete(name);
       return undefined;
     }
+    if (doc['_conflicts'] !== undefined) {
+      this.cache.delete(name);
+      throw unauthorized('User document conflicts must be resolved before the document is used for authentication purposes.');
+    }
     const rev = String(doc['_rev']);
-    if (cached && cached.creds.stamp === rev && cached.seq !== undefined) {
+    if (cached && !cached.admin && cached.creds.stamp === rev) {
       cached.seq = seq;
       cached.dbInstance = db.instanceStartTime;
       return cached;
     }
-    const roles = Array.isArray(doc['roles']) ? (doc['roles'] as unknown[]).filter((r): r is string => typeof r === 'string') : [];
-    return this.store(name, { creds: { name, roles, hash: userDocHash(doc), stamp: rev, oauth: doc['oauth'] }, seq, dbInstance: db.instanceStartTime });
+    return this.store(name, { creds: { name, roles: rolesOf(doc), hash: userDocHash(doc), stamp: rev, oauth: doc['oauth'] }, admin: false, seq, dbInstance: db.instanceStartTime });
   }
 
   private hit(name: string, entry: CacheEntry): CacheEntry {
@@ -422,7 +433,8 @@ export function basicCredentials(header: string | undefined): { name: string; pa
   if (!m) return undefined;
   const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  if (colon === -1) return undefined;
+  // `_:_` is how a browser forgets its Basic credentials: no credentials (CouchDB 1.6).
+  if (colon === -1 || decoded === '_:_') return undefined;
   return { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
@@ -431,10 +443,16 @@ export function proxyToken(secret: string, name: string): string {
   return createHmac('sha1', secret).update(name).digest('hex');
 }
 
+/** The string roles of a user document (none without one). */
+function rolesOf(doc: Record<string, unknown> | undefined): string[] {
+  const roles = doc?.['roles'];
+  return Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [];
+}
+
 /** A document's current winning revision as an object (`_rev` included); undefined when missing or deleted. */
-async function openWinner(db: Database, id: string): Promise<Record<string, unknown> | undefined> {
+async function openWinner(db: Database, id: string, options: { conflicts?: boolean } = {}): Promise<Record<string, unknown> | undefined> {
   try {
-    const doc = await db.openDoc(id);
+    const doc = await db.openDoc(id, options);
     return doc.deleted ? undefined : JSON.parse(doc.json) as Record<string, unknown>;
   } catch (err) {
     if (err instanceof CouchError && err.status === 404) return undefined;

@@ -1,0 +1,73 @@
+/**
+ * Authentication details as CouchDB 1.6 has them (its couch_httpd_auth, couch_auth_cache and
+ * _config handler): Basic `_:_` means no credentials, a server admin keeps the roles of a user
+ * document of the same name, a user whose document is in conflict cannot log in, and an
+ * `[admins]` value written without `?raw=true` is always a password to hash.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+import { basic, createUser, defineAdmin } from '../helpers/auth.js';
+
+let server: TestServer;
+let c: ReturnType<typeof client>;
+const ROOT = basic('root', 'secret');
+
+before(async () => {
+  server = await startServer();
+  c = client(server.url);
+  await defineAdmin(server.url, 'root', 'secret');
+});
+after(async () => server.stop());
+
+test('Basic _:_ is no credentials: the caller is anonymous, not refused', async () => {
+  const r = await c.get('/_session', { headers: basic('_', '_') });
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body.userCtx, { name: null, roles: [] });
+  // Any other unknown name is still a 401.
+  assert.equal((await c.get('/_session', { headers: basic('_', 'x') })).status, 401);
+});
+
+test('a server admin also has the roles of the user document of the same name', async () => {
+  await createUser(server.url, ROOT, 'jan', 'apple', ['foo', 'bar']);
+  assert.deepEqual((await c.get('/_session', { headers: basic('jan', 'apple') })).body.userCtx.roles, ['foo', 'bar']);
+  assert.equal((await c.put('/_config/admins/jan', 'apple', { headers: ROOT })).status, 200);
+  const session = await c.get('/_session', { headers: basic('jan', 'apple') });
+  assert.deepEqual(session.body.userCtx, { name: 'jan', roles: ['_admin', 'foo', 'bar'] });
+  // A change of the document's roles shows at once.
+  const doc = (await c.get('/_users/org.couchdb.user:jan', { headers: ROOT })).body;
+  assert.equal((await c.put('/_users/org.couchdb.user:jan', { ...doc, roles: ['foo'] }, { headers: ROOT })).status, 201);
+  assert.deepEqual((await c.get('/_session', { headers: basic('jan', 'apple') })).body.userCtx.roles, ['_admin', 'foo']);
+  assert.equal((await c.del('/_config/admins/jan', { headers: ROOT })).status, 200);
+});
+
+test('a user whose document is in conflict cannot authenticate until the conflict is resolved', async () => {
+  const rev = await createUser(server.url, ROOT, 'chris', 'mp3');
+  assert.equal((await c.get('/_session', { headers: basic('chris', 'mp3') })).body.userCtx.name, 'chris');
+  const doc = (await c.get('/_users/org.couchdb.user:chris', { headers: ROOT })).body;
+  const other = { ...doc, _rev: '1-0123456789abcdef0123456789abcdef', _revisions: undefined };
+  const replicated = await c.post('/_users/_bulk_docs', { docs: [other], new_edits: false }, { headers: ROOT });
+  assert.equal(replicated.status, 201);
+  const refused = await c.get('/_session', { headers: basic('chris', 'mp3') });
+  assert.equal(refused.status, 401);
+  assert.match(refused.body.reason, /conflicts must be resolved/);
+  const loser = [rev, other._rev].sort()[0]!;
+  assert.equal((await c.del(`/_users/org.couchdb.user:chris?rev=${loser}`, { headers: ROOT })).status, 200);
+  assert.equal((await c.get('/_session', { headers: basic('chris', 'mp3') })).body.userCtx.name, 'chris');
+});
+
+test('an [admins] value written without ?raw=true is hashed even when it looks hashed', async () => {
+  const looksHashed = '-pbkdf2-b1eb7a68b0778a529c68d30749954e9e430417fb,4da0f8f1d98ce649a9c5a3845241ae24,10';
+  assert.equal((await c.put('/_config/admins/administrator', looksHashed, { headers: ROOT })).status, 200);
+  const stored = (await c.get('/_config/admins/administrator', { headers: ROOT })).body;
+  assert.notEqual(stored, looksHashed);
+  assert.match(stored, /^-pbkdf2-/);
+  // It is the password now.
+  const session = await c.get('/_session', { headers: basic('administrator', looksHashed) });
+  assert.deepEqual(session.body.userCtx, { name: 'administrator', roles: ['_admin'] });
+  // ?raw=true stores a value as given.
+  assert.equal((await c.put('/_config/admins/administrator?raw=true', looksHashed, { headers: ROOT })).status, 200);
+  assert.equal((await c.get('/_config/admins/administrator', { headers: ROOT })).body, looksHashed);
+  assert.equal((await c.del('/_config/admins/administrator', { headers: ROOT })).status, 200);
+});
