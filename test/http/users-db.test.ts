@@ -254,7 +254,8 @@ test('naming another authentication_db creates it with _design/_auth; its users 
   assert.equal(r.status, 200);
   try {
     let ddoc = await c.get('/people/_design/_auth', { headers: ROOT });
-    for (let i = 0; i < 50 && ddoc.status !== 200; i++) {
+    // Created in the background: allow a loaded machine some seconds.
+    for (let i = 0; i < 250 && ddoc.status !== 200; i++) {
       await new Promise((resolve) => setTimeout(resolve, 20));
       ddoc = await c.get('/people/_design/_auth', { headers: ROOT });
     }
