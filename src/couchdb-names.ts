@@ -42,7 +42,11 @@ export const AUTH_HANDLER_NAMES: Record<string, string> = {
   // CouchDB 1.6's own spelling of the proxy handler.
   '{couch_httpd_auth, proxy_authentification_handler}': 'proxy',
   '{couch_httpd_auth, null_authentication_handler}': 'null',
+  // CouchDB's handler for its own test suite (X-Couch-Test-Auth): admin unless a test user is named.
+  '{couch_httpd_auth, special_test_authentication_handler}': 'special',
 };
+/** The request header and scheme the special test handler reads: `WWW-Authenticate: X-Couch-Test-Auth name:password`. */
+export const TEST_AUTH_SCHEME = 'X-Couch-Test-Auth';
 /** Config sections of OAuth 1.0 credentials, as CouchDB 1.6 reads them. */
 export const OAUTH_CONSUMER_SECRETS = 'oauth_consumer_secrets';
 export const OAUTH_TOKEN_SECRETS = 'oauth_token_secrets';

@@ -23,7 +23,7 @@ import type { IncomingDoc } from '../core/document.js';
 import { CouchError, unauthorized } from '../errors.js';
 import {
   ADMIN_ROLE, AUTH_COOKIE, AUTH_HANDLER_NAMES, HEADER_PROXY_ROLES, HEADER_PROXY_TOKEN, HEADER_PROXY_USERNAME,
-  HTTPD_AUTH_SECTION, USER_DOC_PREFIX,
+  HTTPD_AUTH_SECTION, TEST_AUTH_SCHEME, USER_DOC_PREFIX,
 } from '../couchdb-names.js';
 import { adminPartyContext, isServerAdmin, type UserContext } from './user-context.js';
 import { prepareReplicationDoc } from './replicator-db.js';
@@ -36,7 +36,7 @@ import { isDbAdmin } from './access.js';
 import { ensureAuthDesignDoc, prepareUserDoc } from './users-db.js';
 import { OAuthVerifier, type OAuthUserLookup } from './oauth.js';
 
-export type AuthMethod = 'default' | 'cookie' | 'proxy' | 'oauth' | 'null';
+export type AuthMethod = 'default' | 'cookie' | 'proxy' | 'oauth' | 'null' | 'special';
 
 /** What authentication needs of a request; the API's Request has all of it. */
 export interface AuthRequest {
@@ -244,6 +244,7 @@ export class Authenticator {
         return ctx ? { ctx, method } : undefined;
       }
       case 'null': return { ctx: adminPartyContext(), method };
+      case 'special': return specialTestAuthentication(req);
     }
   }
 
@@ -424,6 +425,27 @@ export class Authenticator {
     }
     return refusals;
   }
+}
+
+/** The fixed users of CouchDB's special test handler, with their passwords. */
+const TEST_USERS: ReadonlyMap<string, string> = new Map([
+  ['Jan Lehnardt', 'apple'], ['Christopher Lenz', 'dog food'], ['Noah Slater', 'biggiesmalls endian'],
+  ['Chris Anderson', 'mp3'], ['Damien Katz', 'pecan pie'],
+]);
+
+/**
+ * CouchDB 1.6's special_test_authentication_handler, for suites written against it: a request
+ * naming a test user (`WWW-Authenticate: X-Couch-Test-Auth name:password`) is that user; any
+ * other request is a server admin, so a suite can restore the configuration it changed.
+ */
+function specialTestAuthentication(req: AuthRequest): Authentication {
+  const header = req.header('www-authenticate');
+  if (!header?.startsWith(`${TEST_AUTH_SCHEME} `)) return { ctx: adminPartyContext(), method: 'special' };
+  const credentials = header.slice(TEST_AUTH_SCHEME.length + 1);
+  const colon = credentials.indexOf(':');
+  const name = colon === -1 ? credentials : credentials.slice(0, colon);
+  if (colon === -1 || TEST_USERS.get(name) !== credentials.slice(colon + 1)) throw unauthorized('Name or password is incorrect.');
+  return { ctx: { name, roles: [] }, method: 'special' };
 }
 
 /** `Authorization: Basic base64(name:password)`; undefined when absent or not Basic. */

@@ -71,3 +71,24 @@ test('an [admins] value written without ?raw=true is hashed even when it looks h
   assert.equal((await c.get('/_config/admins/administrator', { headers: ROOT })).body, looksHashed);
   assert.equal((await c.del('/_config/admins/administrator', { headers: ROOT })).status, 200);
 });
+
+test("CouchDB's special test handler: a named test user, otherwise a server admin", async () => {
+  const handlers = (await c.get('/_config/httpd/authentication_handlers', { headers: ROOT })).body as string;
+  const set = (value: string, headers: Record<string, string>) =>
+    c.put('/_config/httpd/authentication_handlers', value, { headers: { ...headers, 'X-Couch-Persist': 'false' } });
+  assert.equal((await set('{couch_httpd_auth, special_test_authentication_handler}', ROOT)).status, 200);
+  try {
+    const admin = await c.get('/_session');
+    assert.deepEqual(admin.body.userCtx, { name: null, roles: ['_admin'] });
+    assert.deepEqual(admin.body.info.authentication_handlers, ['special']);
+    const chris = await c.get('/_session', { headers: { 'WWW-Authenticate': 'X-Couch-Test-Auth Chris Anderson:mp3' } });
+    assert.deepEqual(chris.body.userCtx, { name: 'Chris Anderson', roles: [] });
+    const wrong = await c.get('/_session', { headers: { 'WWW-Authenticate': 'X-Couch-Test-Auth Chris Anderson:mp4' } });
+    assert.equal(wrong.status, 401);
+  } finally {
+    // With no test credentials the caller is an admin: the configuration can be put back.
+    assert.equal((await set(handlers, {})).status, 200);
+  }
+  assert.equal((await c.get('/_session')).body.userCtx.name, null);
+  assert.equal((await c.put('/_config/httpd/x', 'y')).status, 401);
+});
