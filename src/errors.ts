@@ -21,7 +21,8 @@ export const badRequest = (reason: string): CouchError => new CouchError(400, 'b
 export const notFound = (reason = 'missing'): CouchError => new CouchError(404, 'not_found', reason);
 export const conflict = (): CouchError => new CouchError(409, 'conflict', 'Document update conflict.');
 export const queryParseError = (reason: string): CouchError => new CouchError(400, 'query_parse_error', reason);
-export const docValidation = (reason: string): CouchError => new CouchError(400, 'doc_validation', reason);
+/** CouchDB 1.6 has no status of its own for doc_validation: it answers the generic 500. */
+export const docValidation = (reason: string): CouchError => new CouchError(500, 'doc_validation', reason);
 export const forbidden = (reason: string): CouchError => new CouchError(403, 'forbidden', reason);
 export const unauthorized = (reason: string): CouchError => new CouchError(401, 'unauthorized', reason);
 export const tooLarge = (reason = 'Document too large'): CouchError => new CouchError(413, 'too_large', reason);
