@@ -1,5 +1,5 @@
 /** What the endpoints of design-document functions share: CouchDB's `req` object from an HTTP request, the document a function gets, its reply. */
-import { CouchError, notFound } from '../errors.js';
+import { CouchError } from '../errors.js';
 import type { Database } from '../core/database.js';
 import { isLocalId } from '../core/names.js';
 import type { ShapedResponse } from '../design/response.js';
@@ -44,7 +44,8 @@ export async function requestJson(req: Request, svc: Services, db: Database, id:
 
 /**
  * The document a show or update function is called with, as JSON text (with `_revisions`, as
- * CouchDB's json_doc gives it), or `null` when there is no id or no such live document.
+ * CouchDB's json_doc gives it, and `_conflicts`, as couch_mrview_show opens it), or `null` when
+ * there is no id or no such live document.
  */
 export async function docForFunction(db: Database, id: string | undefined): Promise<{ json: string; rev: string | undefined }> {
   if (id === undefined) return { json: 'null', rev: undefined };
@@ -53,7 +54,7 @@ export async function docForFunction(db: Database, id: string | undefined): Prom
     return rec ? { json: db.openLocal(rec), rev: `0-${rec.rev}` } : { json: 'null', rev: undefined };
   }
   try {
-    const doc = await db.openDoc(id, { revs: true });
+    const doc = await db.openDoc(id, { revs: true, conflicts: true });
     return doc.deleted ? { json: 'null', rev: undefined } : { json: doc.json, rev: doc.rev };
   } catch (err) {
     if (err instanceof CouchError && err.status === 404) return { json: 'null', rev: undefined };
@@ -72,7 +73,8 @@ export function renderedReply(shaped: ShapedResponse, extra: HeaderMap = {}): Re
  */
 export async function openDocFunction(req: Request, p: RouteParams, svc: Services, group: 'shows' | 'updates') {
   const [name, ...idParts] = p.rest;
-  if (name === undefined) throw notFound('missing');
+  // CouchDB 1.6 names the endpoint in this error: show_error or update_error.
+  if (name === undefined) throw new CouchError(404, group === 'shows' ? 'show_error' : 'update_error', 'Invalid path.');
   const db = await openDb(svc, p.db, req);
   const ddoc = await svc.design.designDoc(db, p.docId);
   const fn = await svc.design.function(db, ddoc, group, name);

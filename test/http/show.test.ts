@@ -29,6 +29,7 @@ before(async () => {
       loop: 'function() { while (true) {} }',
       undef: 'function() { return 42; }',
       logs: 'function(doc, req) { log("show-log-marker " + req.query.m); log({an: "object"}); return "logged"; }',
+      conflicts: 'function(doc) { return {json: {conflicts: doc._conflicts || null}}; }',
     },
   });
   assert.equal(ddoc.status, 201, ddoc.text);
@@ -143,6 +144,25 @@ test('a runaway show times out with os_process_error', async () => {
     await c.put('/_config/couchdb/os_process_timeout', '5000');
   }
   assert.equal((await c.get('/shw/_design/s/_show/plain/hello')).text, 'Hi Hello');
+});
+
+test('the document comes with its _conflicts', async () => {
+  const first = await c.put('/shw/torn', { side: 'a' });
+  assert.equal(first.status, 201);
+  // all_or_nothing writes the edit beside the existing revision: a conflict
+  const bulk = await c.post('/shw/_bulk_docs', { all_or_nothing: true, docs: [{ _id: 'torn', side: 'b' }] });
+  assert.equal(bulk.status, 201, bulk.text);
+  const r = await c.get('/shw/_design/s/_show/conflicts/torn');
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.conflicts.length, 1);
+  const plain = await c.get('/shw/_design/s/_show/conflicts/hello');
+  assert.equal(plain.body.conflicts, null);
+});
+
+test('a show path without a function name is show_error', async () => {
+  const r = await c.get('/shw/_design/s/_show/');
+  assert.equal(r.status, 404);
+  assert.deepEqual(r.body, { error: 'show_error', reason: 'Invalid path.' });
 });
 
 test('log() writes to the server log', async () => {

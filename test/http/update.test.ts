@@ -20,6 +20,7 @@ before(async () => {
       nothing: 'function() { return null; }',
       throws: 'function() { throw(["error", "conflict", "not today"]); }',
       stamped: 'function(doc, req) { var stamp = require("lib/stamp").stamp; return [stamp({_id: "stamped"}, req), "ok"]; }',
+      conflicts: 'function(doc) { return [null, {json: {conflicts: doc._conflicts || null}}]; }',
     },
     validate_doc_update: 'function(n) { if (n.bad) throw({forbidden: "bad docs are rejected"}); }',
     lib: { stamp: 'exports.stamp = function(doc, req) { doc.by = req.userCtx.roles; doc.method = req.method; return doc; };' },
@@ -101,4 +102,20 @@ test('errors: bad results and thrown errors; GET is not allowed', async () => {
   assert.equal(get.status, 405);
   const noFn = await c.post('/upd/_design/u/_update/none');
   assert.equal(noFn.status, 404);
+});
+
+test('the document comes with its _conflicts', async () => {
+  assert.equal((await c.put('/upd/torn', { side: 'a' })).status, 201);
+  // all_or_nothing writes the edit beside the existing revision: a conflict
+  const bulk = await c.post('/upd/_bulk_docs', { all_or_nothing: true, docs: [{ _id: 'torn', side: 'b' }] });
+  assert.equal(bulk.status, 201, bulk.text);
+  const r = await c.post('/upd/_design/u/_update/conflicts/torn');
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.conflicts.length, 1);
+});
+
+test('an update path without a function name is update_error', async () => {
+  const r = await c.post('/upd/_design/u/_update/');
+  assert.equal(r.status, 404);
+  assert.deepEqual(r.body, { error: 'update_error', reason: 'Invalid path.' });
 });
