@@ -9,15 +9,20 @@
  * over millions of rows holds only a batch in memory. The status and headers are the function's
  * start() (or its return value's), known at its first getRow(). An error before that is an
  * ordinary error response; after it, the body ends with the error's JSON.
+ *
+ * The ETag is the view answer's, with the list's design document revision, the Accept header, the
+ * user (CouchDB 1.6's handle_view_list) and the URL; If-None-Match on it is a 304 before the list
+ * runs.
  */
-import { badRequest, notFound, toCouchError } from '../errors.js';
+import { createHash } from 'node:crypto';
+import { CouchError, badRequest, toCouchError } from '../errors.js';
 import { responseHead } from '../design/response.js';
 import type { RenderResponse } from '../js/design-function.js';
-import { stream, type Reply } from './reply.js';
+import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { openDb, readObject } from './common.js';
+import { etagMatches, openDb, quote, readObject } from './common.js';
 import { requestJson } from './design-request.js';
 import { queryView } from './views.js';
 
@@ -41,7 +46,7 @@ const BYTES_PER_BATCH = 256 * 1024;
 
 async function list(req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined): Promise<Reply> {
   const [listName, ...viewPath] = p.rest;
-  if (listName === undefined || viewPath.length === 0 || viewPath.length > 2) throw notFound('missing');
+  if (listName === undefined || viewPath.length === 0 || viewPath.length > 2) throw new CouchError(404, 'list_error', 'Bad path.');
   const db = await openDb(svc, p.db, req);
   const ddoc = await svc.design.designDoc(db, p.docId);
   const fn = await svc.design.function(db, ddoc, 'lists', listName);
@@ -49,6 +54,11 @@ async function list(req: Request, p: RouteParams, svc: Services, bodyKeys: unkno
   const viewName = viewPath[viewPath.length - 1]!;
   const view = await svc.views.open(db, viewDdocId);
   const result = await queryView(req, svc, db, view, viewName, bodyKeys);
+  // The URL too: the list and the parameters only it reads (req.query) shape the answer as well.
+  const etag = quote(createHash('md5')
+    .update(JSON.stringify([result.etag, ddoc.rev, req.header('accept') ?? '', req.userCtx.name, req.userCtx.roles, req.url]))
+    .digest('hex'));
+  if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
   const reqJson = await requestJson(req, svc, db, null);
 
   const pipe = new OutputPipe();
@@ -113,7 +123,9 @@ async function list(req: Request, p: RouteParams, svc: Services, bodyKeys: unkno
       void rows.return?.();
     }
   })();
-  return stream(status, body, headers, contentType);
+  // The ETag is ours whatever the function set: its own could not be checked without running it.
+  for (const name of Object.keys(headers)) if (name.toLowerCase() === 'etag') delete headers[name];
+  return stream(status, body, { ...headers, ETag: etag }, contentType);
 }
 
 /**

@@ -81,7 +81,10 @@ test('errors before the first row are error responses; later ones end the body w
   assert.match(late.text, /^0;1;2;3;4;5;6;7;8;9;\{"error":"render_error","reason":".*row ten.*"\}$/);
   assert.equal((await c.get('/lst/_design/l/_list/nope/by_n')).status, 404);
   assert.equal((await c.get('/lst/_design/l/_list/csv/nope')).status, 404);
-  assert.equal((await c.get('/lst/_design/l/_list/csv')).status, 404);
+  const noView = await c.get('/lst/_design/l/_list/csv');
+  assert.equal(noView.status, 404);
+  assert.deepEqual(noView.body, { error: 'list_error', reason: 'Bad path.' });
+  assert.deepEqual((await c.get('/lst/_design/l/_list/')).body, { error: 'list_error', reason: 'Bad path.' });
   // still healthy
   assert.equal((await c.get('/lst/_design/l/_list/code/by_n')).text, 'abc');
 });
@@ -161,4 +164,30 @@ test('runaway lists are stopped: before the head an error reply, after it the bo
     await c.put('/_config/couchdb/os_process_timeout', '5000');
   }
   assert.equal((await c.get('/lst/_design/l/_list/code/by_n')).text, 'abc');
+});
+
+test('list answers carry ETags: 304 on a match; Accept, keys and new rows change them', async () => {
+  const r = await c.get('/lst/_design/l/_list/json/by_n?limit=2');
+  assert.equal(r.status, 200);
+  const etag = r.headers['etag'] as string;
+  assert.ok(etag);
+  const again = await c.get('/lst/_design/l/_list/json/by_n?limit=2', { headers: { 'If-None-Match': etag } });
+  assert.equal(again.status, 304);
+  assert.equal(again.text, '');
+  const html = await c.get('/lst/_design/l/_list/json/by_n?limit=2', { headers: { Accept: 'text/html', 'If-None-Match': etag } });
+  assert.equal(html.status, 200);
+  assert.notEqual(html.headers['etag'], etag);
+  const one = await c.post('/lst/_design/l/_list/json/by_n', { keys: [1] });
+  const two = await c.post('/lst/_design/l/_list/json/by_n', { keys: [2] });
+  assert.ok(one.headers['etag']);
+  assert.notEqual(one.headers['etag'], two.headers['etag']);
+
+  const reduced = await c.get('/lst/_design/l/_list/reduced/count?group=true');
+  const reducedEtag = reduced.headers['etag'] as string;
+  assert.ok(reducedEtag, 'reduce lists have ETags too');
+  assert.equal((await c.get('/lst/_design/l/_list/reduced/count?group=true', { headers: { 'If-None-Match': reducedEtag } })).status, 304);
+  assert.equal((await c.put('/lst/etag-change', { kind: 'even' })).status, 201);
+  const changed = await c.get('/lst/_design/l/_list/reduced/count?group=true', { headers: { 'If-None-Match': reducedEtag } });
+  assert.equal(changed.status, 200);
+  assert.notEqual(changed.headers['etag'], reducedEtag);
 });
