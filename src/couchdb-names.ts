@@ -21,6 +21,8 @@ export const HEADER_WWW_AUTHENTICATE = 'x-couchdb-www-authenticate';
 export const HEADER_PROXY_USERNAME = 'x-auth-couchdb-username';
 export const HEADER_PROXY_ROLES = 'x-auth-couchdb-roles';
 export const HEADER_PROXY_TOKEN = 'x-auth-couchdb-token';
+/** What a `_rewrite` adds to the request it routes: the URL the client asked for. */
+export const HEADER_REQUESTED_PATH = 'x-couchdb-requested-path';
 export const AUTH_COOKIE = 'AuthSession';
 
 /** The statistics section that CouchDB names after itself. */

@@ -21,9 +21,6 @@ export async function requestJson(req: Request, svc: Services, db: Database, id:
   const body = BODYLESS.has(req.method) && !req.header('content-length') && !req.header('transfer-encoding')
     ? undefined
     : await req.text(requestLimit(svc));
-  const raw = req.raw.rawHeaders;
-  const headers: [string, string][] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!]);
   return JSON.stringify(requestObject({
     info: await db.info(),
     id,
@@ -33,7 +30,7 @@ export async function requestJson(req: Request, svc: Services, db: Database, id:
     path: segments(req.rawPath),
     rawPath: req.url,
     query: [...req.query],
-    headers,
+    headers: req.headerList(),
     body,
     peer: req.raw.socket?.remoteAddress ?? '127.0.0.1',
     dbName: db.name,

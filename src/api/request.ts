@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { badRequest, queryParseError, tooLarge, badContentType } from '../errors.js';
 import { adminPartyContext, type UserContext } from '../auth/user-context.js';
 import type { HeaderMap } from './reply.js';
+import { HEADER_REQUESTED_PATH } from '../couchdb-names.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -51,6 +52,11 @@ export class Request {
   readonly url: string;
   /** The raw path the client asked for (before any `_rewrite`). */
   readonly requestedPath: string;
+  /**
+   * `x-couchdb-requested-path` as `_rewrite` sets it when the client sent none: the URL first
+   * asked for (CouchDB sets it only when absent, so chained rewrites keep the first URL).
+   */
+  private readonly requestedPathHeader: string | undefined;
 
   /** `rewrite`: the URL a design document's `_rewrite` routed this request to (see rewritten()). */
   constructor(raw: IncomingMessage, secure = false, rewrite?: { url: string; method: string; from: Request }) {
@@ -81,6 +87,7 @@ export class Request {
       this.authMethod = rewrite.from.authMethod;
       this.bodyCache = rewrite.from.bodyCache;
       this.parent = rewrite.from;
+      this.requestedPathHeader = rewrite.from.header(HEADER_REQUESTED_PATH) ?? rewrite.from.url;
     }
     this.rawSegments = this.rawPath.split('/').slice(1);
     if (this.rawSegments.length > 0 && this.rawSegments[this.rawSegments.length - 1] === '' && this.rawSegments.length > 1) {
@@ -143,8 +150,21 @@ export class Request {
   }
 
   header(name: string): string | undefined {
-    const value = this.raw.headers[name.toLowerCase()];
+    const lower = name.toLowerCase();
+    const value = this.raw.headers[lower];
+    if (value === undefined && lower === HEADER_REQUESTED_PATH) return this.requestedPathHeader;
     return Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  /** Every header as [name, value], names as the client wrote them, with what a `_rewrite` added. */
+  headerList(): [string, string][] {
+    const raw = this.raw.rawHeaders;
+    const headers: [string, string][] = [];
+    for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i]!, raw[i + 1]!]);
+    if (this.requestedPathHeader !== undefined && this.raw.headers[HEADER_REQUESTED_PATH] === undefined) {
+      headers.push([HEADER_REQUESTED_PATH, this.requestedPathHeader]);
+    }
+    return headers;
   }
 
   /** The media type of the body, lower-cased, without parameters. */

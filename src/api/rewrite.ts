@@ -24,6 +24,7 @@ async function rewrite(req: Request, p: RouteParams, svc: Services): Promise<Rep
   const db = await openDb(svc, p.db, req);
   const ddoc = await svc.design.designDoc(db, p.docId);
   const rules = ddoc.body['rewrites'];
+  if (typeof rules === 'string') throw new CouchError(400, 'rewrite_error', 'Rewrite rules are a String. They must be a JSON Array.');
   if (!Array.isArray(rules)) throw new CouchError(404, 'rewrite_error', 'Invalid path.');
   const target = applyRewrites(rules as RewriteRule[], req.method, p.rest, [...req.query]);
   if (!target) throw notFound('missing');
@@ -31,7 +32,8 @@ async function rewrite(req: Request, p: RouteParams, svc: Services): Promise<Rep
   const resolved = resolveSegments(base, target.path);
   const secure = svc.config.getBool('httpd', 'secure_rewrites', true);
   if (!resolved || (secure && (resolved.length === 0 || resolved[0] !== p.db))) {
-    throw new CouchError(403, 'insecure_rewrite_rule', 'too many ../.. segments');
+    // A 500, as CouchDB 1.6 answers it (an error of the design document, not of the caller).
+    throw new CouchError(500, 'insecure_rewrite_rule', 'too many ../.. segments');
   }
   const search = new URLSearchParams(target.query).toString();
   const url = `/${resolved.map(encodeURIComponent).join('/')}${search ? `?${search}` : ''}`;

@@ -81,8 +81,8 @@ test('methods select rules; writes pass through', async () => {
 
 test('secure_rewrites, loops and unmatched paths', async () => {
   const up = await c.get('/rw/_design/app/_rewrite/up');
-  assert.equal(up.status, 403);
-  assert.equal(up.body.error, 'insecure_rewrite_rule');
+  assert.equal(up.status, 500);
+  assert.deepEqual(up.body, { error: 'insecure_rewrite_rule', reason: 'too many ../.. segments' });
   const loop = await c.get('/rw/_design/app/_rewrite/loop');
   assert.equal(loop.status, 400);
   assert.equal(loop.body.reason, 'Exceeded rewrite recursion limit');
@@ -96,4 +96,31 @@ test('secure_rewrites, loops and unmatched paths', async () => {
   } finally {
     await c.put('/_config/httpd/secure_rewrites', 'true');
   }
+});
+
+test('rules given as a string are refused with 400', async () => {
+  assert.equal((await c.put('/rw/_design/stringy', { rewrites: '[{"from":"foo","to":"bar"}]' })).status, 201);
+  const r = await c.get('/rw/_design/stringy/_rewrite/foo');
+  assert.equal(r.status, 400);
+  assert.deepEqual(r.body, { error: 'rewrite_error', reason: 'Rewrite rules are a String. They must be a JSON Array.' });
+});
+
+test('rewritten requests carry x-couchdb-requested-path: the first URL the client asked for', async () => {
+  const ddoc = await c.put('/rw/_design/requested', {
+    rewrites: [
+      { from: 'show', to: '_show/origin/d0' },
+      { from: 'show_rewritten', to: '_rewrite/show' },
+    ],
+    shows: { origin: 'function(doc, req) { return req.headers["x-couchdb-requested-path"]; }' },
+  });
+  assert.equal(ddoc.status, 201, ddoc.text);
+  const direct = '/rw/_design/requested/_rewrite/show?a=1&b=%22x%22';
+  assert.equal((await c.get(direct)).text, direct);
+  const chained = '/rw/_design/requested/_rewrite/show_rewritten';
+  assert.equal((await c.get(chained)).text, chained);
+  // one the client sent itself is kept
+  const sent = await c.get(direct, { headers: { 'x-couchdb-requested-path': '/elsewhere' } });
+  assert.equal(sent.text, '/elsewhere');
+  // requests not rewritten get none
+  assert.equal((await c.get('/rw/_design/requested/_show/origin/d0')).text, '');
 });
