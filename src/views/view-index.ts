@@ -6,6 +6,7 @@
  * Layout (keys):
  *   m info                       {signature, collation, seq, purgeSeq, counts, reductionsValid}
  *   k <view:1> <sortKey> <docid> 0x00 <n:2>   a row: {"id", "key", "value"} as queries answer it
+ *                                (n orders a document's rows of one key: row-numbers.ts)
  *   <0x30+level> <view:1> <row key suffix>     a segment's count and reduction (reductions.ts)
  *   b <docid>                    the row keys a document emitted (to replace them when it changes)
  */
@@ -19,6 +20,7 @@ import type { ViewProgram } from '../js/query-server.js';
 import { ViewReductions, type ChangedRow, type ReductionsAt } from './reductions.js';
 import { reducerFor, type Reducer } from './reducer.js';
 import { builtinNamed } from './builtin-reduce.js';
+import { rowNumbers } from './row-numbers.js';
 
 export interface ViewDefinition {
   map: string;
@@ -387,9 +389,9 @@ export class ViewIndex {
       const added: Buffer[] = [];
       for (let view = 0; view < (doc.rows?.length ?? 0); view++) {
         const rows = doc.rows![view]!;
-        for (let n = 0; n < rows.length; n++) {
-          const [key, value] = rows[n]!;
-          const raw = this.isRaw(view);
+        const raw = this.isRaw(view);
+        const sortKeys: Buffer[] = [];
+        for (const [key] of rows) {
           let sk = sortKey(key, raw);
           if (sk.length > SORT_KEY_MAX) {
             // A long key: its group's prefix and an order tag (long-keys.ts).
@@ -397,7 +399,15 @@ export class ViewIndex {
             const assigner = tags[raw ? 1 : 0] ??= new TagAssigner(this.store, raw ? collateRaw : collate);
             sk = Buffer.concat([sk.subarray(0, SORT_KEY_MAX), await assigner.tagFor(group, key), Buffer.of(0x00)]);
           }
-          const rowKey = rowKeyOf(view, sk, doc.id, n);
+          sortKeys.push(sk);
+        }
+        // Rows of one key take their numbers in their values' Erlang term order, as CouchDB
+        // stores them. Rows written before this rule keep emit order until their document
+        // changes or the index is rebuilt (the row layout itself is unchanged).
+        const numbers = rowNumbers(sortKeys, rows);
+        for (let e = 0; e < rows.length; e++) {
+          const [key, value] = rows[e]!;
+          const rowKey = rowKeyOf(view, sortKeys[e]!, doc.id, numbers?.[e] ?? e);
           // Stored as the row a map query answers, so queries splice it without re-encoding.
           ops.push({ type: 'put', key: rowKey, value: Buffer.from(`{"id":${JSON.stringify(doc.id)},"key":${JSON.stringify(key ?? null)},"value":${JSON.stringify(value ?? null)}}`) });
           added.push(rowKey);

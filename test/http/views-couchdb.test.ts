@@ -579,7 +579,9 @@ test('view_sandboxing: map functions cannot reach the query server or change wha
   await c.post('/vc-sandbox/_bulk_docs', { docs: [{ _id: 'doc1', values: [1, 2, 3] }, { _id: 'doc2', tags: ['foo', 'bar'], tokens: { a: 1, b: 2 } }] });
   assert.equal((await c.get('/vc-sandbox/_design/foobar/_view/view1')).body.rows.length, 0);
   const rows = (await c.get('/vc-sandbox/_design/foobar/_view/view2')).body.rows;
-  assert.deepEqual(rows.map((r: ViewRow) => [r.key, r.value]), [['doc1', [1, 2, 3]], ['doc2', ['foo', 'bar']], ['doc2', { a: 1, b: 2 }]]);
+  // doc2's two rows share key and id: CouchDB orders them by value in Erlang term order, where
+  // an object (a tuple) comes before an array (a list), whatever the emit order.
+  assert.deepEqual(rows.map((r: ViewRow) => [r.key, r.value]), [['doc1', [1, 2, 3]], ['doc2', { a: 1, b: 2 }], ['doc2', ['foo', 'bar']]]);
 });
 
 test('design_docs: shared indexes, _info, stale=ok before a build, deletion', async () => {

@@ -178,3 +178,25 @@ test('_changes?filter=_view passes documents the map function emits for', async 
   assert.equal((await c.get('/v-chfilter/_changes?filter=_view&view=test/none')).status, 404);
   assert.equal((await c.get('/v-chfilter/_changes?filter=_view')).status, 400);
 });
+
+test('rows one document emits under one key come in Erlang term order of their values, as CouchDB sorts them', async () => {
+  // Emitted in a scrambled order, with another key in between; "😀" is before "｡" in UTF-16
+  // but after it in UTF-8 bytes, which is how Erlang compares binaries.
+  const values = ['😀', 'ab', { b: 1 }, [2], 'B', true, 2, {}, '｡', null, [], false, 1.5, 'a', [1, 2], { a: 2 }, { a: 1, b: 1 }];
+  await setup('v-dups', [{ _id: 'one', values }, { _id: 'two', values: ['z', 0] }], {
+    by_k: { map: 'function(doc) { doc.values.forEach(function(v, i) { emit("k", v); if (i === 3) emit("other", v); }); }' },
+  });
+  const expected = [1.5, 2, false, null, true, {}, { a: 1, b: 1 }, { a: 2 }, { b: 1 }, [], [1, 2], [2], 'B', 'a', 'ab', '｡', '😀'];
+  const rowsOf = async () => (await c.get(`/v-dups/_design/test/_view/by_k?key=${q('k')}`)).body.rows as { id: string; value: unknown }[];
+  const rows = await rowsOf();
+  assert.deepEqual(rows.filter((r) => r.id === 'one').map((r) => r.value), expected);
+  // Rows of different documents still follow document ids.
+  assert.deepEqual(rows.map((r) => r.id), [...expected.map(() => 'one'), 'two', 'two']);
+  assert.deepEqual(rows.filter((r) => r.id === 'two').map((r) => r.value), [0, 'z']);
+  // An edit replaces the rows, in the order of the new values.
+  const one = (await c.get('/v-dups/one')).body;
+  assert.equal((await c.put('/v-dups/one', { ...one, values: [[0], 'x', 3] })).status, 201);
+  assert.deepEqual((await rowsOf()).filter((r) => r.id === 'one').map((r) => r.value), [3, [0], 'x']);
+  const total = (await c.get('/v-dups/_design/test/_view/by_k')).body;
+  assert.equal(total.total_rows, 5);
+});
