@@ -10,12 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nano from 'nano';
 import PouchDB from 'pouchdb';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 import { basic, createUser, defineAdmin } from '../helpers/auth.js';
 
-let server: TestServer;
-let raw: ReturnType<typeof client>;
+const { server, c: raw } = await serverForFile();
 let localDir: string;
 const ROOT = basic('root', 'rootpw');
 const opened: any[] = [];
@@ -34,8 +32,6 @@ function pouch(name: string, auth?: { username: string; password: string }): any
 }
 
 before(async () => {
-  server = await startServer();
-  raw = client(server.url);
   localDir = mkdtempSync(join(tmpdir(), 'settee-auth-clients-'));
   await defineAdmin(server.url, 'root', 'rootpw');
   await createUser(server.url, ROOT, 'bob', 'bobpw');
@@ -48,7 +44,6 @@ after(async () => {
   for (const db of opened) {
     try { await db.close(); } catch { /* already closed */ }
   }
-  await server.stop();
   rmSync(localDir, { recursive: true, force: true });
 });
 

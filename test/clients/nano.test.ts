@@ -5,25 +5,18 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import nano from 'nano';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 import { startProxy, type LoggingProxy } from './proxy.js';
 
-let server: TestServer;
+const { server, c: raw } = await serverForFile();
 let proxy: LoggingProxy;
 let couch: nano.ServerScope;
-let raw: ReturnType<typeof client>;
 
 before(async () => {
-  server = await startServer();
   proxy = await startProxy(server.url);
   couch = nano(proxy.url);
-  raw = client(server.url);
 });
-after(async () => {
-  await proxy.stop();
-  await server.stop();
-});
+after(async () => proxy.stop());
 
 /** Awaits a nano call that must fail; returns nano's error for field checks. */
 async function failure(p: Promise<unknown>): Promise<nano.RequestError & Record<string, any>> {

@@ -8,15 +8,13 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import PouchDB from 'pouchdb';
 import nano from 'nano';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 import { startProxy, format, type LoggingProxy } from './proxy.js';
 
 const DB = 'client-views';
 
-let server: TestServer;
+const { server, c: raw } = await serverForFile();
 let proxy: LoggingProxy;
-let raw: ReturnType<typeof client>;
 let pouch: any;
 let couch: nano.DocumentScope<any>;
 /** id → rev of the corpus, for include_docs. */
@@ -72,9 +70,7 @@ const DDOC = {
 };
 
 before(async () => {
-  server = await startServer();
   proxy = await startProxy(server.url);
-  raw = client(server.url);
   const created = await raw.put(`/${DB}`);
   assert.equal(created.status, 201, created.text);
   const bulk = await raw.post(`/${DB}/_bulk_docs`, { docs: DOCS });
@@ -88,7 +84,6 @@ before(async () => {
 after(async () => {
   try { await pouch.close(); } catch { /* already closed */ }
   await proxy.stop();
-  await server.stop();
 });
 
 /** The last view exchange (method, path, body and the start of the answer), for assertion messages. */

@@ -42,15 +42,22 @@ export function req(base: string, method: string, path: string, options: Request
   });
 }
 
-/** Binds `req` to one server. */
-export function client(base: string) {
+/**
+ * Binds `req` to one server. `base` may be a function, read at each request, for a server that
+ * is restarted on another port.
+ */
+export function client(base: string | (() => string)) {
+  const at = typeof base === 'string' ? () => base : base;
   return {
-    get: (path: string, o?: RequestOptions) => req(base, 'GET', path, o),
-    head: (path: string, o?: RequestOptions) => req(base, 'HEAD', path, o),
-    put: (path: string, body?: unknown, o?: RequestOptions) => req(base, 'PUT', path, { ...o, body }),
-    post: (path: string, body?: unknown, o?: RequestOptions) => req(base, 'POST', path, { ...o, body }),
-    del: (path: string, o?: RequestOptions) => req(base, 'DELETE', path, o),
-    copy: (path: string, o?: RequestOptions) => req(base, 'COPY', path, o),
-    request: (method: string, path: string, o?: RequestOptions) => req(base, method, path, o),
+    get: (path: string, o?: RequestOptions) => req(at(), 'GET', path, o),
+    head: (path: string, o?: RequestOptions) => req(at(), 'HEAD', path, o),
+    put: (path: string, body?: unknown, o?: RequestOptions) => req(at(), 'PUT', path, { ...o, body }),
+    post: (path: string, body?: unknown, o?: RequestOptions) => req(at(), 'POST', path, { ...o, body }),
+    del: (path: string, o?: RequestOptions) => req(at(), 'DELETE', path, o),
+    copy: (path: string, o?: RequestOptions) => req(at(), 'COPY', path, o),
+    request: (method: string, path: string, o?: RequestOptions) => req(at(), method, path, o),
   };
 }
+
+/** What `client` returns. */
+export type Client = ReturnType<typeof client>;

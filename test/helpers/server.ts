@@ -1,12 +1,14 @@
 /**
  * Starts a real Settee server process for a test file: its own port and temporary data
- * directory, stopped (or killed) by the test.
+ * directory, stopped (or killed) by the test. `serverForFile` does this for a whole file.
  */
+import { after } from 'node:test';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { client, type Client } from './http.js';
 
 /** The compiled server entry beside this compiled file, so any build output folder works. */
 export const ENTRY = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'main.js');
@@ -57,4 +59,61 @@ export async function startServer(options: { dataDir?: string; port?: number; ar
       await exited;
     },
   };
+}
+
+/** The file's server: the current process, followed across restarts. */
+export interface FileServer {
+  /** Base URL with a trailing slash, e.g. http://127.0.0.1:41234/ */
+  readonly url: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly process: ChildProcess;
+  /** Graceful stop; removes the data directory unless `keepData`. */
+  stop(options?: { keepData?: boolean }): Promise<void>;
+  /** SIGKILL, as a crash. */
+  kill(): Promise<void>;
+  /**
+   * Stops the process, keeping the data directory, and starts a new one on it (same arguments,
+   * new port). `url`, `port`, `process` and the file's client `c` follow the new process.
+   */
+  restart(): Promise<void>;
+}
+
+export interface ServerForFileOptions {
+  /** Extra command-line arguments for the server. */
+  args?: string[];
+}
+
+/**
+ * The server most test files share: `const { server, c } = await serverForFile()` at the top of
+ * a file starts one server for the file while the module loads, and registers an after() hook
+ * that stops it and removes its data directory. `c` is `client(server.url)`, following restarts.
+ *
+ * It is started here rather than in a before() hook because node:test runs a file's top-level
+ * before() hooks as soon as they are registered, all at once: a file's own before() could not
+ * count on a server that another before() is still starting. Started first, it is there for
+ * every hook and test of the file.
+ */
+export async function serverForFile(options: ServerForFileOptions = {}): Promise<{ server: FileServer; c: Client }> {
+  let current = await startServer({ args: options.args });
+  const dataDir = current.dataDir;
+  after(async () => {
+    await current.stop();
+    // After a restart the process was given the directory, so stop() leaves it in place.
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const server: FileServer = {
+    get url() { return current.url; },
+    get port() { return current.port; },
+    get dataDir() { return current.dataDir; },
+    get process() { return current.process; },
+    stop: (stopOptions) => current.stop(stopOptions),
+    kill: () => current.kill(),
+    async restart() {
+      await current.stop({ keepData: true });
+      current = await startServer({ dataDir, args: options.args });
+    },
+  };
+  return { server, c: client(() => server.url) };
 }

@@ -3,19 +3,11 @@
  * raw (byte-wise) id ordering, which documents are listed, parameter errors, and a large scan.
  * Expectations follow CouchDB 1.6 (couch_mrview all_docs_fold and its JS test all_docs.js).
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
-
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-});
-after(async () => server.stop());
+const { c } = await serverForFile();
 
 /** `?name=<json>&...`: every value is JSON-encoded, as _all_docs parameters are. */
 function qs(params: Record<string, unknown>): string {

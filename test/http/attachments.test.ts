@@ -6,7 +6,7 @@
  * _changes, byte-for-byte round trips up to 50 MB, concurrent uploads, COPY, compaction and
  * interrupted uploads.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
@@ -14,17 +14,9 @@ import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import { createCipheriv, createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
-
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-});
-after(async () => server.stop());
+const { server, c } = await serverForFile();
 
 const MB = 1024 * 1024;
 const REV = /^\d+-[0-9a-f]{32}$/;

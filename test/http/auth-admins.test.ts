@@ -4,28 +4,18 @@
  * hashed when written and at start-up (`-pbkdf2-`), `-hashed-` entries still verify, and the
  * cookie secret is made once and kept.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServer, serverForFile } from '../helpers/server.js';
 import { client } from '../helpers/http.js';
 import { basic, defineAdmin, sessionCookie } from '../helpers/auth.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { server, c } = await serverForFile();
 const ROOT = basic('root', 'secret');
-
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-});
-
-after(async () => {
-  await server.stop();
-});
 
 test('admin party: with no admins every request is a server admin', async () => {
   const session = await c.get('/_session');
@@ -133,10 +123,7 @@ test('the cookie secret is generated once and survives a restart, and so do sess
   const login = await c.post('/_session', { name: 'root', password: 'secret' });
   const cookie = sessionCookie(login.headers['set-cookie']);
   assert.ok(cookie);
-  const dataDir = server.dataDir;
-  await server.stop({ keepData: true });
-  server = await startServer({ dataDir });
-  c = client(server.url);
+  await server.restart();
   assert.equal((await c.get('/_config/couch_httpd_auth/secret', { headers: ROOT })).body, secret);
   const session = await c.get('/_session', { headers: { Cookie: cookie } });
   assert.deepEqual(session.body.userCtx, { name: 'root', roles: ['_admin'] });

@@ -4,20 +4,12 @@
  * Expectations follow CouchDB 1.6 (couch_httpd_db.erl, bulk_docs.js, purge.js, compact.js,
  * rev_stemming.js) and CouchDB 2's chttpd_db for `_bulk_get`.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
-
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-});
-after(async () => server.stop());
+const { c } = await serverForFile();
 
 const REV = /^\d+-[0-9a-f]{32}$/;
 const CONFLICT = { error: 'conflict', reason: 'Document update conflict.' };

@@ -4,23 +4,18 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 import { streamer, jsonLines, parseEvents, type OpenStream } from '../helpers/stream.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { server, c } = await serverForFile();
 let s: ReturnType<typeof streamer>;
 const open: OpenStream[] = [];
 
 before(async () => {
-  server = await startServer();
-  c = client(server.url);
   s = streamer(server.url);
 });
 after(async () => {
   for (const st of open) st.close();
-  await server.stop();
 });
 
 let dbCounter = 0;

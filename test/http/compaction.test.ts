@@ -1,17 +1,9 @@
 /** Compaction gives space back while the database keeps taking writes, and loses none of them. */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
-
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-});
-after(async () => server.stop());
+const { server, c } = await serverForFile();
 
 const json = { 'Content-Type': 'application/json' };
 
@@ -56,9 +48,7 @@ test('writes made during compaction all survive it, and disk_size falls', async 
   assert.equal(sample.body.round, 3);
   // Writes after compaction land in the new file and survive a restart.
   assert.equal((await c.put('/compact-live/after', { ok: 1 })).status, 201);
-  await server.stop({ keepData: true });
-  server = await startServer({ dataDir: server.dataDir });
-  c = client(server.url);
+  await server.restart();
   assert.equal((await c.get('/compact-live/after')).status, 200);
   assert.equal((await c.get(`/compact-live/${written[written.length - 1]}`)).status, 200);
   assert.equal((await c.get('/compact-live')).body.doc_count, 2001 + written.length);

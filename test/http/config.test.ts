@@ -3,33 +3,11 @@
  * share/www/script/test/config.js): reading, writing, deleting, persistence across a restart of
  * the server process, X-Couch-Persist: false, and the config whitelist.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
-let dataDir: string;
-
-before(async () => {
-  server = await startServer();
-  dataDir = server.dataDir;
-  c = client(server.url);
-});
-
-after(async () => {
-  await server.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-/** Stops the server process and starts a new one on the same data directory. */
-async function restartProcess(): Promise<void> {
-  await server.stop({ keepData: true });
-  server = await startServer({ dataDir });
-  c = client(server.url);
-}
+const { server, c } = await serverForFile();
 
 const NO_PERSIST = { headers: { 'X-Couch-Persist': 'false' } };
 
@@ -221,7 +199,7 @@ test('a normal PUT persists across a restart of the process; X-Couch-Persist: fa
   assert.equal((await c.get('/_config/cfg_persist/volatile')).body, 'yes');
   assert.equal((await c.get('/_config/cfg_persist/changed')).body, 'memory');
 
-  await restartProcess();
+  await server.restart();
 
   assert.equal((await c.get('/_config/cfg_persist/durable')).body, 'yes');
   const volatile = await c.get('/_config/cfg_persist/volatile');
@@ -237,7 +215,7 @@ test('DELETE persists across a restart; DELETE with X-Couch-Persist: false does 
   assert.equal((await c.del('/_config/cfg_persist_del/back', NO_PERSIST)).status, 200);
   assert.equal((await c.get('/_config/cfg_persist_del/back')).status, 404);
 
-  await restartProcess();
+  await server.restart();
 
   assert.equal((await c.get('/_config/cfg_persist_del/gone')).status, 404);
   assert.equal((await c.get('/_config/cfg_persist_del/back')).body, 'v');
@@ -246,7 +224,7 @@ test('DELETE persists across a restart; DELETE with X-Couch-Persist: false does 
 test('deleting a default value persists across a restart too', async () => {
   assert.equal((await c.get('/_config/uuids/max_count')).body, '1000');
   assert.equal((await c.del('/_config/uuids/max_count')).body, '1000');
-  await restartProcess();
+  await server.restart();
   assert.equal((await c.get('/_config/uuids/max_count')).status, 404);
   assert.equal((await c.put('/_config/uuids/max_count', '1000')).status, 200);
 });

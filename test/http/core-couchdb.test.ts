@@ -2,19 +2,11 @@
  * Behaviours of CouchDB 1.6's own browser test suite (share/www/script/test/*.js) for the core
  * document API that Settee once answered differently, grouped by the suite file they come from.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
-
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-});
-after(async () => server.stop());
+const { server, c } = await serverForFile();
 
 const json = { 'Content-Type': 'application/json' };
 

@@ -3,28 +3,20 @@
  * preflight, then the login POST, then cookie-authenticated requests, each reply carrying the
  * CORS headers the browser needs; origins not listed get none.
  */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 import { basic, createUser, defineAdmin, sessionCookie } from '../helpers/auth.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { server, c } = await serverForFile();
 const ROOT = basic('root', 'rootpw');
 const APP = 'http://app.example:8080';
 
 before(async () => {
-  server = await startServer();
-  c = client(server.url);
   await defineAdmin(server.url, 'root', 'rootpw');
   await createUser(server.url, ROOT, 'bob', 'bobpw');
   await c.put('/notes', undefined, { headers: ROOT });
   await c.put('/notes/_security', { admins: { names: [], roles: [] }, members: { names: ['bob'], roles: [] } }, { headers: ROOT });
-});
-
-after(async () => {
-  await server.stop();
 });
 
 test('with CORS off, no CORS headers are sent', async () => {

@@ -2,20 +2,13 @@
  * Database endpoints over real HTTP, checked against CouchDB 1.6: name rules, PUT/GET/HEAD/DELETE
  * of /{db}, the database information object, POST /{db}, and the small per-database handlers.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client, type Response } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
+import type { Response } from '../helpers/http.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
-
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-});
-after(async () => server.stop());
+const { server, c } = await serverForFile();
 
 const ILLEGAL_REASON = /Only lowercase characters \(a-z\), digits \(0-9\), and any of the characters _, \$, \(, \), \+, -, and \/ are allowed\. Must begin with a letter\./;
 

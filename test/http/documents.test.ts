@@ -3,20 +3,13 @@
  * PUT/GET/HEAD/DELETE/POST/COPY, revision metadata, open_revs, conflicts, _local and design
  * documents, ids, body validation and size limits.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client, type Response } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
+import type { Response } from '../helpers/http.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
-
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-});
-after(async () => server.stop());
+const { server, c } = await serverForFile();
 
 const REV = /^\d+-[0-9a-f]{32}$/;
 const HASH_A = 'a'.repeat(32);

@@ -1,16 +1,12 @@
 /** `_changes?filter=ddoc/name` over real HTTP: filter functions with CouchDB's `req`, in every feed. */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { server, c } = await serverForFile();
 
 before(async () => {
-  server = await startServer();
-  c = client(server.url);
   assert.equal((await c.put('/flt')).status, 201);
   const docs = Array.from({ length: 30 }, (_, i) => ({ _id: `d${String(i).padStart(2, '0')}`, n: i, kind: i % 3 === 0 ? 'three' : 'other' }));
   assert.equal((await c.post('/flt/_bulk_docs', { docs })).status, 201);
@@ -27,7 +23,6 @@ before(async () => {
   });
   assert.equal(ddoc.status, 201, ddoc.text);
 });
-after(async () => server.stop());
 
 const ids = (body: { results: { id: string }[] }) => body.results.map((r) => r.id);
 

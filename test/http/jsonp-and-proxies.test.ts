@@ -1,19 +1,14 @@
 /** JSONP (`allow_jsonp`), the real port in /_config, and Location behind a reverse proxy. */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { server, c } = await serverForFile();
 
 before(async () => {
-  server = await startServer();
-  c = client(server.url);
   assert.equal((await c.put('/jp')).status, 201);
   assert.equal((await c.put('/jp/0', { a: 0 })).status, 201);
 });
-after(async () => server.stop());
 
 test('?callback= is ignored while allow_jsonp is off', async () => {
   const r = await c.get('/jp/0?callback=jsonp_no_chunk');

@@ -1,16 +1,12 @@
 /** `_list` over real HTTP: list functions over views, streaming, provides(), errors. */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { server, c } = await serverForFile();
 
 before(async () => {
-  server = await startServer();
-  c = client(server.url);
   assert.equal((await c.put('/lst')).status, 201);
   const docs = Array.from({ length: 50 }, (_, i) => ({ _id: `d${String(i).padStart(2, '0')}`, n: i, kind: i % 2 ? 'odd' : 'even' }));
   assert.equal((await c.post('/lst/_bulk_docs', { docs })).status, 201);
@@ -37,7 +33,6 @@ before(async () => {
   assert.equal(ddoc.status, 201, ddoc.text);
   await c.put('/lst/_design/other', { views: { kinds: { map: 'function(doc) { if (doc.kind === "odd") emit(doc._id, null); }' } } });
 });
-after(async () => server.stop());
 
 test('a list renders view rows with its own headers; query parameters pass through', async () => {
   const r = await c.get('/lst/_design/l/_list/csv/by_n?startkey=3&limit=3');

@@ -2,20 +2,12 @@
  * Thousands of databases stay cheap: with `max_dbs_open` far below the number of databases in
  * use, every database still opens, keeps its documents, and takes writes.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
-
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-});
-after(async () => server.stop());
+const { server, c } = await serverForFile();
 
 test('more databases than max_dbs_open all keep working', async () => {
   const old = await c.put('/_config/couchdb/max_dbs_open', '3');

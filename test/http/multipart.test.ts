@@ -2,22 +2,14 @@
  * CouchDB's multipart attachment protocols over real HTTP: multipart/related document PUTs and
  * GETs, and multipart/mixed open_revs (what CouchDB's replicator reads).
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 import { parseMultipart, boundaryOf } from '../../src/api/multipart.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
-
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-});
-after(async () => server.stop());
+const { server, c } = await serverForFile();
 
 /** A raw request returning the body as bytes. */
 function send(method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {

@@ -4,16 +4,14 @@
  * and from user documents' `oauth` field; bad signatures, stale timestamps and replayed
  * nonces are not accepted.
  */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import OAuth from 'oauth-1.0a';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 import { basic, createUser, defineAdmin } from '../helpers/auth.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { server, c } = await serverForFile();
 const ROOT = basic('root', 'rootpw');
 
 function signer(key: string, secret: string): OAuth {
@@ -36,8 +34,6 @@ function authorization(method: string, path: string, consumer: [string, string],
 }
 
 before(async () => {
-  server = await startServer();
-  c = client(server.url);
   await defineAdmin(server.url, 'root', 'rootpw');
   await createUser(server.url, ROOT, 'bob', 'bobpw', ['reader']);
   await c.put('/_config/oauth_consumer_secrets/consumer1', 'csecret', { headers: ROOT });
@@ -45,10 +41,6 @@ before(async () => {
   await c.put('/_config/oauth_token_users/token1', 'bob', { headers: ROOT });
   await c.put('/_config/oauth_token_secrets/admintoken', 'asecret', { headers: ROOT });
   await c.put('/_config/oauth_token_users/admintoken', 'root', { headers: ROOT });
-});
-
-after(async () => {
-  await server.stop();
 });
 
 test('a signed request authenticates as the token\'s user with their roles', async () => {

@@ -3,14 +3,13 @@
  * server and a second server process (killed and restarted mid-way), continuous jobs and
  * cancelling them, filters, checkpoints, `_active_tasks`, and the `_replicator` database.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServer, serverForFile, type TestServer } from '../helpers/server.js';
 import { client } from '../helpers/http.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { server, c } = await serverForFile();
 
 /** The server's log as GET /_log serves it (pending lines are written first). */
 async function serverLog(): Promise<string> {
@@ -18,12 +17,6 @@ async function serverLog(): Promise<string> {
   assert.equal(r.status, 200);
   return r.text;
 }
-
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-});
-after(async () => server.stop());
 
 let counter = 0;
 async function mkdb(label: string, on = c): Promise<string> {

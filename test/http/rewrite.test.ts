@@ -1,15 +1,11 @@
 /** `_rewrite` over real HTTP: rules with variables, catch-alls and typed query values, routed through the server. */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { c } = await serverForFile();
 
 before(async () => {
-  server = await startServer();
-  c = client(server.url);
   assert.equal((await c.put('/rw')).status, 201);
   const docs = Array.from({ length: 10 }, (_, i) => ({ _id: `d${i}`, n: i, tag: i % 2 ? 'odd' : 'even' }));
   assert.equal((await c.post('/rw/_bulk_docs', { docs })).status, 201);
@@ -35,7 +31,6 @@ before(async () => {
   });
   assert.equal(ddoc.status, 201, ddoc.text);
 });
-after(async () => server.stop());
 
 test('rules route to documents, attachments, shows and views', async () => {
   const home = await c.get('/rw/_design/app/_rewrite');

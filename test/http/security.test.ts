@@ -3,14 +3,12 @@
  * to every endpoint of a database, 401 for anonymous and 403 for authenticated callers who are
  * not members, database admins' extra rights, and design documents needing a database admin.
  */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 import { basic, createUser, defineAdmin } from '../helpers/auth.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { server, c } = await serverForFile();
 const ROOT = basic('root', 'rootpw');
 const MEMBER = basic('mia', 'miapw'); // member by name
 const ROLE_MEMBER = basic('rita', 'ritapw'); // member by role
@@ -19,8 +17,6 @@ const ROLE_ADMIN = basic('ada', 'adapw'); // database admin by role
 const OUTSIDER = basic('otto', 'ottopw');
 
 before(async () => {
-  server = await startServer();
-  c = client(server.url);
   await defineAdmin(server.url, 'root', 'rootpw');
   await createUser(server.url, ROOT, 'mia', 'miapw');
   await createUser(server.url, ROOT, 'rita', 'ritapw', ['crew']);
@@ -38,10 +34,6 @@ before(async () => {
     custom: 'extra fields are kept',
   };
   assert.equal((await c.put('/closed/_security', security, { headers: ROOT })).status, 200);
-});
-
-after(async () => {
-  await server.stop();
 });
 
 test('a never-set security object reads as empty; a set one reads back with its extra fields', async () => {

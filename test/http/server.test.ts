@@ -2,27 +2,13 @@
  * Server-level endpoints over real HTTP, checked against CouchDB 1.6:
  * GET /, /_all_dbs, /_uuids (and its algorithms), /_restart, /_log, /favicon.ico, /_active_tasks.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { rmSync } from 'node:fs';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { startServer, serverForFile } from '../helpers/server.js';
 import { client, type Response } from '../helpers/http.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
-/** Data directories this file owns beyond the helper's own clean-up. */
-const keptDirs: string[] = [];
-
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-});
-
-after(async () => {
-  await server.stop();
-  for (const dir of keptDirs) rmSync(dir, { recursive: true, force: true });
-});
+const { server, c } = await serverForFile();
 
 /** GET returning the raw bytes, for binary bodies. */
 function getBytes(base: string, path: string): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
@@ -84,11 +70,7 @@ test('GET / uuid is the same on every request', async () => {
 
 test('GET / uuid survives a restart on the same data directory, and differs for another one', async () => {
   const before = (await c.get('/')).body.uuid as string;
-  const dataDir = server.dataDir;
-  await server.stop({ keepData: true });
-  keptDirs.push(dataDir);
-  server = await startServer({ dataDir });
-  c = client(server.url);
+  await server.restart();
   const afterRestart = await c.get('/');
   assert.equal(afterRestart.status, 200);
   assert.equal(afterRestart.body.uuid, before);

@@ -3,28 +3,20 @@
  * AuthSession cookie's format (checked by recomputing its HMAC), expiry and refresh, tampering,
  * the 401 challenge headers, require_valid_user, and proxy authentication.
  */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 import { basic, createUser, defineAdmin, sessionCookie } from '../helpers/auth.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { server, c } = await serverForFile();
 const ROOT = basic('root', 'rootpw');
 let secret: string;
 
 before(async () => {
-  server = await startServer();
-  c = client(server.url);
   await defineAdmin(server.url, 'root', 'rootpw');
   await createUser(server.url, ROOT, 'bob', 'bobpw', ['reader']);
   secret = (await c.get('/_config/couch_httpd_auth/secret', { headers: ROOT })).body;
-});
-
-after(async () => {
-  await server.stop();
 });
 
 /** A cookie as CouchDB makes it, issued at `issued` (seconds), for a user with `salt`. */

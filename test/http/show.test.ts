@@ -1,15 +1,11 @@
 /** `_show` over real HTTP: strings and response objects, provides() negotiation, missing docs, errors. */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { c } = await serverForFile();
 
 before(async () => {
-  server = await startServer();
-  c = client(server.url);
   assert.equal((await c.put('/shw')).status, 201);
   assert.equal((await c.put('/shw/hello', { title: 'Hello', n: 3 })).status, 201);
   assert.equal((await c.put('/shw/a%2Fb', { title: 'slashed' })).status, 201);
@@ -34,7 +30,6 @@ before(async () => {
   });
   assert.equal(ddoc.status, 201, ddoc.text);
 });
-after(async () => server.stop());
 
 test('a string is the body, as text/html', async () => {
   const r = await c.get('/shw/_design/s/_show/plain/hello');

@@ -3,23 +3,15 @@
  * grows by exactly what the requests between two flushed reads did, open_databases follows
  * creation and deletion, each stat has 1.6's shape, single stats and bad paths answer as 1.6.
  */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { c } = await serverForFile();
 const DB = 'stats_db';
 
 before(async () => {
-  server = await startServer();
-  c = client(server.url);
   assert.equal((await c.put(`/${DB}`)).status, 201);
-});
-
-after(async () => {
-  await server.stop();
 });
 
 /** A stat's `current` after a flush (as couch.js's requestStats does). */

@@ -1,15 +1,11 @@
 /** `_update` over real HTTP: saving what the function returns, headers, form bodies, validation. */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { c } = await serverForFile();
 
 before(async () => {
-  server = await startServer();
-  c = client(server.url);
   assert.equal((await c.put('/upd')).status, 201);
   const ddoc = await c.put('/upd/_design/u', {
     updates: {
@@ -27,7 +23,6 @@ before(async () => {
   });
   assert.equal(ddoc.status, 201, ddoc.text);
 });
-after(async () => server.stop());
 
 test('an update function edits an existing document', async () => {
   const put = await c.put('/upd/counter', { n: 1 });

@@ -3,27 +3,19 @@
  * reads and writes only, public_fields, admin-only listings, the unchangeable `_design/_auth`,
  * and no way for a user to raise their own roles (own document, _bulk_docs, COPY, replication).
  */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 import { basic, createUser, defineAdmin } from '../helpers/auth.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { server, c } = await serverForFile();
 const ROOT = basic('root', 'rootpw');
 const BOB = basic('bob', 'bobpw');
 const ALICE = basic('alice', 'alicepw');
 const SECRET_FIELDS = ['password', 'derived_key', 'salt', 'password_sha'];
 
 before(async () => {
-  server = await startServer();
-  c = client(server.url);
   await defineAdmin(server.url, 'root', 'rootpw');
-});
-
-after(async () => {
-  await server.stop();
 });
 
 test('anyone may sign up; the password is replaced by pbkdf2 material', async () => {

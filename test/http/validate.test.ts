@@ -1,17 +1,9 @@
 /** validate_doc_update over real HTTP: every write path is checked, rejections are CouchDB-shaped. */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
-
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-});
-after(async () => server.stop());
+const { c } = await serverForFile();
 
 // Rejects documents without a `title`, documents marked `secret` (401), and changes of `owner`.
 const VALIDATE = `function(newDoc, oldDoc, userCtx, secObj) {

@@ -3,19 +3,11 @@
  * here from the documents: whole-range, grouped, ranged and descending, after a first build,
  * small (incremental) updates and large (rebuilding) ones.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
-
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-});
-after(async () => server.stop());
+const { c } = await serverForFile();
 
 const q = (v: unknown) => encodeURIComponent(JSON.stringify(v));
 const TYPES = ['apple', 'banana', 'cherry', 'date', 'elder'];

@@ -3,19 +3,11 @@
  * suite file it comes from (view_collation, view_multi_key_design, reduce, etags_views, ...),
  * checked over real HTTP. The assertions restate the behaviour in our own words.
  */
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
-
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-});
-after(async () => server.stop());
+const { c } = await serverForFile();
 
 const q = (v: unknown) => encodeURIComponent(JSON.stringify(v));
 type ViewRow = { id: string; key: any; value: any; doc?: any };

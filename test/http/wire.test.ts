@@ -4,27 +4,23 @@
  * hostile bodies, half-sent requests and many parallel clients. Ends by checking the server is
  * still alive and answering.
  */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest, Agent } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client, type Response } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
+import type { Response } from '../helpers/http.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { server, c } = await serverForFile();
 let host: string;
 let port: number;
 
 before(async () => {
-  server = await startServer();
-  c = client(server.url);
   const u = new URL(server.url);
   host = u.hostname;
   port = Number(u.port);
   assert.equal((await c.put('/wire')).status, 201);
 });
-after(async () => server.stop());
 
 interface RawOptions {
   headers?: Record<string, string>;
