@@ -4,22 +4,15 @@
  * document of the same name, a user whose document is in conflict cannot log in, and an
  * `[admins]` value written without `?raw=true` is always a password to hash.
  */
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from '../helpers/server.js';
-import { client } from '../helpers/http.js';
+import { serverForFile } from '../helpers/server.js';
 import { basic, createUser, defineAdmin } from '../helpers/auth.js';
 
-let server: TestServer;
-let c: ReturnType<typeof client>;
+const { server, c } = await serverForFile();
 const ROOT = basic('root', 'secret');
 
-before(async () => {
-  server = await startServer();
-  c = client(server.url);
-  await defineAdmin(server.url, 'root', 'secret');
-});
-after(async () => server.stop());
+before(async () => defineAdmin(server.url, 'root', 'secret'));
 
 test('Basic _:_ is no credentials: the caller is anonymous, not refused', async () => {
   const r = await c.get('/_session', { headers: basic('_', '_') });
