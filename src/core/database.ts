@@ -643,6 +643,22 @@ export class Database {
   }
 
   /**
+   * A document's `_conflicts` (and, when asked, `_deleted_conflicts`) as JSON members to splice
+   * into its rendered winner (`,"_conflicts":[…]`), or '' when it has none: what map and filter
+   * functions see of a document with other leaves.
+   */
+  async conflictMembers(id: string, withDeleted: boolean): Promise<string> {
+    const info = await this.docInfo(id);
+    if (!info) return '';
+    const [winner, ...others] = revtree.leaves(info.tree);
+    if (!winner) return '';
+    const live = others.filter((l) => !l.deleted).map((l) => l.rev);
+    const deleted = withDeleted ? others.filter((l) => l.deleted).map((l) => l.rev) : [];
+    return (live.length > 0 ? `,"_conflicts":${JSON.stringify(live)}` : '') +
+      (deleted.length > 0 ? `,"_deleted_conflicts":${JSON.stringify(deleted)}` : '');
+  }
+
+  /**
    * Renders many revisions known from an index at once (see `renderKnown`); one storage round
    * trip for the whole list.
    */

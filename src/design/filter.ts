@@ -12,7 +12,8 @@ export type BatchFilter = (rows: ChangeRow[]) => Promise<ChangeRow[]>;
 /**
  * The filter `name` of design document `ddocId`, compiled (a missing design document or filter
  * is a 404, code that does not compile a 400 — before any row is sent). `reqJson` is the `req`
- * object every call receives. Deleted documents are passed as their tombstones, as in CouchDB.
+ * object every call receives. Deleted documents are passed as their tombstones, and documents
+ * with conflicts with their `_conflicts`, as in CouchDB.
  */
 export async function designFilter(design: DesignService, db: Database, ddocId: string, name: string, reqJson: string): Promise<BatchFilter> {
   const ddoc = await design.designDoc(db, ddocId);
@@ -20,9 +21,15 @@ export async function designFilter(design: DesignService, db: Database, ddocId: 
   return async (rows) => {
     if (rows.length === 0) return [];
     const docs = await db.renderKnownMany(rows);
+    // Filters see a document's _conflicts, as CouchDB opens it for them.
+    const conflicts = await Promise.all(rows.map((row, i) => (docs[i] && row.others.length > 0 ? db.conflictMembers(row.id, false) : '')));
     const present = rows.filter((_, i) => docs[i] !== undefined);
     if (present.length === 0) return [];
-    const passes = await fn.filter(docs.filter((d) => d !== undefined).map((d) => d!.json), reqJson);
+    const texts: string[] = [];
+    docs.forEach((d, i) => {
+      if (d) texts.push(conflicts[i] === '' ? d.json : `${d.json.slice(0, -1)}${conflicts[i]}}`);
+    });
+    const passes = await fn.filter(texts, reqJson);
     return present.filter((_, i) => passes[i]);
   };
 }

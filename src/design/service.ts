@@ -36,12 +36,17 @@ export class DesignService {
 
   /** A design document of `db`; 404 `missing` (or `deleted`) if there is none. */
   async designDoc(db: Database, ddocId: string): Promise<DesignDocument> {
+    const ddoc = await this.anyDesignDoc(db, ddocId);
+    const language = ddoc.body['language'] ?? 'javascript';
+    if (language !== 'javascript') throw new CouchError(500, 'EXIT', `Language '${String(language)}' is not supported: only javascript`);
+    return ddoc;
+  }
+
+  /** A design document whatever its language; 404 `missing` (or `deleted`) if there is none. */
+  private async anyDesignDoc(db: Database, ddocId: string): Promise<DesignDocument> {
     const opened = await db.openDoc(ddocId);
     if (opened.deleted) throw notFound('deleted');
-    const body = JSON.parse(opened.json) as Record<string, unknown>;
-    const language = body['language'] ?? 'javascript';
-    if (language !== 'javascript') throw new CouchError(500, 'EXIT', `Language '${String(language)}' is not supported: only javascript`);
-    return { id: opened.id, rev: opened.rev, body };
+    return { id: opened.id, rev: opened.rev, body: JSON.parse(opened.json) as Record<string, unknown> };
   }
 
   /** `shows.<name>` (etc.) of a design document, compiled; 404 as CouchDB's query server says when missing. */
@@ -73,14 +78,15 @@ export class DesignService {
       for (const { id } of chunk) {
         let ddoc: DesignDocument;
         try {
-          ddoc = await this.designDoc(db, id);
+          ddoc = await this.anyDesignDoc(db, id);
         } catch (err) {
           if (err instanceof CouchError && err.status === 404) continue; // deleted meanwhile
           throw err;
         }
         const source = ddoc.body['validate_doc_update'];
         if (source === undefined || source === null || source === '') continue;
-        out.push({ ddocId: id, fn: await this.compiled(db, ddoc, 'validate_doc_update', source) });
+        // Only a design document with a validator needs a language this server runs.
+        out.push({ ddocId: id, fn: await this.compiled(db, await this.designDoc(db, id), 'validate_doc_update', source) });
       }
     }
     return out;

@@ -13,7 +13,6 @@
 import { createHash } from 'node:crypto';
 import { MAX_KEY_BYTES, type Bytes, type KeyValueStore, type ReadView, type WriteOp } from '../storage/types.js';
 import type { Database } from '../core/database.js';
-import * as revtree from '../core/revtree.js';
 import { COLLATION_VERSION, collate, collateRaw, sortKey } from './collation.js';
 import { TagAssigner, longKeyBounds } from './long-keys.js';
 import type { ViewProgram } from '../js/query-server.js';
@@ -312,7 +311,7 @@ export class ViewIndex {
     for await (const changes of db.changes(this.info.seq)) {
       const wanted = changes.filter((c) => !c.deleted && (includeDesign || !c.id.startsWith('_design/')));
       const bodies = await db.renderKnownMany(wanted);
-      const conflicts = await Promise.all(wanted.map((c) => (c.others.length > 0 ? conflictFields(db, c.id) : '')));
+      const conflicts = await Promise.all(wanted.map((c) => (c.others.length > 0 ? db.conflictMembers(c.id, true) : '')));
       const byId = new Map<string, string>();
       wanted.forEach((c, i) => {
         const opened = bodies[i];
@@ -455,18 +454,6 @@ export class ViewIndex {
   viewPrefix(view: number): Buffer {
     return Buffer.from([ROW, view]);
   }
-}
-
-/** `,"_conflicts":[...],"_deleted_conflicts":[...]` of a document with other leaves, or ''. */
-async function conflictFields(db: Database, id: string): Promise<string> {
-  const info = await db.docInfo(id);
-  if (!info) return '';
-  const leaves = revtree.leaves(info.tree);
-  const winner = leaves[0]!.rev;
-  const live = leaves.filter((l) => !l.deleted && l.rev !== winner).map((l) => l.rev);
-  const deleted = leaves.filter((l) => l.deleted && l.rev !== winner).map((l) => l.rev);
-  return (live.length > 0 ? `,"_conflicts":${JSON.stringify(live)}` : '') +
-    (deleted.length > 0 ? `,"_deleted_conflicts":${JSON.stringify(deleted)}` : '');
 }
 
 /** `k <view> <sort key> <docid> 0x00 <n:2>` */

@@ -108,3 +108,15 @@ test('continuous feed with a filter delivers only matching new changes', async (
   });
   assert.deepEqual(seen, ['l2', 'l4']);
 });
+
+test('filter functions see _conflicts, as CouchDB opens documents for them', async () => {
+  assert.equal((await c.put('/flt-conflicts')).status, 201);
+  assert.equal((await c.put('/flt-conflicts/_design/f', { filters: { conflicted: 'function(doc, req) { return !!doc._conflicts; }' } })).status, 201);
+  const first = await c.put('/flt-conflicts/pizza', { food: 'pizza' });
+  assert.equal(first.status, 201);
+  assert.equal((await c.put('/flt-conflicts/plain', { food: 'bread' })).status, 201);
+  const forced = await c.post('/flt-conflicts/_bulk_docs', { all_or_nothing: true, docs: [{ _id: 'pizza', food: 'pasta' }] });
+  assert.equal(forced.status, 201);
+  const r = await c.get('/flt-conflicts/_changes?filter=f/conflicted');
+  assert.deepEqual(ids(r.body), ['pizza']);
+});

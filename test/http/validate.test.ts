@@ -197,3 +197,10 @@ test('quick validations of single documents and slow, deep or hungry ones agree 
     await c.put('/_config/couchdb/os_process_timeout', '"5000"');
   }
 });
+
+test('a design document in another language without a validator does not stop writes', async () => {
+  assert.equal((await c.put('/vdu-erlang')).status, 201);
+  const erlang = { language: 'erlang', filters: { foo: 'fun({Doc}, Req) -> true end.' } };
+  assert.equal((await c.put('/vdu-erlang/_design/erlang', erlang)).status, 201);
+  assert.equal((await c.put('/vdu-erlang/something', { bop: 'plankton' })).status, 201);
+});
