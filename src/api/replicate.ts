@@ -12,13 +12,9 @@ export const replicateRoutes: Route[] = [
       POST: async (req, _p, svc) => {
         req.requireJsonContentType();
         const body = await readObject(req, svc);
-        // Jobs reach local databases over loopback HTTP as the requester: pass its credentials on.
-        const headers: Record<string, string> = {};
-        for (const name of ['authorization', 'cookie']) {
-          const value = req.header(name);
-          if (value !== undefined) headers[name] = value;
-        }
-        const reply = await svc.replicator.replicate(body, { ...req.userCtx, headers });
+        // Jobs reach local databases as the requester, however it authenticated (the manager
+        // signs its identity for the loopback requests).
+        const reply = await svc.replicator.replicate(body, { name: req.userCtx.name, roles: req.userCtx.roles });
         // CouchDB answers a continuous replication it started with 202, everything else with 200.
         return json(body['continuous'] === true && body['cancel'] !== true ? 202 : 200, reply);
       },

@@ -27,8 +27,8 @@ export interface ReplicatorDeps {
   /** This server's own base URL (`http://127.0.0.1:5984/`), for local database names. */
   localUrl(): string;
   /**
-   * Headers that let a loopback request act as a `_replicator` document's owner (there is no
-   * client request to borrow credentials from); the auth engine signs them.
+   * Headers that let a loopback request act as a job's owner (a `_replicate` requester, however
+   * it authenticated, or a `_replicator` document's owner); the auth engine signs them.
    */
   ownerHeaders?(owner: JobOwner): Record<string, string>;
   /** A `_replicator` document owner's current name and roles (server admins have `_admin`). */
@@ -36,14 +36,10 @@ export interface ReplicatorDeps {
 }
 
 /** Who a job runs as: the requester, or the owner of its `_replicator` document. */
+/** Who a job runs as: its requests to local databases have this user's rights, as in CouchDB. */
 export interface JobOwner {
   name: string | null;
   roles: string[];
-  /**
-   * The requester's own credentials (Authorization, Cookie), sent with the job's requests to
-   * local databases so they run with the requester's rights, as CouchDB's local endpoints do.
-   */
-  headers?: Record<string, string>;
 }
 
 export interface Job {
@@ -224,7 +220,7 @@ export class ReplicatorManager {
     // Other local names go through this server's own HTTP interface, so validation, security
     // and filters apply exactly as for any client, with the owner's credentials.
     const url = endpoint.kind === 'local' ? `${this.deps.localUrl()}${encodeURIComponent(endpoint.db)}/` : endpoint.url;
-    const headers = endpoint.kind === 'local' ? owner.headers ?? this.deps.ownerHeaders?.(owner) ?? {} : endpoint.headers;
+    const headers = endpoint.kind === 'local' ? this.deps.ownerHeaders?.(owner) ?? {} : endpoint.headers;
     return new HttpPeer({
       url, headers, signal,
       display: displayEndpoint(endpoint),

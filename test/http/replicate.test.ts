@@ -518,3 +518,26 @@ test('a _replicator job cut short by a crash resumes from its checkpoint after t
   }
 });
 
+
+test('a job writes to a local database as its requester, whatever the way it authenticated', async () => {
+  const handlers = (await c.get('/_config/httpd/authentication_handlers')).body as string;
+  const setHandlers = (value: string) =>
+    c.put('/_config/httpd/authentication_handlers', value, { headers: { 'X-Couch-Persist': 'false' } });
+  assert.equal((await c.put('/repl-as-src')).status, 201);
+  assert.equal((await c.put('/repl-as-tgt')).status, 201);
+  const validate = 'function(newDoc, oldDoc, userCtx) { if (newDoc.author !== userCtx.name) throw({forbidden: "wrong author"}); }';
+  assert.equal((await c.put('/repl-as-tgt/_design/authors', { validate_doc_update: validate })).status, 201);
+  assert.equal((await c.post('/repl-as-src/_bulk_docs', { docs: [{ _id: 'mine', author: 'lenz' }, { _id: 'theirs', author: 'noah' }] })).status, 201);
+  // Proxy authentication: no credentials a loopback request could borrow.
+  assert.equal((await setHandlers('{couch_httpd_auth, proxy_authentication_handler}, {couch_httpd_auth, default_authentication_handler}')).status, 200);
+  try {
+    const r = await c.post('/_replicate', { source: 'repl-as-src', target: 'repl-as-tgt' }, { headers: { 'X-Auth-CouchDB-UserName': 'lenz' } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.history[0].docs_written, 1);
+    assert.equal(r.body.history[0].doc_write_failures, 1);
+  } finally {
+    assert.equal((await setHandlers(handlers)).status, 200);
+  }
+  assert.equal((await c.get('/repl-as-tgt/mine')).status, 200);
+  assert.equal((await c.get('/repl-as-tgt/theirs')).status, 404);
+});
