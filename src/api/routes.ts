@@ -18,6 +18,7 @@ import { listRoutes } from './list.js';
 import { rewriteRoutes } from './rewrite.js';
 import { replicateRoutes } from './replicate.js';
 import { statsRoutes } from './stats.js';
+import { oauthRoutes } from './oauth.js';
 
 export const routes: Route[] = [
   ...serverRoutes,
@@ -38,4 +39,5 @@ export const routes: Route[] = [
   ...rewriteRoutes,
   ...replicateRoutes,
   ...statsRoutes,
+  ...oauthRoutes,
 ];

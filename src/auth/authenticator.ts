@@ -302,6 +302,11 @@ export class Authenticator {
     return secure ? `${cookie}; Secure` : cookie;
   }
 
+  /** The form-encoded answer of an `/_oauth/...` token endpoint (see OAuthVerifier.tokenEndpoint). */
+  oauthTokens(req: AuthRequest, step: 'request_token' | 'authorize' | 'access_token'): Promise<string> {
+    return this.oauth.tokenEndpoint(req, step);
+  }
+
   /** An `[admins]` value for a password: PBKDF2 with the configured iterations. */
   hashAdminPassword(password: string): Promise<string> {
     return hashAdminPassword(password, Math.max(1, this.config.getInt(HTTPD_AUTH_SECTION, 'iterations', 10)));

@@ -5,13 +5,16 @@
  * or, with `[couch_httpd_oauth] use_users_db`, from user documents' `oauth` field
  * (`{consumer_keys: {key: secret}, tokens: {token: secret}}`).
  *
- * A timestamp more than `timestamp_window` seconds (default 600) from now is refused, and a
- * nonce is accepted once per consumer and timestamp while its window lasts (replays refused).
- * A request whose signature does not verify is treated as carrying no OAuth credentials.
+ * A request signed with a timestamp more than `timestamp_window` seconds (default 600) from now
+ * is refused, and a nonce is accepted once per consumer and timestamp while its window lasts
+ * (replays refused). A request whose signature does not verify is treated as carrying no OAuth
+ * credentials; one naming a consumer, signature method or token this server does not know is a
+ * 400, as in CouchDB.
  */
 import { createHmac } from 'node:crypto';
 import type { Config } from '../config/config.js';
 import { HTTPD_OAUTH_SECTION, OAUTH_CONSUMER_SECRETS, OAUTH_TOKEN_SECRETS, OAUTH_TOKEN_USERS } from '../couchdb-names.js';
+import { CouchError } from '../errors.js';
 import { constantTimeEqual } from './password.js';
 import type { UserContext } from './user-context.js';
 import type { AuthRequest, UserCreds } from './authenticator.js';
@@ -70,52 +73,60 @@ export class OAuthVerifier {
   ) {}
 
   async authenticate(req: AuthRequest): Promise<UserContext | undefined> {
-    const authorization = req.header('authorization');
-    // Most requests carry no OAuth at all: decide that without parsing anything.
-    if ((authorization === undefined || !/^\s*oauth\s/i.test(authorization)) && !req.url.includes('oauth_')) return undefined;
-    const header = oauthHeaderParams(authorization);
-    const q = req.url.indexOf('?');
-    const query = new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1));
-    const params: [string, string][] = [...query.entries()];
-    if (header) params.push(...header.entries());
-    const get = (name: string) => header?.get(name) ?? query.get(name) ?? undefined;
-    const consumerKey = get('oauth_consumer_key');
-    const signature = get('oauth_signature');
-    const token = get('oauth_token');
-    const method = get('oauth_signature_method');
-    if (consumerKey === undefined || signature === undefined || token === undefined) return undefined;
-
-    const timestamp = Number(get('oauth_timestamp'));
-    const nonce = get('oauth_nonce') ?? '';
-    const window = Math.max(1, this.config.getInt(HTTPD_OAUTH_SECTION, 'timestamp_window', 600));
-    const now = Date.now();
-    if (!Number.isInteger(timestamp) || Math.abs(now / 1000 - timestamp) > window || nonce === '') return undefined;
-
-    const secrets = await this.secrets(consumerKey, token);
-    if (!secrets) return undefined;
-    let valid: boolean;
-    if (method === 'HMAC-SHA1') {
-      const path = q === -1 ? req.url : req.url.slice(0, q);
-      const host = (req.header('host') ?? 'localhost').toLowerCase();
-      const scheme = req.secure ? 'https' : 'http';
-      const defaultPort = req.secure ? ':443' : ':80';
-      const baseUrl = `${scheme}://${host.endsWith(defaultPort) ? host.slice(0, -defaultPort.length) : host}${path}`;
-      const expected = hmacSha1Signature(signatureBase(req.method, baseUrl, params), secrets.consumerSecret, secrets.tokenSecret);
-      valid = constantTimeEqual(expected, signature);
-    } else if (method === 'PLAINTEXT') {
-      valid = constantTimeEqual(`${oauthEncode(secrets.consumerSecret)}&${oauthEncode(secrets.tokenSecret)}`, signature);
-    } else {
-      return undefined;
-    }
-    if (!valid) return undefined;
-
-    this.forgetOldNonces(now);
-    const nonceKey = `${consumerKey}:${timestamp}:${nonce}`;
-    if (this.nonces.has(nonceKey)) return undefined;
-    this.nonces.set(nonceKey, now + window * 2000);
-
+    // The token endpoints check their requests' signatures themselves (their tokens are not users').
+    if (req.url.startsWith('/_oauth/')) return undefined;
+    const signed = signedRequest(req);
+    if (!signed) return undefined;
+    // A consumer or token this server does not know makes a bad request, not an anonymous one
+    // (CouchDB 1.6); only a signature that does not verify leaves the request to other handlers.
+    if (await this.consumerSecret(signed.consumerKey) === undefined || !SIGNATURE_METHODS.has(signed.method ?? '')) throw invalidConsumer();
+    const secrets = await this.secrets(signed.consumerKey, signed.token);
+    if (!secrets) throw new CouchError(400, 'invalid_token', 'Invalid OAuth token.');
+    if (!signatureValid(signed, secrets.consumerSecret, secrets.tokenSecret) || !this.fresh(signed)) return undefined;
     const creds = await this.lookup(secrets.user);
     return { name: secrets.user, roles: creds?.roles ?? [] };
+  }
+
+  /**
+   * CouchDB 1.6's `/_oauth/{request_token,authorize,access_token}`: its fixed demonstration
+   * tokens, handed out for a request signed with a known consumer and token (access_token: the
+   * request token `requestkey`, secret `requestsecret`). A form-encoded answer.
+   */
+  async tokenEndpoint(req: AuthRequest, step: 'request_token' | 'authorize' | 'access_token'): Promise<string> {
+    const signed = signedRequest(req);
+    if (!signed) throw new CouchError(400, 'invalid_consumer', 'Invalid consumer.');
+    const consumerSecret = await this.consumerSecret(signed.consumerKey);
+    if (consumerSecret === undefined || !SIGNATURE_METHODS.has(signed.method ?? '')) throw invalidConsumer();
+    let tokenSecret: string | undefined;
+    if (step === 'access_token') {
+      if (signed.token !== 'requestkey') throw new CouchError(400, 'invalid_token', 'Invalid OAuth token.');
+      tokenSecret = 'requestsecret';
+    } else {
+      tokenSecret = (await this.secrets(signed.consumerKey, signed.token))?.tokenSecret;
+    }
+    if (tokenSecret === undefined || !signatureValid(signed, consumerSecret, tokenSecret)) {
+      throw new CouchError(400, 'invalid_signature', 'Invalid signature value.');
+    }
+    return step === 'access_token' ? 'oauth_token=accesskey&oauth_token_secret=accesssecret' : 'oauth_token=requestkey&oauth_token_secret=requestsecret';
+  }
+
+  /**
+   * Replays refused: a request with a timestamp must be within `timestamp_window` of now and
+   * its nonce new for that consumer and timestamp. (CouchDB checks neither; a request signed
+   * without them is accepted, as there.)
+   */
+  private fresh(signed: SignedRequest): boolean {
+    if (signed.timestamp === undefined && signed.nonce === undefined) return true;
+    const timestamp = Number(signed.timestamp);
+    const nonce = signed.nonce ?? '';
+    const window = Math.max(1, this.config.getInt(HTTPD_OAUTH_SECTION, 'timestamp_window', 600));
+    const now = Date.now();
+    if (!Number.isInteger(timestamp) || Math.abs(now / 1000 - timestamp) > window || nonce === '') return false;
+    this.forgetOldNonces(now);
+    const nonceKey = `${signed.consumerKey}:${timestamp}:${nonce}`;
+    if (this.nonces.has(nonceKey)) return false;
+    this.nonces.set(nonceKey, now + window * 2000);
+    return true;
   }
 
   private forgetOldNonces(now: number): void {
@@ -123,6 +134,17 @@ export class OAuthVerifier {
       if (until > now) break; // inserted in time order
       this.nonces.delete(key);
     }
+  }
+
+  /** A consumer's secret: configured, or (with `use_users_db`) from the user document that has the key. */
+  private async consumerSecret(consumerKey: string): Promise<string | undefined> {
+    const configured = this.config.get(OAUTH_CONSUMER_SECRETS, consumerKey);
+    if (configured !== undefined || !this.config.getBool(HTTPD_OAUTH_SECTION, 'use_users_db', false)) return configured;
+    for await (const doc of this.usersDocs()) {
+      const secret = (doc['oauth'] as { consumer_keys?: Record<string, unknown> } | undefined)?.consumer_keys?.[consumerKey];
+      if (typeof secret === 'string') return secret;
+    }
+    return undefined;
   }
 
   private async secrets(consumerKey: string, token: string): Promise<OAuthSecrets | undefined> {
@@ -141,4 +163,57 @@ export class OAuthVerifier {
     }
     return undefined;
   }
+}
+
+const SIGNATURE_METHODS = new Set(['HMAC-SHA1', 'PLAINTEXT']);
+
+const invalidConsumer = (): CouchError => new CouchError(400, 'invalid_consumer', 'Invalid consumer (key or signature method).');
+
+/** An OAuth-signed request's parameters (header and query string) and what is signed. */
+interface SignedRequest {
+  params: [string, string][];
+  consumerKey: string;
+  token: string;
+  signature: string;
+  method: string | undefined;
+  timestamp: string | undefined;
+  nonce: string | undefined;
+  /** The request method and base URL the signature covers. */
+  httpMethod: string;
+  baseUrl: string;
+}
+
+/** The request's OAuth parameters; undefined when it is not signed (no consumer, token or signature). */
+function signedRequest(req: AuthRequest): SignedRequest | undefined {
+  const authorization = req.header('authorization');
+  // Most requests carry no OAuth at all: decide that without parsing anything.
+  if ((authorization === undefined || !/^\s*oauth\s/i.test(authorization)) && !req.url.includes('oauth_')) return undefined;
+  const header = oauthHeaderParams(authorization);
+  const q = req.url.indexOf('?');
+  const query = new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1));
+  const params: [string, string][] = [...query.entries()];
+  if (header) params.push(...header.entries());
+  const get = (name: string) => header?.get(name) ?? query.get(name) ?? undefined;
+  const consumerKey = get('oauth_consumer_key');
+  const signature = get('oauth_signature');
+  const token = get('oauth_token');
+  if (consumerKey === undefined || signature === undefined || token === undefined) return undefined;
+  const path = q === -1 ? req.url : req.url.slice(0, q);
+  const host = (req.header('host') ?? 'localhost').toLowerCase();
+  const defaultPort = req.secure ? ':443' : ':80';
+  const baseUrl = `${req.secure ? 'https' : 'http'}://${host.endsWith(defaultPort) ? host.slice(0, -defaultPort.length) : host}${path}`;
+  return {
+    params, consumerKey, token, signature, method: get('oauth_signature_method'),
+    timestamp: get('oauth_timestamp'), nonce: get('oauth_nonce'), httpMethod: req.method, baseUrl,
+  };
+}
+
+/** Whether the request's signature is the one these secrets make (HMAC-SHA1 or PLAINTEXT). */
+function signatureValid(signed: SignedRequest, consumerSecret: string, tokenSecret: string): boolean {
+  if (signed.method === 'HMAC-SHA1') {
+    const expected = hmacSha1Signature(signatureBase(signed.httpMethod, signed.baseUrl, signed.params), consumerSecret, tokenSecret);
+    return constantTimeEqual(expected, signed.signature);
+  }
+  if (signed.method === 'PLAINTEXT') return constantTimeEqual(`${oauthEncode(consumerSecret)}&${oauthEncode(tokenSecret)}`, signed.signature);
+  return false;
 }
