@@ -45,7 +45,10 @@ export class DatabaseRegistry {
   }
 
   async exists(name: string): Promise<boolean> {
-    return this.open.has(name) || this.backend.exists(name);
+    const pending = this.open.get(name);
+    // An open under way counts once it has succeeded: one of a missing name fails.
+    if (pending) return pending.then(() => true, () => this.backend.exists(name));
+    return this.backend.exists(name);
   }
 
   async create(name: string): Promise<Database> {
@@ -57,7 +60,12 @@ export class DatabaseRegistry {
     }
     this.creating.add(name);
     try {
-      const db = await this.load(name, true);
+      // A concurrent open of the missing database (one that does not create) may be under way;
+      // its failure must not be this creation's: once it has failed, open again, creating.
+      const db = await this.load(name, true).catch((err: unknown) => {
+        if (err instanceof CouchError && err.status === 404) return this.load(name, true);
+        throw err;
+      });
       this.emit(name, 'created');
       return db;
     } finally {
