@@ -30,7 +30,10 @@ export class LocalPeer implements ReplicationPeer {
     try {
       db = await this.dbs.get(this.name);
     } catch (err) {
-      if (err instanceof CouchError && err.status === 404) throw new CouchError(404, 'db_not_found', `could not open ${this.name}`);
+      // A name no database can have is a database that is not there (CouchDB 1.6).
+      if (err instanceof CouchError && (err.status === 404 || err.error === 'illegal_database_name')) {
+        throw new CouchError(404, 'db_not_found', `could not open ${this.name}`);
+      }
       throw err;
     }
     const release = db.retain();

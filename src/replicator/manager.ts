@@ -4,7 +4,7 @@
  * server stops.
  */
 import { setMaxListeners } from 'node:events';
-import { CouchError, notFound } from '../errors.js';
+import { CouchError, notFound, unauthorized } from '../errors.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import type { TaskRegistry } from '../core/tasks.js';
@@ -50,6 +50,8 @@ export interface Job {
   /** Settles once the job has read both ends and started copying (or failed before). */
   triggered: Promise<void>;
   docId: string | null;
+  /** Who started it (only they, or an admin, may cancel it). */
+  owner: JobOwner;
 }
 
 export interface JobCallbacks {
@@ -68,12 +70,12 @@ export class ReplicatorManager {
   /** `POST /_replicate`. */
   async replicate(body: Record<string, unknown>, owner: JobOwner): Promise<ReplicateReply> {
     if (body['cancel'] === true && typeof body['replication_id'] === 'string' && body['source'] === undefined) {
-      return this.cancelById(body['replication_id']);
+      return this.cancelById(body['replication_id'], owner);
     }
     const request = parseReplicationRequest(body);
     if (request.cancel) {
       const id = await this.idOf(request, owner);
-      return this.cancelById(id.full);
+      return this.cancelById(id.full, owner);
     }
     const job = await this.start(request, owner, null);
     if (request.continuous) {
@@ -129,7 +131,7 @@ export class ReplicatorManager {
     const settings = this.settings();
     let resolveTriggered!: () => void;
     const triggered = new Promise<void>((resolve) => { resolveTriggered = resolve; });
-    const job = { id, docId } as Job;
+    const job = { id, docId, owner } as Job;
     const replication = new Replication({
       id,
       sourceDisplay: displayEndpoint(request.source),
@@ -139,6 +141,7 @@ export class ReplicatorManager {
       filter: request.filter,
       queryParams: request.queryParams,
       docIds: request.docIds,
+      sinceSeq: request.sinceSeq,
       docId,
     }, { source, target }, settings, {
       startTask: (fields) => this.deps.tasks.start('replication', fields),
@@ -194,9 +197,13 @@ export class ReplicatorManager {
     }
   }
 
-  private async cancelById(fullId: string): Promise<ReplicateReply> {
+  private async cancelById(fullId: string, requester: JobOwner): Promise<ReplicateReply> {
     const job = this.jobs.get(fullId) ?? [...this.jobs.values()].find((j) => j.id.base === fullId);
-    if (!job) throw notFound('missing');
+    // CouchDB 1.6's answer, spelling included.
+    if (!job) throw new CouchError(404, 'not found', 'missing');
+    if (!isServerAdmin(requester) && job.owner.name !== requester.name) {
+      throw unauthorized("Can't cancel a replication triggered by another user");
+    }
     job.replication.cancel();
     await job.done.catch(() => undefined);
     return { ok: true, _local_id: job.id.full };

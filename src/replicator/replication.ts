@@ -32,6 +32,8 @@ export interface ReplicationOptions {
   filter?: string;
   queryParams?: Record<string, unknown>;
   docIds?: readonly string[];
+  /** `since_seq`: where to start reading the source, whatever the checkpoints say. */
+  sinceSeq?: number | string;
   /** The `_replicator` document that started the job, if any. */
   docId: string | null;
 }
@@ -41,10 +43,18 @@ export interface Peers {
   target: ReplicationPeer;
 }
 
-/** The answer to a one-shot `POST /_replicate`. */
+/**
+ * The answer to a one-shot `POST /_replicate`. A replication by `doc_ids` also carries its
+ * session's times and counts at the top level, as CouchDB 0.11–1.6 answer it.
+ */
 export interface ReplicationResult extends CheckpointBody {
   ok: true;
   no_changes?: true;
+  start_time?: string;
+  end_time?: string;
+  docs_read?: number;
+  docs_written?: number;
+  doc_write_failures?: number;
 }
 
 export interface ReplicationHooks {
@@ -139,7 +149,8 @@ export class Replication {
     this.sourceSeq = sourceInfo.update_seq;
     const localId = this.options.id.base;
     const [sourceLog, targetLog] = await Promise.all([source.getLocal(localId), target.getLocal(localId)]);
-    const start = findStartPoint(sourceLog as Partial<CheckpointBody> | undefined, targetLog as Partial<CheckpointBody> | undefined);
+    const found = findStartPoint(sourceLog as Partial<CheckpointBody> | undefined, targetLog as Partial<CheckpointBody> | undefined);
+    const start = this.options.sinceSeq === undefined ? found : { ...found, since: this.options.sinceSeq };
     const revs = { source: sourceLog?.['_rev'] as string | undefined, target: targetLog?.['_rev'] as string | undefined };
     this.checkpointedSeq = start.since;
     this.openTask();
@@ -249,6 +260,10 @@ export class Replication {
       ok: true, session_id: sessionId, source_last_seq: recorded, replication_id_version: REPLICATION_ID_VERSION, history,
     };
     if (!sawChanges && !lastEntry) result.no_changes = true;
+    if (this.options.docIds && lastEntry) {
+      const { start_time, end_time, docs_read, docs_written, doc_write_failures } = lastEntry;
+      Object.assign(result, { start_time, end_time, docs_read, docs_written, doc_write_failures });
+    }
     return result;
   }
 

@@ -1,6 +1,6 @@
 /**
  * A replication request as `POST /_replicate` and `_replicator` documents state it: endpoints,
- * `continuous`, `create_target`, `cancel`, `filter` + `query_params`, `doc_ids`.
+ * `continuous`, `create_target`, `cancel`, `filter` + `query_params`, `doc_ids`, `since_seq`.
  */
 import { badRequest } from '../errors.js';
 import { parseEndpoint, type Endpoint } from './endpoint.js';
@@ -14,6 +14,8 @@ export interface ReplicationRequest {
   filter: string | undefined;
   queryParams: Record<string, unknown> | undefined;
   docIds: string[] | undefined;
+  /** Where to start reading the source, instead of the checkpoint's sequence. */
+  sinceSeq: number | string | undefined;
 }
 
 export function parseReplicationRequest(body: Record<string, unknown>): ReplicationRequest {
@@ -29,8 +31,13 @@ export function parseReplicationRequest(body: Record<string, unknown>): Replicat
   if (docIds !== undefined && docIds !== null && (!Array.isArray(docIds) || !docIds.every((x) => typeof x === 'string'))) {
     throw badRequest('doc_ids must be an array of strings');
   }
-  // `filter: "_doc_ids"` with `doc_ids` is the same as `doc_ids` alone.
-  const ids = Array.isArray(docIds) ? docIds as string[] : undefined;
+  // `filter: "_doc_ids"` with `doc_ids` is the same as `doc_ids` alone. Ids may come
+  // percent-encoded (`_design%2Ffoo`), as CouchDB unquotes them.
+  const ids = Array.isArray(docIds) ? (docIds as string[]).map(unquote) : undefined;
+  const sinceSeq = body['since_seq'];
+  if (sinceSeq !== undefined && sinceSeq !== null && typeof sinceSeq !== 'number' && typeof sinceSeq !== 'string') {
+    throw badRequest('since_seq must be a sequence');
+  }
   const filterName = typeof filter === 'string' && filter !== '' && !(filter === '_doc_ids' && ids) ? filter : undefined;
   if (filterName !== undefined && filterName !== '_view' && filterName !== '_design' && !/^[^/]+\/[^/]+$/.test(filterName)) {
     throw badRequest('filter must be of the form ddoc/name');
@@ -44,5 +51,16 @@ export function parseReplicationRequest(body: Record<string, unknown>): Replicat
     filter: filterName,
     queryParams: queryParams as Record<string, unknown> | undefined,
     docIds: ids,
+    sinceSeq: sinceSeq ?? undefined,
   };
+}
+
+/** A doc id with percent-escapes decoded; one that is not valid percent-encoding stays as it is. */
+function unquote(id: string): string {
+  if (!id.includes('%')) return id;
+  try {
+    return decodeURIComponent(id);
+  } catch {
+    return id;
+  }
 }

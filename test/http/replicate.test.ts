@@ -264,7 +264,8 @@ test('cancelling a replication that is not running is a 404', async () => {
   const src = await mkdb('nocancel');
   const r = await replicate({ source: src, target: `${src}-x`, continuous: true, cancel: true });
   assert.equal(r.status, 404);
-  assert.equal(r.body.error, 'not_found');
+  // CouchDB 1.6's spelling.
+  assert.equal(r.body.error, 'not found');
 });
 
 test('a missing source or target is db_not_found; create_target creates it', async () => {
@@ -540,4 +541,54 @@ test('a job writes to a local database as its requester, whatever the way it aut
   }
   assert.equal((await c.get('/repl-as-tgt/mine')).status, 200);
   assert.equal((await c.get('/repl-as-tgt/theirs')).status, 404);
+});
+
+test('since_seq starts the replication there; doc_ids may be percent-encoded and report top-level counts', async () => {
+  const src = await mkdb('since');
+  assert.equal((await c.post(`/${src}/_bulk_docs`, { docs: [1, 2, 3, 4, 5, 6].map((n) => ({ _id: `d${n}` })) })).status, 201);
+  const since = await replicate({ source: src, target: `${src}-a`, create_target: true, since_seq: 4 });
+  assert.equal(since.status, 200, since.text);
+  assert.equal(since.body.history[0].start_last_seq, 4);
+  assert.equal(since.body.history[0].docs_written, 2);
+  assert.equal((await c.get(`/${src}-a/d1`)).status, 404);
+  assert.equal((await c.get(`/${src}-a/d6`)).status, 200);
+
+  assert.equal((await c.put(`/${src}/_design/foo`, { views: {} })).status, 201);
+  const byIds = await replicate({ source: src, target: `${src}-b`, create_target: true, doc_ids: ['d1', '_design%2Ffoo'] });
+  assert.equal(byIds.status, 200, byIds.text);
+  assert.equal((await c.get(`/${src}-b/_design/foo`)).status, 200);
+  assert.equal(byIds.body.docs_read, 2);
+  assert.equal(byIds.body.docs_written, 2);
+  assert.equal(byIds.body.doc_write_failures, 0);
+  assert.equal(typeof byIds.body.start_time, 'string');
+  assert.equal(typeof byIds.body.end_time, 'string');
+});
+
+test('a source no database can be named is db_not_found', async () => {
+  const r = await replicate({ source: '/foobar', target: 'whatever' });
+  assert.equal(r.status, 404);
+  assert.equal(r.body.error, 'db_not_found');
+});
+
+test("only its owner or an admin cancels a running replication", async () => {
+  const handlers = (await c.get('/_config/httpd/authentication_handlers')).body as string;
+  const setHandlers = (value: string) =>
+    c.put('/_config/httpd/authentication_handlers', value, { headers: { 'X-Couch-Persist': 'false' } });
+  const src = await mkdb('owned');
+  const tgt = await mkdb('owned-target');
+  const as = (name: string) => ({ 'X-Auth-CouchDB-UserName': name });
+  // Proxy authentication: named users without the admin role, even in admin party.
+  assert.equal((await setHandlers('{couch_httpd_auth, proxy_authentication_handler}, {couch_httpd_auth, default_authentication_handler}')).status, 200);
+  try {
+    const started = await c.post('/_replicate', { source: src, target: tgt, continuous: true }, { headers: as('jan') });
+    assert.equal(started.status, 202, started.text);
+    const id = started.body._local_id as string;
+    const other = await c.post('/_replicate', { replication_id: id, cancel: true }, { headers: as('joe') });
+    assert.equal(other.status, 401);
+    assert.equal(other.body.reason, "Can't cancel a replication triggered by another user");
+    const own = await c.post('/_replicate', { replication_id: id, cancel: true }, { headers: as('jan') });
+    assert.equal(own.status, 200, own.text);
+  } finally {
+    assert.equal((await setHandlers(handlers)).status, 200);
+  }
 });
