@@ -39,11 +39,8 @@ export async function authorize(req: Request, target: RouteTarget, svc: Services
   const security = db.getSecurity();
   if (isDbAdmin(ctx, security)) return undefined;
   if (target.access === 'db_admin') throw unauthorized('You are not a db or server admin.');
-  if (!isDbReader(ctx, security)) {
-    throw ctx.name === null
-      ? unauthorized('You are not authorized to access this db.')
-      : forbidden('You are not allowed to access this db.');
-  }
+  // CouchDB 1.6 (couch_db:check_is_member) answers 401 to anyone not a member, signed in or not.
+  if (!isDbReader(ctx, security)) throw unauthorized('You are not authorized to access this db.');
   if (db.name === svc.auth.usersDbName) return usersDbRead(req, target, svc);
   if (db.name === svc.auth.replicatorDbName) return replicatorDbRead(req, target, svc);
   return undefined;

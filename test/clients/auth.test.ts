@@ -57,7 +57,7 @@ test('nano with Basic credentials in the URL', async () => {
   assert.equal((await team.get('n1')).text, 'from nano');
   await assert.rejects(bob.db.create('bobdb'), (err: any) => err.statusCode === 401);
   const eve = nano(withCredentials('eve', 'evepw'));
-  await assert.rejects(eve.use('team').get('n1'), (err: any) => err.statusCode === 403 && err.error === 'forbidden');
+  await assert.rejects(eve.use('team').get('n1'), (err: any) => err.statusCode === 401 && err.error === 'unauthorized');
   const anonymous = nano(server.url);
   await assert.rejects(anonymous.use('team').get('n1'), (err: any) => err.statusCode === 401);
 });
@@ -97,7 +97,7 @@ test('PouchDB with the auth option reads, writes and replicates a members-only d
 
 test('PouchDB without credentials, or as a non-member, is refused', async () => {
   await assert.rejects(pouch('team').get('p1'), (err: any) => err.status === 401);
-  await assert.rejects(pouch('team', { username: 'eve', password: 'evepw' }).get('p1'), (err: any) => err.status === 403);
+  await assert.rejects(pouch('team', { username: 'eve', password: 'evepw' }).get('p1'), (err: any) => err.status === 401);
   await assert.rejects(pouch('team', { username: 'bob', password: 'nope' }).get('p1'), (err: any) => err.status === 401);
 });
 
