@@ -17,6 +17,7 @@ import { parseIncomingDoc } from '../core/document.js';
 import type { Logger } from '../log/logger.js';
 import type { Job, JobOwner, ReplicatorManager } from './manager.js';
 import { parseReplicationRequest } from './request.js';
+import type { ReplicationResult } from './replication.js';
 
 /** Fields that state the replication; edits to others (the state fields) do not restart it. */
 const REQUEST_FIELDS = ['source', 'target', 'continuous', 'create_target', 'filter', 'query_params', 'doc_ids', 'since_seq', 'owner', 'user_ctx'];
@@ -143,9 +144,9 @@ export class ReplicatorDatabase {
     }
     entry.job = job;
     job.done.then(
-      () => {
+      (result) => {
         if (!job.replication.options.continuous && !job.replication.cancelled) {
-          void this.record(docId, request, { _replication_state: 'completed', _replication_id: job.id.base });
+          void this.record(docId, request, { _replication_state: 'completed', _replication_id: job.id.base, _replication_stats: completionStats(result) });
         }
       },
       (err) => {
@@ -155,7 +156,7 @@ export class ReplicatorDatabase {
   }
 
   /** Writes state fields onto the document, unless it was edited or deleted since. */
-  private async record(docId: string, request: string, fields: Record<string, string>): Promise<void> {
+  private async record(docId: string, request: string, fields: Record<string, unknown>): Promise<void> {
     if (this.stopped) return;
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
@@ -190,6 +191,19 @@ function requestKey(doc: Record<string, unknown>): string {
 function reasonOf(err: unknown): string {
   if (err instanceof CouchError) return `${err.error}: ${err.reason}`;
   return err instanceof Error ? err.message : String(err);
+}
+
+/** A completed job's `_replication_stats`, as CouchDB 1.6 records them: this session's counts. */
+function completionStats(result: ReplicationResult): Record<string, number | string> {
+  const session = result.no_changes ? undefined : result.history[0];
+  return {
+    revisions_checked: session?.missing_checked ?? 0,
+    missing_revisions_found: session?.missing_found ?? 0,
+    docs_read: session?.docs_read ?? 0,
+    docs_written: session?.docs_written ?? 0,
+    doc_write_failures: session?.doc_write_failures ?? 0,
+    checkpointed_source_seq: result.source_last_seq,
+  };
 }
 
 /** CouchDB 1.6 writes `_replication_state_time` as ISO 8601 with an offset. */

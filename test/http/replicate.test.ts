@@ -439,6 +439,11 @@ test('_replicator documents: state recorded, deletion cancels, jobs restart with
     });
     assert.match(done._replication_id, /^[0-9a-f]{32}$/);
     assert.match(done._replication_state_time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
+    // CouchDB 1.6's record of a completed job.
+    assert.deepEqual(done._replication_stats, {
+      revisions_checked: 2, missing_revisions_found: 2, docs_read: 2, docs_written: 2, doc_write_failures: 0,
+      checkpointed_source_seq: 2,
+    });
     assert.equal((await o.get('/rcopy')).body.doc_count, 2);
 
     await o.put('/_replicator/broken', { source: 'no-such-db', target: 'rcopy' });
