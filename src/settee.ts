@@ -194,6 +194,27 @@ export class Settee {
     this.replicatorDb = new ReplicatorDatabase(config.getString('replicator', 'db', '_replicator'), dbs, replicator, log);
     // Jobs start in the background: a peer that is slow to answer must not hold up start-up.
     this.replicatorDb.start().catch((err: unknown) => log.error(`_replicator: ${String(err)}`));
+    this.unwatchReplicatorDb ??= config.onChange((section, key) => {
+      if (section === 'replicator' && key === 'db') void this.switchReplicatorDb();
+    });
+  }
+
+  private unwatchReplicatorDb: (() => void) | undefined;
+
+  /**
+   * `[replicator] db` changed: the old database's jobs stop and the named one (created when
+   * missing) is watched instead, as CouchDB 1.6's replicator manager restarts on that setting.
+   */
+  private async switchReplicatorDb(): Promise<void> {
+    const { config, dbs, log } = this.services;
+    this.replicatorDb?.close();
+    this.replicatorDb = undefined;
+    try {
+      await dbs.ensure(config.getString('replicator', 'db', '_replicator'));
+    } catch (err) {
+      log.error(`_replicator: ${String(err)}`);
+    }
+    this.startReplicatorDb();
   }
 
   private async stopReplicator(services: Services): Promise<void> {

@@ -66,6 +66,13 @@ export class ReplicatorDatabase {
     this.off?.();
   }
 
+  /** Stops watching and cancels the jobs this database's documents started (another replaces it). */
+  close(): void {
+    this.stop();
+    for (const doc of this.tracked.values()) doc.job?.replication.cancel();
+    this.tracked.clear();
+  }
+
   /** Reads the database's changes since the last look; one reader at a time. */
   private catchUp(): void {
     if (this.running) {

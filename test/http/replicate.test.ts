@@ -597,3 +597,29 @@ test("only its owner or an admin cancels a running replication", async () => {
     assert.equal((await setHandlers(handlers)).status, 200);
   }
 });
+
+test('naming another [replicator] db creates it and runs its documents; the old one is left', async () => {
+  const setDb = (name: string) => c.put('/_config/replicator/db', name, { headers: { 'X-Couch-Persist': 'false' } });
+  const src = await mkdb('repdb-src');
+  await bulk(src, [{ _id: 'a' }, { _id: 'b' }]);
+  assert.equal((await setDb('other_rep_db')).status, 200);
+  try {
+    await waitFor('the new replicator database', async () => (await c.get('/other_rep_db')).status === 200 || undefined);
+    assert.equal((await c.put('/other_rep_db/job', { source: src, target: `${src}-copy`, create_target: true })).status, 201);
+    const done = await waitFor('completed', async () => {
+      const doc = (await c.get('/other_rep_db/job')).body;
+      return doc._replication_state === 'completed' ? doc : undefined;
+    });
+    assert.equal(done._replication_stats.docs_written, 2);
+    // The old database is not watched meanwhile.
+    assert.equal((await c.put('/_replicator/ignored', { source: src, target: `${src}-ignored`, create_target: true })).status, 201);
+  } finally {
+    assert.equal((await setDb('_replicator')).status, 200);
+  }
+  // Watched again: the document written meanwhile runs now.
+  const ignored = await waitFor('the old database watched again', async () => {
+    const doc = (await c.get('/_replicator/ignored')).body;
+    return doc._replication_state === 'completed' ? doc : undefined;
+  });
+  assert.equal(ignored._replication_state, 'completed');
+});
