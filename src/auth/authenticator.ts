@@ -26,7 +26,7 @@ import {
   HTTPD_AUTH_SECTION, TEST_AUTH_SCHEME, USER_DOC_PREFIX,
 } from '../couchdb-names.js';
 import { adminPartyContext, isServerAdmin, type UserContext } from './user-context.js';
-import { prepareReplicationDoc } from './replicator-db.js';
+import { prepareReplicationDoc, validateReplicationDoc } from './replicator-db.js';
 import {
   constantTimeEqual, hashAdminPassword, isHashedAdminValue, parseAdminHash, passwordFingerprint, userDocHash, verifyPassword,
   type PasswordHash,
@@ -418,7 +418,7 @@ export class Authenticator {
       }
       if (replicatorDb) {
         const old = id.startsWith('_design/') ? undefined : await openWinner(db, id);
-        const refusal = prepareReplicationDoc(doc, old, ctx, dbAdmin);
+        const refusal = prepareReplicationDoc(doc, old, ctx, dbAdmin) ?? validateReplicationDoc(doc, old, ctx, dbAdmin);
         if (refusal) refuse(i, refusal);
         continue;
       }

@@ -34,6 +34,71 @@ export function prepareReplicationDoc(
   return forbidden("Can't update replication documents from other users.");
 }
 
+/**
+ * CouchDB 1.6's checks of a replication document's fields (its `_design/_replicator`
+ * validation): endpoints, option types, and a `user_ctx` that names the writer and only roles
+ * they have (admins may name anyone, and may leave it out). A document the replicator marked
+ * `triggered` is changed only by deleting it. `admin`: a database or server admin.
+ */
+export function validateReplicationDoc(
+  doc: IncomingDoc, old: Record<string, unknown> | undefined, ctx: UserContext, admin: boolean,
+): CouchError | undefined {
+  const id = doc.id ?? '';
+  if (id.startsWith('_design/') || id.startsWith('_local/')) return undefined;
+  const body = doc.body;
+  if (doc.deleted) {
+    const oldCtx = old?.['user_ctx'] as { name?: unknown } | undefined;
+    if (!admin && old && (!oldCtx || oldCtx.name !== ctx.name) && old['owner'] !== ctx.name) {
+      return forbidden('Replication documents can only be deleted by admins or by the users who created them.');
+    }
+    return undefined;
+  }
+  if (old?.['_replication_state'] === 'triggered') {
+    return forbidden('Only the replicator can edit replication documents that are in the triggered state.');
+  }
+  const endpointError = endpointProblem(body['source'], 'source') ?? endpointProblem(body['target'], 'target');
+  if (endpointError) return forbidden(endpointError);
+  for (const field of ['create_target', 'continuous']) {
+    if (body[field] !== undefined && typeof body[field] !== 'boolean') return forbidden(`The \`${field}' field must be a boolean.`);
+  }
+  if (body['doc_ids'] !== undefined && !Array.isArray(body['doc_ids'])) return forbidden("The `doc_ids' field must be an array of strings.");
+  if (body['filter'] !== undefined && (typeof body['filter'] !== 'string' || body['filter'] === '')) {
+    return forbidden("The `filter' field must be a non-empty string.");
+  }
+  const queryParams = body['query_params'];
+  if (queryParams !== undefined && (typeof queryParams !== 'object' || queryParams === null)) {
+    return forbidden("The `query_params' field must be an object.");
+  }
+  const userCtx = body['user_ctx'];
+  if (userCtx === undefined || userCtx === null || userCtx === false) {
+    return admin ? undefined : forbidden("The `user_ctx' property is missing (it is optional for admins only).");
+  }
+  if (typeof userCtx !== 'object' || Array.isArray(userCtx)) return forbidden("The `user_ctx' property must be a non-null object.");
+  const { name, roles } = userCtx as { name?: unknown; roles?: unknown };
+  if (!(name === null || name === undefined || (typeof name === 'string' && name.length > 0))) {
+    return forbidden("The `user_ctx.name' property must be a non-empty string or null.");
+  }
+  if (!admin && name !== ctx.name) return forbidden("The given `user_ctx.name' is not valid");
+  if (roles !== undefined && roles !== null && !Array.isArray(roles)) return forbidden("The `user_ctx.roles' property must be an array of strings.");
+  if (!admin && Array.isArray(roles)) {
+    for (const role of roles) {
+      if (typeof role !== 'string' || role === '') return forbidden('Roles must be non-empty strings.');
+      if (!ctx.roles.includes(role)) return forbidden(`Invalid role (\`${role}') in the \`user_ctx'`);
+    }
+  }
+  return undefined;
+}
+
+function endpointProblem(endpoint: unknown, field: string): string | undefined {
+  if (typeof endpoint === 'string') return undefined;
+  if (typeof endpoint !== 'object' || endpoint === null) return `The \`${field}' property must exist and be either a string or an object.`;
+  const { url, auth, headers } = endpoint as { url?: unknown; auth?: unknown; headers?: unknown };
+  if (typeof url !== 'string' || url === '') return `The url property must exist in the \`${field}' field and must be a non-empty string.`;
+  if (auth !== undefined && (typeof auth !== 'object' || auth === null)) return `\`${field}.auth' must be a non-null object.`;
+  if (headers !== undefined && (typeof headers !== 'object' || headers === null)) return `\`${field}.headers' must be a non-null object.`;
+  return undefined;
+}
+
 /** A replication document as another (non-admin) user may read it: no credentials in its endpoints. */
 export function withoutCredentials(doc: Record<string, unknown>): Record<string, unknown> {
   const out = { ...doc };

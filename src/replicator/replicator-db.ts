@@ -1,14 +1,16 @@
 /**
  * The `_replicator` database (`[replicator] db`): each document states a replication; the
- * replicator starts it as the document's owner and records `_replication_state` (`triggered`,
+ * replicator starts it as the document's `user_ctx` and records `_replication_state` (`triggered`,
  * `completed`, `error`), `_replication_state_time` and `_replication_id` on it, as CouchDB 1.6
  * does. Deleting the document cancels the job; at start-up every document not `completed`
  * starts again. Changes arrive through the registry's update events: no polling.
  *
- * The auth engine sets `owner` on write (before_doc_update, src/auth/replicator-db.ts) and
- * hides other users' credentials from readers. A job runs as its document's owner, with the
- * owner's current roles; its loopback requests carry the owner's identity, signed by the auth
- * engine.
+ * The auth engine sets `owner` on write (before_doc_update, src/auth/replicator-db.ts), checks
+ * the fields as CouchDB's `_design/_replicator` does (a user's `user_ctx` names only them and
+ * roles they have) and hides other users' credentials from readers. A job runs as its
+ * document's `user_ctx`; without one (admins may leave it out), as its owner with the owner's
+ * current roles (CouchDB would run it with no roles at all). Its loopback requests carry that
+ * identity, signed by the auth engine.
  */
 import { CouchError } from '../errors.js';
 import type { DatabaseRegistry } from '../core/registry.js';
@@ -134,8 +136,10 @@ export class ReplicatorDatabase {
     this.tracked.set(docId, entry);
     if (doc['_replication_state'] === 'completed') return;
 
-    // A document without an owner was written in admin party (or by the server): it runs as admin.
-    const owner: JobOwner = typeof doc['owner'] === 'string' ? await this.manager.ownerOf(doc['owner']) : { name: null, roles: ['_admin'] };
+    // Its user_ctx (checked when written); without one, its owner with the owner's current
+    // roles, and a document without an owner (admin party, the server) runs as admin.
+    const owner = userContextOf(doc)
+      ?? (typeof doc['owner'] === 'string' ? await this.manager.ownerOf(doc['owner']) : { name: null, roles: ['_admin'] });
     let job: Job;
     try {
       job = await this.manager.start(parseReplicationRequest(doc), owner, docId, {
@@ -198,6 +202,17 @@ function requestKey(doc: Record<string, unknown>): string {
 function reasonOf(err: unknown): string {
   if (err instanceof CouchError) return `${err.error}: ${err.reason}`;
   return err instanceof Error ? err.message : String(err);
+}
+
+/** A document's `user_ctx` as a job identity (checked when written: a user names only themselves and roles they have). */
+function userContextOf(doc: Record<string, unknown>): JobOwner | undefined {
+  const ctx = doc['user_ctx'];
+  if (ctx === null || typeof ctx !== 'object' || Array.isArray(ctx)) return undefined;
+  const { name, roles } = ctx as { name?: unknown; roles?: unknown };
+  return {
+    name: typeof name === 'string' ? name : null,
+    roles: Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [],
+  };
 }
 
 /** A completed job's `_replication_stats`, as CouchDB 1.6 records them: this session's counts. */

@@ -199,7 +199,7 @@ test('validate_doc_update sees the authenticated user and the security object', 
 
 test('_replicator: documents get their writer as owner; others read them without credentials and cannot change them', async () => {
   const source = 'http://mia:miapw@127.0.0.1:9/nowhere';
-  const put = await c.put('/_replicator/mias-job', { source, target: 'no-such-target' }, { headers: MEMBER });
+  const put = await c.put('/_replicator/mias-job', { source, target: 'no-such-target', user_ctx: { name: 'mia' } }, { headers: MEMBER });
   assert.equal(put.status, 201, put.text);
   const own = await c.get('/_replicator/mias-job', { headers: MEMBER });
   assert.equal(own.body.owner, 'mia');
@@ -219,11 +219,11 @@ test('_replicator: documents get their writer as owner; others read them without
   assert.equal(forged.status, 403);
 });
 
-test('_replicator: a job runs as its document\'s owner, with the owner\'s rights only', async () => {
+test('_replicator: a job runs as its document\'s user_ctx, with those rights only', async () => {
   for (const db of ['mia-copy', 'otto-copy']) assert.equal((await c.put(`/${db}`, undefined, { headers: ROOT })).status, 201);
   await c.put('/mia-copy/_security', { admins: { names: [], roles: [] }, members: { names: ['mia'], roles: [] } }, { headers: ROOT });
-  assert.equal((await c.put('/_replicator/mia-reads-closed', { source: 'closed', target: 'mia-copy' }, { headers: MEMBER })).status, 201);
-  assert.equal((await c.put('/_replicator/otto-reads-closed', { source: 'closed', target: 'otto-copy' }, { headers: OUTSIDER })).status, 201);
+  assert.equal((await c.put('/_replicator/mia-reads-closed', { source: 'closed', target: 'mia-copy', user_ctx: { name: 'mia' } }, { headers: MEMBER })).status, 201);
+  assert.equal((await c.put('/_replicator/otto-reads-closed', { source: 'closed', target: 'otto-copy', user_ctx: { name: 'otto' } }, { headers: OUTSIDER })).status, 201);
   const until = Date.now() + 30000;
   let mia: { _replication_state?: string } = {};
   let otto: { _replication_state?: string } = {};
@@ -240,4 +240,47 @@ test('_replicator: a job runs as its document\'s owner, with the owner\'s rights
   // The signed identity of the server's own requests cannot be forged by a client.
   const forged = await c.get('/closed/doc', { headers: { 'X-Settee-Internal-Identity': `${Buffer.from('["root",["_admin"]]').toString('base64url')}.00` } });
   assert.equal(forged.status, 401);
+});
+
+test('_replicator: fields are checked as CouchDB\'s _design/_replicator checks them', async () => {
+  const put = (id: string, body: Record<string, unknown>, headers: Record<string, string>) => c.put(`/_replicator/${id}`, body, { headers });
+  const refused = async (id: string, body: Record<string, unknown>, headers: Record<string, string>, reason: RegExp) => {
+    const r = await put(id, body, headers);
+    assert.equal(r.status, 403, `${id}: ${r.text}`);
+    assert.match(r.body.reason, reason, id);
+  };
+  await refused('no-ctx', { source: 'a', target: 'b' }, MEMBER, /user_ctx' property is missing/);
+  await refused('other-name', { source: 'a', target: 'b', user_ctx: { name: 'otto' } }, MEMBER, /user_ctx.name' is not valid/);
+  await refused('stolen-role', { source: 'a', target: 'b', user_ctx: { name: 'mia', roles: ['god'] } }, MEMBER, /Invalid role/);
+  await refused('no-target', { source: 'a', user_ctx: { name: 'mia' } }, MEMBER, /`target' property must exist/);
+  await refused('bad-source', { source: 123, target: 'b' }, ROOT, /`source' property must exist/);
+  await refused('bad-url', { source: { url: '' }, target: 'b' }, ROOT, /url property must exist/);
+  await refused('bad-continuous', { source: 'a', target: 'b', continuous: 'yes' }, ROOT, /`continuous' field must be a boolean/);
+  await refused('bad-filter', { source: 'a', target: 'b', filter: '' }, ROOT, /`filter' field must be a non-empty string/);
+  // Admins may leave user_ctx out, or name anyone.
+  assert.equal((await put('admin-any', { source: 'a', target: 'b', user_ctx: { name: 'otto', roles: ['god'] } }, ROOT)).status, 201);
+});
+
+test('_replicator: an admin\'s document naming a user_ctx runs with that user\'s rights, and a triggered one is only deleted', async () => {
+  assert.equal((await c.put('/as-otto-copy', undefined, { headers: ROOT })).status, 201);
+  assert.equal((await c.put('/_replicator/as-otto', { source: 'closed', target: 'as-otto-copy', user_ctx: { name: 'otto', roles: [] } }, { headers: ROOT })).status, 201);
+  const until = Date.now() + 30000;
+  let job: { _replication_state?: string } = {};
+  while (Date.now() < until && job._replication_state !== 'error') {
+    job = (await c.get('/_replicator/as-otto', { headers: ROOT })).body;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(job._replication_state, 'error', JSON.stringify(job));
+
+  assert.equal((await c.put('/_replicator/live', { source: 'closed', target: 'as-otto-copy', continuous: true }, { headers: ROOT })).status, 201);
+  let live: { _replication_state?: string; _rev?: string } = {};
+  while (Date.now() < until + 30000 && live._replication_state !== 'triggered') {
+    live = (await c.get('/_replicator/live', { headers: ROOT })).body;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(live._replication_state, 'triggered');
+  const edit = await c.put('/_replicator/live', { ...live, continuous: false }, { headers: ROOT });
+  assert.equal(edit.status, 403);
+  assert.match(edit.body.reason, /triggered state/);
+  assert.equal((await c.del(`/_replicator/live?rev=${live._rev}`, { headers: ROOT })).status, 200);
 });
