@@ -53,6 +53,9 @@ export async function authorize(req: Request, target: RouteTarget, svc: Services
  */
 async function replicatorDbRead(req: Request, target: RouteTarget, svc: Services): Promise<Reply | undefined> {
   const { params } = target;
+  // System databases keep _all_docs and design-document actions to their admins (CouchDB 1.6).
+  if (target.shape === 'designHandler') throw forbidden(SYSTEM_DESIGN_ACTIONS);
+  if (target.shape === 'dbHandler' && target.name === '_all_docs') throw forbidden('Only admins can access _all_docs of system databases.');
   if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'POST') return undefined;
   if (target.shape === 'document' && (req.method === 'GET' || req.method === 'HEAD') && !params.docId.startsWith('_')) {
     const db = await svc.dbs.get(params.db);
@@ -66,10 +69,12 @@ async function replicatorDbRead(req: Request, target: RouteTarget, svc: Services
     }
     return json(200, withoutCredentials(body));
   }
-  const bulk = target.shape === 'dbHandler' && (target.name === '_bulk_get' || ((target.name === '_all_docs' || target.name === '_changes') && req.bool('include_docs')));
+  const bulk = target.shape === 'dbHandler' && (target.name === '_bulk_get' || (target.name === '_changes' && req.bool('include_docs')));
   if (bulk) throw forbidden('Only admins can read whole replication documents in bulk.');
   return undefined;
 }
+
+const SYSTEM_DESIGN_ACTIONS = 'Only admins can access design document actions for system databases.';
 
 /** The users database's rules for a caller who is not its admin. */
 async function usersDbRead(req: Request, target: RouteTarget, svc: Services): Promise<Reply | undefined> {
@@ -80,7 +85,8 @@ async function usersDbRead(req: Request, target: RouteTarget, svc: Services): Pr
   const write = req.method === 'PUT' || req.method === 'DELETE';
   // Design documents of the users database are for its admins only, and so is all that reads
   // them (views, shows, lists) (CouchDB 1.6's couch_users_db:after_doc_read).
-  if (target.shape === 'designHandler' || ((target.shape === 'document' || target.shape === 'attachment') && params.docId.startsWith('_design/') && !write)) {
+  if (target.shape === 'designHandler') throw forbidden(SYSTEM_DESIGN_ACTIONS);
+  if ((target.shape === 'document' || target.shape === 'attachment') && params.docId.startsWith('_design/') && !write) {
     throw forbidden('Only administrators can view design docs in the users database.');
   }
   switch (target.shape) {

@@ -210,6 +210,11 @@ test('_replicator: documents get their writer as owner; others read them without
   assert.doesNotMatch(other.text, /miapw/);
   assert.equal((await c.get('/_replicator/mias-job?revs_info=true', { headers: OUTSIDER })).status, 403);
   assert.equal((await c.get('/_replicator/_all_docs?include_docs=true', { headers: OUTSIDER })).status, 403);
+  // As for every system database, _all_docs and design-document actions are for admins.
+  const listing = await c.get('/_replicator/_all_docs', { headers: OUTSIDER });
+  assert.equal(listing.status, 403);
+  assert.equal(listing.body.reason, 'Only admins can access _all_docs of system databases.');
+  assert.equal((await c.get('/_replicator/_design/x/_view/y', { headers: OUTSIDER })).body.reason, 'Only admins can access design document actions for system databases.');
   const admin = await c.get('/_replicator/mias-job', { headers: ROOT });
   assert.equal(admin.body.source, source);
   const hijack = await c.put('/_replicator/mias-job', { ...other.body, owner: 'otto' }, { headers: OUTSIDER });
