@@ -151,6 +151,8 @@ export class ReplicatorDatabase {
     }
     if (job.docId !== docId) {
       this.log.warn(`_replicator: ${docId} asks for ${job.id.full}, already running for ${job.docId ?? 'a _replicate request'}`);
+      // The duplicate is tagged with the replication it shares, as CouchDB 1.6 tags it.
+      void this.record(docId, request, { _replication_id: job.id.base });
       return;
     }
     entry.job = job;
@@ -176,7 +178,7 @@ export class ReplicatorDatabase {
         if (requestKey(doc) !== request) return;
         if (Object.entries(fields).every(([k, v]) => doc[k] === v)) return;
         if (fields['_replication_state'] !== 'error') delete doc['_replication_state_reason'];
-        Object.assign(doc, fields, { _replication_state_time: isoTime(new Date()) });
+        Object.assign(doc, fields, fields['_replication_state'] === undefined ? {} : { _replication_state_time: isoTime(new Date()) });
         const incoming = parseIncomingDoc(doc);
         const uploads = await db.prepareAttachments(incoming);
         try {

@@ -623,3 +623,24 @@ test('naming another [replicator] db creates it and runs its documents; the old 
   });
   assert.equal(ignored._replication_state, 'completed');
 });
+
+test('a second _replicator document for a running replication is tagged with its id', async () => {
+  const src = await mkdb('twin-src');
+  const tgt = await mkdb('twin-tgt');
+  assert.equal((await c.put('/_replicator/twin1', { source: src, target: tgt, continuous: true })).status, 201);
+  const first = await waitFor('twin1 triggered', async () => {
+    const doc = (await c.get('/_replicator/twin1')).body;
+    return doc._replication_state === 'triggered' ? doc : undefined;
+  });
+  assert.equal((await c.put('/_replicator/twin2', { source: src, target: tgt, continuous: true })).status, 201);
+  const second = await waitFor('twin2 tagged', async () => {
+    const doc = (await c.get('/_replicator/twin2')).body;
+    return doc._replication_id ? doc : undefined;
+  });
+  assert.equal(second._replication_id, first._replication_id);
+  assert.equal(second._replication_state, undefined);
+  for (const id of ['twin1', 'twin2']) {
+    const doc = (await c.get(`/_replicator/${id}`)).body;
+    assert.equal((await c.del(`/_replicator/${id}?rev=${doc._rev}`)).status, 200);
+  }
+});
