@@ -17,17 +17,17 @@ export function prepareReplicationDoc(
 ): CouchError | undefined {
   const id = doc.id ?? '';
   if (id.startsWith('_design/') || id.startsWith('_local/')) return undefined;
+  // The owner is the writer's name, null in admin party (CouchDB 1.6 records it either way);
+  // a document with an owner, null included, is changed only by that owner or an admin.
   const oldOwner = old?.['owner'];
-  if (!admin && typeof oldOwner === 'string' && oldOwner !== ctx.name) {
+  if (!admin && oldOwner !== undefined && oldOwner !== ctx.name) {
     return forbidden("Can't update replication documents from other users.");
   }
   if (doc.deleted) return undefined;
   const owner = doc.body['owner'];
   if (owner === undefined || (owner === null && admin)) {
-    if (ctx.name !== null) {
-      doc.body['owner'] = ctx.name;
-      doc.bodyJson = JSON.stringify(doc.body);
-    }
+    doc.body['owner'] = ctx.name;
+    doc.bodyJson = JSON.stringify(doc.body);
     return undefined;
   }
   if (owner === ctx.name || admin) return undefined;

@@ -137,7 +137,7 @@ export class ReplicatorDatabase {
     if (doc['_replication_state'] === 'completed') return;
 
     // Its user_ctx (checked when written); without one, its owner with the owner's current
-    // roles, and a document without an owner (admin party, the server) runs as admin.
+    // roles, and a document with no owner's name (admin party, the server) runs as admin.
     const owner = userContextOf(doc)
       ?? (typeof doc['owner'] === 'string' ? await this.manager.ownerOf(doc['owner']) : { name: null, roles: ['_admin'] });
     let job: Job;
@@ -163,7 +163,7 @@ export class ReplicatorDatabase {
         }
       },
       (err) => {
-        if (!job.replication.cancelled) void this.record(docId, request, { _replication_state: 'error', _replication_state_reason: reasonOf(err) });
+        if (!job.replication.cancelled) void this.record(docId, request, { _replication_state: 'error', _replication_state_reason: reasonOf(err), _replication_id: job.id.base });
       },
     );
   }

@@ -452,6 +452,9 @@ test('_replicator documents: state recorded, deletion cancels, jobs restart with
       return doc._replication_state === 'error' ? doc : undefined;
     });
     assert.match(broken._replication_state_reason, /db_not_found/);
+    assert.match(broken._replication_id, /^[0-9a-f]{32}$/);
+    // Written in admin party: the owner is recorded as null, as CouchDB records it.
+    assert.equal(broken.owner, null);
 
     const live = await o.put('/_replicator/live', { source: 'rsrc', target: `${own.url}rlive`, create_target: true, continuous: true });
     assert.equal(live.status, 201);
