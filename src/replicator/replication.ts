@@ -165,7 +165,9 @@ export class Replication {
 
     const writeCheckpoint = async (): Promise<void> => {
       if (seqEquals(through, recorded) && lastEntry) return;
-      if (seqEquals(through, recorded) && !sawChanges) return;
+      // A session that has seen no change records nothing, even where a filtered feed moved on
+      // (CouchDB 1.6 answers such a session with `no_changes`).
+      if (!sawChanges) return;
       const seq = through;
       await target.ensureFullCommit();
       const entry: HistoryEntry = {

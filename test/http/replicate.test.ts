@@ -570,6 +570,11 @@ test('since_seq starts the replication there; doc_ids may be percent-encoded and
   assert.equal(byIds.body.doc_write_failures, 0);
   assert.equal(typeof byIds.body.start_time, 'string');
   assert.equal(typeof byIds.body.end_time, 'string');
+  // Ids that match nothing: no change seen, nothing recorded.
+  const none = await replicate({ source: src, target: `${src}-c`, create_target: true, doc_ids: ['nothing-here'] });
+  assert.equal(none.status, 200, none.text);
+  assert.equal(none.body.no_changes, true);
+  assert.deepEqual(none.body.history, []);
 });
 
 test('a source no database can be named is db_not_found', async () => {
