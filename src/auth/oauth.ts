@@ -79,8 +79,8 @@ export class OAuthVerifier {
     if (!signed) return undefined;
     // A consumer or token this server does not know makes a bad request, not an anonymous one
     // (CouchDB 1.6); only a signature that does not verify leaves the request to other handlers.
-    if (await this.consumerSecret(signed.consumerKey) === undefined || !SIGNATURE_METHODS.has(signed.method ?? '')) throw invalidConsumer();
-    const secrets = await this.secrets(signed.consumerKey, signed.token);
+    const { consumerSecret, secrets } = await this.credentials(signed.consumerKey, signed.token);
+    if (consumerSecret === undefined || !SIGNATURE_METHODS.has(signed.method ?? '')) throw invalidConsumer();
     if (!secrets) throw new CouchError(400, 'invalid_token', 'Invalid OAuth token.');
     if (!signatureValid(signed, secrets.consumerSecret, secrets.tokenSecret) || !this.fresh(signed)) return undefined;
     const creds = await this.lookup(secrets.user);
@@ -95,15 +95,12 @@ export class OAuthVerifier {
   async tokenEndpoint(req: AuthRequest, step: 'request_token' | 'authorize' | 'access_token'): Promise<string> {
     const signed = signedRequest(req);
     if (!signed) throw new CouchError(400, 'invalid_consumer', 'Invalid consumer.');
-    const consumerSecret = await this.consumerSecret(signed.consumerKey);
+    // access_token is signed with the request token this endpoint handed out, not a stored one.
+    const access = step === 'access_token';
+    const { consumerSecret, secrets } = await this.credentials(signed.consumerKey, access ? undefined : signed.token);
     if (consumerSecret === undefined || !SIGNATURE_METHODS.has(signed.method ?? '')) throw invalidConsumer();
-    let tokenSecret: string | undefined;
-    if (step === 'access_token') {
-      if (signed.token !== 'requestkey') throw new CouchError(400, 'invalid_token', 'Invalid OAuth token.');
-      tokenSecret = 'requestsecret';
-    } else {
-      tokenSecret = (await this.secrets(signed.consumerKey, signed.token))?.tokenSecret;
-    }
+    if (access && signed.token !== 'requestkey') throw new CouchError(400, 'invalid_token', 'Invalid OAuth token.');
+    const tokenSecret = access ? 'requestsecret' : secrets?.tokenSecret;
     if (tokenSecret === undefined || !signatureValid(signed, consumerSecret, tokenSecret)) {
       throw new CouchError(400, 'invalid_signature', 'Invalid signature value.');
     }
@@ -136,32 +133,35 @@ export class OAuthVerifier {
     }
   }
 
-  /** A consumer's secret: configured, or (with `use_users_db`) from the user document that has the key. */
-  private async consumerSecret(consumerKey: string): Promise<string | undefined> {
-    const configured = this.config.get(OAUTH_CONSUMER_SECRETS, consumerKey);
-    if (configured !== undefined || !this.config.getBool(HTTPD_OAUTH_SECTION, 'use_users_db', false)) return configured;
-    for await (const doc of this.usersDocs()) {
-      const secret = (doc['oauth'] as { consumer_keys?: Record<string, unknown> } | undefined)?.consumer_keys?.[consumerKey];
-      if (typeof secret === 'string') return secret;
+  /**
+   * What this server knows of a consumer and, unless `token` is undefined, a token: the
+   * consumer's secret (configured, or with `use_users_db` from the first user document that has
+   * the key) and the token's secrets and user when they are known together. One pass over the
+   * user documents at most.
+   */
+  private async credentials(consumerKey: string, token: string | undefined): Promise<{ consumerSecret: string | undefined; secrets: OAuthSecrets | undefined }> {
+    let consumerSecret = this.config.get(OAUTH_CONSUMER_SECRETS, consumerKey);
+    if (token !== undefined) {
+      const tokenSecret = this.config.get(OAUTH_TOKEN_SECRETS, token);
+      const user = this.config.get(OAUTH_TOKEN_USERS, token);
+      if (consumerSecret !== undefined && tokenSecret !== undefined && user !== undefined) {
+        return { consumerSecret, secrets: { consumerSecret, tokenSecret, user } };
+      }
     }
-    return undefined;
-  }
-
-  private async secrets(consumerKey: string, token: string): Promise<OAuthSecrets | undefined> {
-    const consumerSecret = this.config.get(OAUTH_CONSUMER_SECRETS, consumerKey);
-    const tokenSecret = this.config.get(OAUTH_TOKEN_SECRETS, token);
-    const user = this.config.get(OAUTH_TOKEN_USERS, token);
-    if (consumerSecret !== undefined && tokenSecret !== undefined && user !== undefined) return { consumerSecret, tokenSecret, user };
-    if (!this.config.getBool(HTTPD_OAUTH_SECTION, 'use_users_db', false)) return undefined;
+    if (!this.config.getBool(HTTPD_OAUTH_SECTION, 'use_users_db', false)) return { consumerSecret, secrets: undefined };
+    if (token === undefined && consumerSecret !== undefined) return { consumerSecret, secrets: undefined };
     for await (const doc of this.usersDocs()) {
       const oauth = doc['oauth'] as { consumer_keys?: Record<string, unknown>; tokens?: Record<string, unknown> } | undefined;
       const c = oauth?.consumer_keys?.[consumerKey];
+      if (typeof c !== 'string') continue;
+      consumerSecret ??= c;
+      if (token === undefined) break;
       const t = oauth?.tokens?.[token];
-      if (typeof c === 'string' && typeof t === 'string' && typeof doc['name'] === 'string') {
-        return { consumerSecret: c, tokenSecret: t, user: doc['name'] };
+      if (typeof t === 'string' && typeof doc['name'] === 'string') {
+        return { consumerSecret, secrets: { consumerSecret: c, tokenSecret: t, user: doc['name'] } };
       }
     }
-    return undefined;
+    return { consumerSecret, secrets: undefined };
   }
 }
 
