@@ -355,6 +355,13 @@ export class Authenticator {
       // A server admin also has the roles of a user document of the same name (CouchDB 1.6).
       const doc = db ? await openWinner(db, USER_DOC_PREFIX + name) : undefined;
       const roles = [ADMIN_ROLE, ...rolesOf(doc).filter((role) => role !== ADMIN_ROLE)];
+      if (cached?.admin && cached.creds.stamp === adminValue) {
+        // Same password: only the roles are read again; the password verified stays verified.
+        cached.creds.roles = roles;
+        cached.seq = db?.updateSeq;
+        cached.dbInstance = db?.instanceStartTime;
+        return cached;
+      }
       const hash = parseAdminHash(adminValue);
       return this.store(name, { creds: { name, roles, hash, stamp: adminValue }, admin: true, seq: db?.updateSeq, dbInstance: db?.instanceStartTime });
     }
