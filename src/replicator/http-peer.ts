@@ -73,11 +73,13 @@ export class HttpPeer implements ReplicationPeer {
 
   async info(): Promise<PeerInfo> {
     const r = await this.call({ method: 'GET', path: '', accept: [400, 404] });
-    // A name no database can have is a database that is not there (CouchDB 1.6).
-    if (r.status === 404 || (r.status === 400 && parse<{ error?: string }>(r).error === 'illegal_database_name')) {
-      throw new CouchError(404, 'db_not_found', `could not open ${this.display}`);
+    const notFound = new CouchError(404, 'db_not_found', `could not open ${this.display}`);
+    if (r.status === 404) throw notFound;
+    if (r.status === 400) {
+      // A name no database can have is a database that is not there (CouchDB 1.6).
+      const error = peerError(r, `GET ${this.display}`);
+      throw error.error === 'illegal_database_name' ? notFound : error;
     }
-    if (r.status === 400) throw new CouchError(400, 'bad_request', `${this.display} answered 400`);
     return parse<PeerInfo>(r);
   }
 

@@ -35,8 +35,10 @@ export interface ReplicatorDeps {
   ownerContext?(name: string): Promise<JobOwner>;
 }
 
-/** Who a job runs as: the requester, or the owner of its `_replicator` document. */
-/** Who a job runs as: its requests to local databases have this user's rights, as in CouchDB. */
+/**
+ * Who a job runs as (the requester, or its `_replicator` document's user_ctx or owner): its
+ * requests to local databases have this user's rights, as in CouchDB.
+ */
 export interface JobOwner {
   name: string | null;
   roles: string[];
