@@ -36,10 +36,7 @@ export class DesignService {
 
   /** A design document of `db`; 404 `missing` (or `deleted`) if there is none. */
   async designDoc(db: Database, ddocId: string): Promise<DesignDocument> {
-    const ddoc = await this.anyDesignDoc(db, ddocId);
-    const language = ddoc.body['language'] ?? 'javascript';
-    if (language !== 'javascript') throw new CouchError(500, 'EXIT', `Language '${String(language)}' is not supported: only javascript`);
-    return ddoc;
+    return runnable(await this.anyDesignDoc(db, ddocId));
   }
 
   /** A design document whatever its language; 404 `missing` (or `deleted`) if there is none. */
@@ -86,7 +83,7 @@ export class DesignService {
         const source = ddoc.body['validate_doc_update'];
         if (source === undefined || source === null || source === '') continue;
         // Only a design document with a validator needs a language this server runs.
-        out.push({ ddocId: id, fn: await this.compiled(db, await this.designDoc(db, id), 'validate_doc_update', source) });
+        out.push({ ddocId: id, fn: await this.compiled(db, runnable(ddoc), 'validate_doc_update', source) });
       }
     }
     return out;
@@ -119,4 +116,11 @@ export class DesignService {
     this.functions.clear();
     for (const fn of all) (await fn.catch(() => undefined))?.dispose();
   }
+}
+
+/** The design document when its language is one this server runs (JavaScript); a 500 `EXIT` otherwise. */
+function runnable(ddoc: DesignDocument): DesignDocument {
+  const language = ddoc.body['language'] ?? 'javascript';
+  if (language !== 'javascript') throw new CouchError(500, 'EXIT', `Language '${String(language)}' is not supported: only javascript`);
+  return ddoc;
 }
