@@ -155,10 +155,6 @@ class LmdbReader implements ReadView {
     return this.getSync(key);
   }
 
-  async getMany(keys: readonly Bytes[]): Promise<(Bytes | undefined)[]> {
-    return keys.map((key) => this.getSync(key));
-  }
-
   async *range(options: RangeOptions): AsyncIterable<Entry> {
     yield* this.rangeSync(options);
   }

@@ -33,7 +33,6 @@ export interface Entry {
 /** A consistent, read-only view of the store at one point in time. */
 export interface ReadView {
   get(key: Bytes): Promise<Bytes | undefined>;
-  getMany(keys: readonly Bytes[]): Promise<(Bytes | undefined)[]>;
   /**
    * Each key's value handed to `decode` as it is read (undefined when there is none), in key
    * order. The bytes are lent: valid only during that call (a store may pass its own read
