@@ -577,6 +577,12 @@ test('since_seq starts the replication there; doc_ids may be percent-encoded and
   assert.deepEqual(none.body.history, []);
 });
 
+test('a since_seq that is not a sequence is a 400', async () => {
+  const r = await replicate({ source: 'a', target: 'b', since_seq: { at: 4 } });
+  assert.equal(r.status, 400);
+  assert.deepEqual(r.body, { error: 'bad_request', reason: 'since_seq must be a sequence' });
+});
+
 test('a source no database can be named is db_not_found', async () => {
   const r = await replicate({ source: '/foobar', target: 'whatever' });
   assert.equal(r.status, 404);
