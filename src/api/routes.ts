@@ -19,6 +19,7 @@ import { rewriteRoutes } from './rewrite.js';
 import { replicateRoutes } from './replicate.js';
 import { statsRoutes } from './stats.js';
 import { oauthRoutes } from './oauth.js';
+import { utilsRoutes } from './utils.js';
 
 export const routes: Route[] = [
   ...serverRoutes,
@@ -40,4 +41,5 @@ export const routes: Route[] = [
   ...replicateRoutes,
   ...statsRoutes,
   ...oauthRoutes,
+  ...utilsRoutes,
 ];
