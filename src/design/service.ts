@@ -6,7 +6,7 @@
  */
 import { CouchError, notFound } from '../errors.js';
 import type { Database } from '../core/database.js';
-import type { QueryServer } from '../js/query-server.js';
+import { requireJavaScript, type QueryServer } from '../js/query-server.js';
 import type { DesignFunction } from '../js/design-function.js';
 
 /** A design document as stored: its id, revision and parsed body. */
@@ -120,7 +120,6 @@ export class DesignService {
 
 /** The design document when its language is one this server runs (JavaScript); a 500 `EXIT` otherwise. */
 function runnable(ddoc: DesignDocument): DesignDocument {
-  const language = ddoc.body['language'] ?? 'javascript';
-  if (language !== 'javascript') throw new CouchError(500, 'EXIT', `Language '${String(language)}' is not supported: only javascript`);
+  requireJavaScript(ddoc.body['language']);
   return ddoc;
 }

@@ -80,6 +80,16 @@ const WORKER_STACK_MB = 32;
 const MAX_LIVE_PROGRAMS = 64;
 const DEFAULT_BATCH_DOCS = 250;
 
+/**
+ * Throws CouchDB's 500 `EXIT` for a design document written in a language other than
+ * JavaScript (`language` absent or null means JavaScript): the only one this query server runs.
+ */
+export function requireJavaScript(language: unknown): void {
+  if ((language ?? 'javascript') !== 'javascript') {
+    throw new CouchError(500, 'EXIT', `Language '${String(language)}' is not supported: only javascript`);
+  }
+}
+
 export class QueryServer {
   private constructor(private readonly pool: WorkerPool, private readonly options: SandboxOptions) {}
 

@@ -7,7 +7,7 @@ import { notFound, CouchError } from '../errors.js';
 import type { StorageBackend } from '../storage/types.js';
 import type { Database } from '../core/database.js';
 import * as revtree from '../core/revtree.js';
-import type { QueryServer, ViewProgram } from '../js/query-server.js';
+import { requireJavaScript, type QueryServer, type ViewProgram } from '../js/query-server.js';
 import { ViewIndex, viewNames, viewSignature, type DesignDoc } from './view-index.js';
 
 export interface OpenedView {
@@ -49,10 +49,7 @@ export class ViewService {
       throw err;
     });
     const ddoc = JSON.parse(opened.json) as DesignDoc;
-    const language = ddoc.language ?? 'javascript';
-    if (language !== 'javascript') {
-      throw new CouchError(500, 'EXIT', `Language '${language}' is not supported: only javascript`);
-    }
+    requireJavaScript(ddoc.language);
     const view = await this.openDesign(db, ddoc);
     this.recent.set(cacheKey, { rev: opened.rev, seq, purgeSeq, view });
     if (this.recent.size > 1000) this.recent.delete(this.recent.keys().next().value!);
