@@ -4,6 +4,7 @@
  */
 import { badRequest, notFound, queryParseError } from '../errors.js';
 import type { Database } from '../core/database.js';
+import { withMembers } from '../core/document.js';
 import { stream, json, raw, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
@@ -339,7 +340,7 @@ async function renderRow(db: Database, text: string, q: ViewParams): Promise<str
   const doc = joinable
     ? await db.openDoc(id, { rev, conflicts: q.conflicts, attachments: q.attachments, attEncodingInfo: q.attEncodingInfo }).catch(() => undefined)
     : undefined;
-  return `${text.slice(0, -1)},"doc":${doc && !doc.deleted ? doc.json : 'null'}}`;
+  return withMembers(text, `,"doc":${doc && !doc.deleted ? doc.json : 'null'}`);
 }
 
 

@@ -104,6 +104,15 @@ function parseRevisions(v: unknown): RevPath {
 }
 
 /**
+ * A non-empty JSON object's text (a document, a view row) with more members appended:
+ * `members` is their text, each with its leading comma (`,"_conflicts":[…]`), or '' for none.
+ * Nothing is parsed again.
+ */
+export function withMembers(objectJson: string, members: string): string {
+  return members === '' ? objectJson : `${objectJson.slice(0, -1)}${members}}`;
+}
+
+/**
  * Assembles a document's JSON text from stored parts without re-parsing the body:
  * `_id, _rev, [_deleted], body fields, extras (revisions, meta), [_attachments]` — CouchDB's order.
  */

@@ -4,6 +4,7 @@
  * `_changes?filter=ddoc/name` uses it, and through that HTTP feed, filtered replication.
  */
 import type { ChangeRow, Database } from '../core/database.js';
+import { withMembers } from '../core/document.js';
 import type { DesignService } from './service.js';
 
 /** Keeps the rows whose document the filter passes, in order. */
@@ -27,7 +28,7 @@ export async function designFilter(design: DesignService, db: Database, ddocId: 
     if (present.length === 0) return [];
     const texts: string[] = [];
     docs.forEach((d, i) => {
-      if (d) texts.push(conflicts[i] === '' ? d.json : `${d.json.slice(0, -1)}${conflicts[i]}}`);
+      if (d) texts.push(withMembers(d.json, conflicts[i]!));
     });
     const passes = await fn.filter(texts, reqJson);
     return present.filter((_, i) => passes[i]);

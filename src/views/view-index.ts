@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import { MAX_KEY_BYTES, type Bytes, type KeyValueStore, type ReadView, type WriteOp } from '../storage/types.js';
 import type { Database } from '../core/database.js';
+import { withMembers } from '../core/document.js';
 import { COLLATION_VERSION, collate, collateRaw, sortKey } from './collation.js';
 import { TagAssigner, longKeyBounds } from './long-keys.js';
 import type { ViewProgram } from '../js/query-server.js';
@@ -318,8 +319,7 @@ export class ViewIndex {
         if (!opened) return;
         // The stored JSON goes to the sandbox as it is, with _conflicts, _deleted_conflicts and
         // _local_seq spliced in (map functions see them, as CouchDB's do).
-        const extra = conflicts[i]! + (localSeq ? `,"_local_seq":${c.seq}` : '');
-        byId.set(c.id, extra === '' ? opened.json : `${opened.json.slice(0, -1)}${extra}}`);
+        byId.set(c.id, withMembers(opened.json, conflicts[i]! + (localSeq ? `,"_local_seq":${c.seq}` : '')));
       });
       for (const change of changes) {
         batch.push({ id: change.id, seq: change.seq, json: byId.get(change.id) });
