@@ -7,7 +7,7 @@
  * and id D" is [K D, K D 0x00 0xFF 0xFF].
  */
 import { CouchError } from '../errors.js';
-import type { Bytes, Entry, RangeOptions, ReadView } from '../storage/types.js';
+import type { Entry, RangeOptions, ReadView } from '../storage/types.js';
 import { skipAndLimit } from '../storage/slice.js';
 import { decodeRow, rowText, SORT_KEY_MAX, type ViewIndex } from './view-index.js';
 import { collate, collateRaw, sortKey } from './collation.js';
@@ -85,22 +85,16 @@ export async function smallMapQuery(index: ViewIndex, view: number, range: Range
   const wanted = Math.min(limit, SMALL_ROWS);
   const snapshot = await index.store.snapshot();
   try {
-    // Forward, the offset is counted on the way: the read starts at an anchor (at most a
-    // level-1 segment before the range) whose rank is known. Otherwise it is counted apart.
+    // The offset comes from the partial reductions (an anchor and a count of keys after it),
+    // so only the range's own rows are read.
     const tree = await index.reductionsIn(snapshot, view);
-    const anchor = tree && !range.reverse ? await tree.anchor(windowOf(view, range).lo) : undefined;
-    let offset = anchor ? anchor.before : await rowsBeforeIn(index, view, snapshot, range, tree);
-    const scan: RangeOptions = anchor ? { ...range, gte: Buffer.concat([Buffer.of(ROW, view), anchor.start]), gt: undefined } : range;
-    const below = (key: Bytes): boolean =>
-      anchor !== undefined && (range.gte ? Buffer.compare(key, range.gte) < 0 : range.gt !== undefined && Buffer.compare(key, range.gt) <= 0);
+    let offset = await rowsBeforeIn(index, view, snapshot, range, tree);
     let toSkip = skip;
     const rows: string[] = [];
     let more = false;
-    scanning: for await (const chunk of snapshot.rangeChunks(scan, 64)) {
-      for (const { key, value } of chunk) {
-        if (below(key)) {
-          offset++;
-        } else if (toSkip > 0) {
+    scanning: for await (const chunk of snapshot.rangeChunks(range, 64)) {
+      for (const { value } of chunk) {
+        if (toSkip > 0) {
           toSkip--;
           offset++;
         } else if (rows.length < wanted) {

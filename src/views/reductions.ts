@@ -251,7 +251,6 @@ export class ViewReductions {
       total,
       aggregate: (lo, hi, withValues, reads) => this.aggregate(read, generation, lo, hi, withValues, reads),
       rank: (suffix) => this.rank(read, generation, suffix),
-      anchor: (suffix) => this.anchor(read, generation, suffix),
     };
   }
 
@@ -418,18 +417,14 @@ export interface ReductionsAt {
   /** How many rows have key suffixes below `suffix`; undefined if the records disagree with the rows. */
   rank(suffix: Buffer): Promise<number | undefined>;
   /**
-   * A row-key suffix at or below `suffix`, no more than a level-1 segment away, and how many rows
-   * are below it: the rows from there to `suffix` are left to count (while reading them anyway).
-   */
-  anchor(suffix: Buffer): Promise<Anchor | undefined>;
-  /**
    * What the rows with key suffixes in [lo, hi) reduce to (hi undefined: to the view's end).
    * Undefined if the stored segments disagree with the rows (never expected).
    */
   aggregate(lo: Buffer, hi: Buffer | undefined, withValues: boolean, reads?: Reducer['reads']): Promise<Aggregate | undefined>;
 }
 
-export interface Anchor {
+/** A row-key suffix at or below a wanted one, no more than a level-1 segment away, and the rows below it. */
+interface Anchor {
   start: Buffer;
   before: number;
 }
