@@ -13,8 +13,8 @@ import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { absoluteUrl } from './common.js';
 
-/** share/www at the project root (this file runs from dist/src/api). */
-const DOCUMENT_ROOT = fileURLToPath(new URL('../../../share/www/', import.meta.url));
+/** share/www at the project root (this file runs from dist/src/api), without a trailing separator. */
+const DOCUMENT_ROOT = resolve(fileURLToPath(new URL('../../../share/www/', import.meta.url)));
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -51,7 +51,7 @@ async function serve(req: Request, rest: readonly string[], svc: Services): Prom
 async function findFile(rest: readonly string[]): Promise<string | undefined> {
   if (rest.some((segment) => segment.includes('\0'))) return undefined;
   const path = resolve(DOCUMENT_ROOT, join(...rest));
-  if (path !== DOCUMENT_ROOT.replace(/[\\/]$/, '') && !path.startsWith(DOCUMENT_ROOT.endsWith(sep) ? DOCUMENT_ROOT : DOCUMENT_ROOT + sep)) return undefined;
+  if (path !== DOCUMENT_ROOT && !path.startsWith(DOCUMENT_ROOT + sep)) return undefined;
   const info = await stat(path).catch(() => undefined);
   if (!info) return undefined;
   if (info.isFile()) return path;
