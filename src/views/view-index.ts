@@ -110,6 +110,8 @@ const BACK = 0x62; // b
 export const SORT_KEY_MAX = 1400;
 /** Documents mapped per batch while building. */
 const MAP_BATCH = 500;
+/** Batches mapped or written while the next is read. */
+const MAP_AHEAD = 2;
 /**
  * An update touching more documents than this share of the index's rows rebuilds the partial
  * reductions in one pass at the end instead of maintaining them batch by batch.
@@ -295,19 +297,30 @@ export class ViewIndex {
     // document's only one (the by-sequence index has one entry per document; one updated
     // meanwhile comes again above it): it has no earlier rows to look up.
     const freshUntil = this.info.seq === 0 ? db.updateSeq : 0;
-    // Mapping one batch overlaps writing the previous one: the sandbox's workers and the
-    // store work at the same time instead of taking turns.
+    // A pipeline: while the sandbox's workers map one batch, the next is read and the one before
+    // is written, so no stage waits for another to finish. Batches are written in order; at most
+    // MAP_AHEAD are in flight. A failure anywhere stops reading and is thrown below.
     let writing: Promise<void> = Promise.resolve();
+    const inFlight: Promise<void>[] = [];
+    let failure: { error: unknown } | undefined;
     const flush = async () => {
       if (batch.length === 0) return;
       const docs = batch;
       batch = [];
       const live = docs.filter((d) => d.json !== undefined);
       const mapped = live.length > 0 ? program.mapJson(live.map((d) => d.json!)) : Promise.resolve([]);
-      const [results] = await Promise.all([mapped, writing]);
-      const emitted = new Map<string, [unknown, unknown][][]>();
-      live.forEach((d, i) => emitted.set(d.id, order.map((v) => (v >= 0 ? results[i]![v] ?? [] : []))));
-      writing = this.apply(docs.map((d) => ({ id: d.id, rows: emitted.get(d.id), fresh: d.seq <= freshUntil })), docs[docs.length - 1]!.seq);
+      const previous = writing;
+      writing = (async () => {
+        const results = await mapped;
+        await previous;
+        const emitted = new Map<string, [unknown, unknown][][]>();
+        live.forEach((d, i) => emitted.set(d.id, order.map((v) => (v >= 0 ? results[i]![v] ?? [] : []))));
+        await this.apply(docs.map((d) => ({ id: d.id, rows: emitted.get(d.id), fresh: d.seq <= freshUntil })), docs[docs.length - 1]!.seq);
+      })();
+      // Observed at once, so a failure is never an unhandled rejection while reading goes on.
+      writing.catch((error: unknown) => { failure ??= { error }; });
+      inFlight.push(writing);
+      if (inFlight.length > MAP_AHEAD) await inFlight.shift();
     };
     for await (const changes of db.changes(this.info.seq)) {
       const wanted = changes.filter((c) => !c.deleted && (includeDesign || !c.id.startsWith('_design/')));
@@ -325,8 +338,9 @@ export class ViewIndex {
         batch.push({ id: change.id, seq: change.seq, json: byId.get(change.id) });
         if (batch.length >= MAP_BATCH) await flush();
       }
+      if (failure) break;
     }
-    await flush();
+    if (!failure) await flush();
     await writing;
     if (this.info.seq < db.updateSeq) {
       // Sequences with no change left (superseded, purged): the index is current up to here.

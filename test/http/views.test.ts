@@ -192,3 +192,22 @@ test('rows one document emits under one key come in Erlang term order of their v
   const total = (await c.get('/v-dups/_design/test/_view/by_k')).body;
   assert.equal(total.total_rows, 5);
 });
+
+test('a map function that times out in the middle of a build fails the query; the index then builds once the document is fixed', async () => {
+  const docs = Array.from({ length: 1600 }, (_, i) => ({ _id: `d${String(i).padStart(4, '0')}`, n: i }));
+  await setup('v-spin', docs, { by_n: { map: 'function(doc) { if (doc.n === 1234) while (true) {} emit(doc.n, null); }' } });
+  assert.equal((await c.put('/_config/couchdb/os_process_timeout', '"300"')).status, 200);
+  try {
+    const failed = await c.get('/v-spin/_design/test/_view/by_n?limit=1');
+    assert.equal(failed.status, 500, failed.text);
+    assert.equal(failed.body.error, 'os_process_error');
+    const doc = await c.get('/v-spin/d1234');
+    assert.equal((await c.put('/v-spin/d1234', { ...doc.body, n: 99999 })).status, 201);
+    const r = await c.get('/v-spin/_design/test/_view/by_n?skip=1598');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.total_rows, 1600);
+    assert.deepEqual(r.body.rows.map((x: { key: number }) => x.key), [1599, 99999]);
+  } finally {
+    await c.put('/_config/couchdb/os_process_timeout', '"5000"');
+  }
+});
