@@ -18,6 +18,7 @@
  * replaces it).
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten';
+import { useNativeUtf8 } from './fast-strings.js';
 import { EVAL_GLOBAL, EVAL_PLAIN, EVAL_WITH_REQUIRE, PRELUDE } from './prelude.js';
 import type { FailureCause, WorkerError } from './protocol.js';
 
@@ -107,7 +108,9 @@ export class Engine {
     return false;
   };
 
-  constructor(private readonly module: QuickJSWASMModule, private readonly options: EngineOptions) {}
+  constructor(private readonly module: QuickJSWASMModule, private readonly options: EngineOptions) {
+    useNativeUtf8(module);
+  }
 
   /**
    * Registers and compiles a program; returns what the compiler learnt about it (JSON
