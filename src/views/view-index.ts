@@ -371,7 +371,8 @@ export class ViewIndex {
   /** Replaces each document's rows (undefined rows: the document is gone or not indexed). */
   private async apply(docs: { id: string; rows: [unknown, unknown][][] | undefined; fresh?: boolean }[], seq: number, purgeSeq?: number): Promise<void> {
     const ops: WriteOp[] = [];
-    const backKeys = docs.map((d) => backKey(d.id));
+    const idBytes = docs.map((d) => Buffer.from(d.id, 'utf8'));
+    const backKeys = idBytes.map(backKey);
     // Documents known to have no rows yet (`fresh`) need no lookup.
     const lookups = docs.some((d) => d.fresh) ? backKeys.filter((_, i) => !docs[i]!.fresh) : backKeys;
     const found = lookups.length > 0 ? await this.store.decodeMany(lookups, (bytes) => (bytes ? decodeBack(bytes) : undefined)) : [];
@@ -385,8 +386,9 @@ export class ViewIndex {
     const note = (rowKey: Buffer, present: boolean) => {
       if (purgeSeq === undefined) viewSeqs[rowKey[1]!] = seq;
       else viewPurgeSeqs[rowKey[1]!] = purgeSeq;
+      if (!changed) return;
       const suffix = rowKey.subarray(2);
-      changed?.[rowKey[1]!]!.set(suffix.toString('latin1'), { suffix, present });
+      changed[rowKey[1]!]!.set(suffix.toString('latin1'), { suffix, present });
     };
     const tags: (TagAssigner | undefined)[] = [undefined, undefined];
     for (let i = 0; i < docs.length; i++) {
@@ -400,6 +402,7 @@ export class ViewIndex {
         }
       }
       const added: Buffer[] = [];
+      let idJson: string | undefined;
       for (let view = 0; view < (doc.rows?.length ?? 0); view++) {
         const rows = doc.rows![view]!;
         const raw = this.isRaw(view);
@@ -420,9 +423,9 @@ export class ViewIndex {
         const numbers = rowNumbers(sortKeys, rows);
         for (let e = 0; e < rows.length; e++) {
           const [key, value] = rows[e]!;
-          const rowKey = rowKeyOf(view, sortKeys[e]!, doc.id, numbers?.[e] ?? e);
+          const rowKey = rowKeyOf(view, sortKeys[e]!, idBytes[i]!, numbers?.[e] ?? e);
           // Stored as the row a map query answers, so queries splice it without re-encoding.
-          ops.push({ type: 'put', key: rowKey, value: Buffer.from(`{"id":${JSON.stringify(doc.id)},"key":${JSON.stringify(key ?? null)},"value":${JSON.stringify(value ?? null)}}`) });
+          ops.push({ type: 'put', key: rowKey, value: Buffer.from(`{"id":${idJson ??= JSON.stringify(doc.id)},"key":${JSON.stringify(key ?? null)},"value":${JSON.stringify(value ?? null)}}`) });
           added.push(rowKey);
           this.info.counts[view]!++;
           note(rowKey, true);
@@ -471,7 +474,7 @@ export class ViewIndex {
 }
 
 /** `k <view> <sort key> <docid> 0x00 <n:2>` */
-function rowKeyOf(view: number, sk: Buffer, id: string, n: number): Buffer {
+function rowKeyOf(view: number, sk: Buffer, id: Buffer, n: number): Buffer {
   const idBytes = idBytesWithin(id, MAX_KEY_BYTES - 2 - sk.length - 3);
   const out = Buffer.allocUnsafe(2 + sk.length + idBytes.length + 3);
   out[0] = ROW;
@@ -483,29 +486,37 @@ function rowKeyOf(view: number, sk: Buffer, id: string, n: number): Buffer {
   return out;
 }
 
-function backKey(id: string): Buffer {
-  return Buffer.concat([Buffer.of(BACK), idBytesWithin(id, MAX_KEY_BYTES - 1)]);
+/** `b <docid>` (the document id's UTF-8 bytes) */
+function backKey(id: Buffer): Buffer {
+  const idBytes = idBytesWithin(id, MAX_KEY_BYTES - 1);
+  const out = Buffer.allocUnsafe(1 + idBytes.length);
+  out[0] = BACK;
+  idBytes.copy(out, 1);
+  return out;
 }
 
 /**
- * A document id's bytes in at most `room` bytes: ids too long for the store's key limit keep
+ * A document id's UTF-8 bytes in at most `room` bytes: ids too long for the store's key limit keep
  * their start and a hash of the whole id, so they stay distinct and nearly in order.
  */
-function idBytesWithin(id: string, room: number): Buffer {
-  const bytes = Buffer.from(id, 'utf8');
+function idBytesWithin(bytes: Buffer, room: number): Buffer {
   if (bytes.length <= room) return bytes;
   const hash = createHash('md5').update(bytes).digest('hex').slice(0, 16);
   return Buffer.concat([bytes.subarray(0, Math.max(0, room - hash.length)), Buffer.from(hash, 'latin1')]);
 }
 
+/** The row keys a document emitted: each as `<length:2> <key>`. */
 function encodeBack(keys: Buffer[]): Buffer {
-  const parts: Buffer[] = [];
+  let length = 0;
+  for (const key of keys) length += 2 + key.length;
+  const out = Buffer.allocUnsafe(length);
+  let at = 0;
   for (const key of keys) {
-    const len = Buffer.allocUnsafe(2);
-    len.writeUInt16BE(key.length);
-    parts.push(len, key);
+    out.writeUInt16BE(key.length, at);
+    key.copy(out, at + 2);
+    at += 2 + key.length;
   }
-  return Buffer.concat(parts);
+  return out;
 }
 
 function decodeBack(bytes: Uint8Array): Buffer[] {
