@@ -49,7 +49,6 @@ export class ViewService {
       throw err;
     });
     const ddoc = JSON.parse(opened.json) as DesignDoc;
-    requireJavaScript(ddoc.language);
     const view = await this.openDesign(db, ddoc);
     this.recent.set(cacheKey, { rev: opened.rev, seq, purgeSeq, view });
     if (this.recent.size > 1000) this.recent.delete(this.recent.keys().next().value!);
@@ -58,6 +57,7 @@ export class ViewService {
 
   /** Index and code of a design document given as is (also `_temp_view`). */
   async openDesign(db: Database, ddoc: DesignDoc): Promise<OpenedView> {
+    requireJavaScript(ddoc.language);
     const signature = viewSignature(ddoc);
     const name = `${db.name}$${signature}`;
     let index = this.indexes.get(name);
