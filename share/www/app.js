@@ -150,6 +150,12 @@
    * Sends a request; `options.json` is sent as a JSON body, `options.body` as is. Answers the
    * Response when it is a success, else throws a CouchError.
    */
+  /**
+   * Where the server's API is: the page's path before `/_utils/`, so the interface also works
+   * behind a proxy that serves the server under a path prefix. API paths below start with `/`.
+   */
+  const SERVER_ROOT = location.pathname.replace(/\/_utils(\/.*)?$/, '');
+
   async function request(method, path, options) {
     const opts = options || {};
     // Without this header a 401 could carry a Basic challenge, and the browser's login popup.
@@ -161,7 +167,7 @@
     }
     let response;
     try {
-      response = await fetch(path, { method, headers, body, credentials: 'same-origin' });
+      response = await fetch(SERVER_ROOT + path, { method, headers, body, credentials: 'same-origin' });
     } catch (err) {
       throw new CouchError(0, 'network_error', 'the server could not be reached (' + err.message + ')');
     }
@@ -761,7 +767,7 @@
   function attachmentsSection(db, id, doc) {
     const attachments = doc._attachments || {};
     const rows = Object.keys(attachments).sort().map((name) => el('tr', {},
-      el('td', {}, el('a', { href: attachmentUrl(db, id, name) }, name)),
+      el('td', {}, el('a', { href: SERVER_ROOT + attachmentUrl(db, id, name) }, name)),
       el('td', {}, String(attachments[name].content_type || '')),
       el('td', { class: 'number' }, formatBytes(attachments[name].length)),
       el('td', {}, button('Delete', () => deleteAttachment(db, id, doc._rev, name), { class: 'danger', 'aria-label': 'Delete attachment ' + name }))));

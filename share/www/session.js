@@ -20,7 +20,9 @@
     const error = document.getElementById('error');
     error.textContent = '';
     try {
-      const response = await fetch('/_session', {
+      // The page is <server>/_utils/session.html, also behind a proxy's path prefix.
+      const root = window.location.pathname.replace(/\/_utils(\/.*)?$/, '');
+      const response = await fetch(root + '/_session', {
         method: 'POST',
         credentials: 'same-origin',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json' },

@@ -9,7 +9,7 @@ import { request as httpRequest } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Script } from 'node:vm';
+import { createContext, Script } from 'node:vm';
 import { serverForFile } from '../helpers/server.js';
 
 const { server, c } = await serverForFile();
@@ -122,6 +122,38 @@ test('app.js compiles as a classic script (compiled only, never run)', async () 
   const r = await c.get('/_utils/app.js');
   assert.equal(r.status, 200);
   assert.doesNotThrow(() => new Script(r.text, { filename: 'share/www/app.js' }));
+});
+
+/**
+ * The URLs app.js fetches when it starts on a page at `pathname`: the script runs against a
+ * stand-in DOM (every property a no-op) whose fetch records URLs and fails. A test harness
+ * only: node:vm is no sandbox, and app.js is this project's own code.
+ */
+async function startupFetches(source: string, pathname: string): Promise<string[]> {
+  const urls: string[] = [];
+  const standIn = (): unknown => new Proxy(function () { /* stand-in */ }, {
+    get: (_target, key) => (key === Symbol.toPrimitive ? () => '' : key === Symbol.iterator ? function* () { /* empty */ } : key === 'then' ? undefined : standIn()),
+    apply: () => standIn(),
+    construct: () => standIn() as object,
+    set: () => true,
+  });
+  const context = createContext({
+    document: standIn(), location: { pathname, hash: '' }, URLSearchParams, URL, console, setTimeout, clearTimeout,
+    Node: class {}, addEventListener: () => undefined,
+    fetch: async (url: string) => { urls.push(url); throw new TypeError('offline'); },
+  });
+  (context as { window?: unknown }).window = context;
+  new Script(source, { filename: 'share/www/app.js' }).runInContext(context);
+  await new Promise((done) => setTimeout(done, 50));
+  return urls;
+}
+
+test('the interface calls the API below the page\'s own root, so it also works behind a proxy path prefix', async () => {
+  const source = (await c.get('/_utils/app.js')).text;
+  const direct = await startupFetches(source, '/_utils/');
+  assert.ok(direct.includes('/_session') && direct.includes('/_all_dbs'), JSON.stringify(direct));
+  const prefixed = await startupFetches(source, '/couch/db-admin/_utils/');
+  assert.deepEqual(prefixed, direct.map((url) => `/couch/db-admin${url}`));
 });
 
 test('app.js never writes server data as HTML', async () => {
