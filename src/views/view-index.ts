@@ -311,10 +311,13 @@ export class ViewIndex {
       const mapped = live.length > 0 ? program.mapJson(live.map((d) => d.json!)) : Promise.resolve([]);
       const previous = writing;
       writing = (async () => {
-        const results = await mapped;
-        await previous;
+        // Settles only after the batch before it has (written or failed), whatever this batch's
+        // mapping does: no write of this update can still run once the update has failed.
+        const [results, before] = await Promise.allSettled([mapped, previous]);
+        if (before.status === 'rejected') throw before.reason;
+        if (results.status === 'rejected') throw results.reason;
         const emitted = new Map<string, [unknown, unknown][][]>();
-        live.forEach((d, i) => emitted.set(d.id, order.map((v) => (v >= 0 ? results[i]![v] ?? [] : []))));
+        live.forEach((d, i) => emitted.set(d.id, order.map((v) => (v >= 0 ? results.value[i]![v] ?? [] : []))));
         await this.apply(docs.map((d) => ({ id: d.id, rows: emitted.get(d.id), fresh: d.seq <= freshUntil })), docs[docs.length - 1]!.seq);
       })();
       // Observed at once, so a failure is never an unhandled rejection while reading goes on.
@@ -322,25 +325,33 @@ export class ViewIndex {
       inFlight.push(writing);
       if (inFlight.length > MAP_AHEAD) await inFlight.shift();
     };
-    for await (const changes of db.changes(this.info.seq)) {
-      const wanted = changes.filter((c) => !c.deleted && (includeDesign || !c.id.startsWith('_design/')));
-      const bodies = await db.renderKnownMany(wanted);
-      const conflicts = await Promise.all(wanted.map((c) => (c.others.length > 0 ? db.conflictMembers(c.id, true) : '')));
-      const byId = new Map<string, string>();
-      wanted.forEach((c, i) => {
-        const opened = bodies[i];
-        if (!opened) return;
-        // The stored JSON goes to the sandbox as it is, with _conflicts, _deleted_conflicts and
-        // _local_seq spliced in (map functions see them, as CouchDB's do).
-        byId.set(c.id, withMembers(opened.json, conflicts[i]! + (localSeq ? `,"_local_seq":${c.seq}` : '')));
-      });
-      for (const change of changes) {
-        batch.push({ id: change.id, seq: change.seq, json: byId.get(change.id) });
-        if (batch.length >= MAP_BATCH) await flush();
+    const readChanges = async () => {
+      for await (const changes of db.changes(this.info.seq)) {
+        const wanted = changes.filter((c) => !c.deleted && (includeDesign || !c.id.startsWith('_design/')));
+        const bodies = await db.renderKnownMany(wanted);
+        const conflicts = await Promise.all(wanted.map((c) => (c.others.length > 0 ? db.conflictMembers(c.id, true) : '')));
+        const byId = new Map<string, string>();
+        wanted.forEach((c, i) => {
+          const opened = bodies[i];
+          if (!opened) return;
+          // The stored JSON goes to the sandbox as it is, with _conflicts, _deleted_conflicts and
+          // _local_seq spliced in (map functions see them, as CouchDB's do).
+          byId.set(c.id, withMembers(opened.json, conflicts[i]! + (localSeq ? `,"_local_seq":${c.seq}` : '')));
+        });
+        for (const change of changes) {
+          batch.push({ id: change.id, seq: change.seq, json: byId.get(change.id) });
+          if (batch.length >= MAP_BATCH) await flush();
+        }
+        if (failure) return;
       }
-      if (failure) break;
+      await flush();
+    };
+    try {
+      await readChanges();
+    } finally {
+      // Whatever failed, no batch of this update is still being written when it ends.
+      await writing.catch(() => undefined);
     }
-    if (!failure) await flush();
     await writing;
     if (this.info.seq < db.updateSeq) {
       // Sequences with no change left (superseded, purged): the index is current up to here.
