@@ -1,8 +1,8 @@
 /**
  * `_show`: GET/POST `/{db}/_design/{ddoc}/_show/{func}[/{docid}]` runs `shows.<func>(doc, req)`
  * (doc null when missing) and answers what it returns, with provides()/registerType() content
- * negotiation done in the sandbox. GET answers carry an ETag of the design document, document,
- * Accept header, user and query; If-None-Match on it is a 304.
+ * negotiation done in the sandbox. Answers carry an ETag of the design document, document,
+ * Accept header, user and query (If-None-Match on it is a 304 for GET), and `Vary: Accept`.
  */
 import { createHash } from 'node:crypto';
 import { shapeResponse } from '../design/response.js';
@@ -24,5 +24,9 @@ async function show(req: Request, p: RouteParams, svc: Services): Promise<Reply>
     .digest('hex'));
   if (req.method === 'GET' && req.header('if-none-match') === etag) return raw(304, '', 'text/plain', { ETag: etag });
   const resp = await fn.show(doc.json, await requestJson(req, svc, db, docId ?? null));
-  return renderedReply(shapeResponse(resp), req.method === 'GET' ? { ETag: etag } : {});
+  // As CouchDB 1.6 does, the server's ETag and `Vary: Accept` (the answer depends on the Accept
+  // header through provides()) replace any the function set.
+  const shaped = shapeResponse(resp);
+  const headers = Object.fromEntries(Object.entries(shaped.headers).filter(([name]) => !/^(etag|vary)$/i.test(name)));
+  return renderedReply({ ...shaped, headers }, { ETag: etag, Vary: 'Accept' });
 }

@@ -26,7 +26,9 @@ async function update(req: Request, p: RouteParams, svc: Services): Promise<Repl
 
   if (typeof newDoc !== 'object' || Array.isArray(newDoc)) throw badRequest('Document must be a JSON object');
   const incoming = parseIncomingDoc(newDoc);
-  incoming.id ??= docId;
+  // The document is saved under the id it carries, not the URL's (CouchDB 1.6 validates the
+  // returned document's own id: one without an _id is "Document id must not be empty").
+  incoming.id ??= '';
   validateDocId(incoming.id);
   if (isLocalId(incoming.id)) {
     // _local documents are not revisioned, replicated nor validated.
