@@ -91,6 +91,7 @@ export class Authenticator {
   private handlerSpec = '';
   private handlerList: AuthMethod[] = [];
   private readonly unsubscribe: () => void;
+  private unwatchDbs: () => void = () => undefined;
   private readonly oauth: OAuthVerifier;
   private hitCount = 0;
   private missCount = 0;
@@ -103,8 +104,8 @@ export class Authenticator {
         this.cache.clear();
       } else if (section === HTTPD_AUTH_SECTION) {
         this.cache.clear();
-        // A new authentication database is created as soon as it is named.
-        if (key === 'authentication_db') void this.ensureUsersDb().catch(() => undefined);
+        // A new authentication database exists once the change naming it has answered.
+        if (key === 'authentication_db') return this.ensureUsersDb().catch(() => undefined);
       }
     });
     const lookup: OAuthUserLookup = async (name) => this.userCreds(name);
@@ -138,6 +139,8 @@ export class Authenticator {
     }
     const auth = new Authenticator(config, dbs);
     await auth.ensureUsersDb();
+    // A deleted users database comes back at once, empty, as CouchDB's auth cache recreates it.
+    auth.unwatchDbs = dbs.onEvent((name, type) => (type === 'deleted' && name === auth.usersDbName ? auth.ensureUsersDb().catch(() => undefined) : undefined));
     return auth;
   }
 
@@ -148,6 +151,7 @@ export class Authenticator {
 
   close(): void {
     this.unsubscribe();
+    this.unwatchDbs();
   }
 
   get usersDbName(): string {

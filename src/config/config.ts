@@ -17,7 +17,11 @@ import { badRequest } from '../errors.js';
  */
 
 export type ConfigValues = Record<string, Record<string, string>>;
-export type ConfigListener = (section: string, key: string, value: string | undefined) => void;
+/**
+ * Hears a change; a promise it returns is awaited before the change's set or delete answers
+ * (outside the change queue, so the listener may itself change the configuration).
+ */
+export type ConfigListener = (section: string, key: string, value: string | undefined) => unknown;
 /** Turns a value on its way in (the security layer hashes [admins] passwords with it). */
 export type ConfigWriteFilter = (section: string, key: string, value: string) => Promise<string> | string;
 
@@ -310,16 +314,17 @@ export class Config {
    */
   async set(section: string, key: string, value: string, persist: boolean, options: ConfigSetOptions = {}): Promise<string | undefined> {
     checkName(section, key);
-    return this.enqueue(async () => {
+    const { previous, heard } = await this.enqueue(async () => {
       const stored = options.raw ? value : await this.writeFilter(section, key, value);
       if (persist) await this.persist(section, key, stored);
       const previous = this.get(section, key);
       let sec = this.values.get(section);
       if (!sec) this.values.set(section, (sec = new Map()));
       sec.set(key, stored);
-      this.notify(section, key, stored);
-      return previous;
+      return { previous, heard: this.notify(section, key, stored) };
     });
+    await heard;
+    return previous;
   }
 
   /**
@@ -328,14 +333,15 @@ export class Config {
    */
   async delete(section: string, key: string, persist: boolean): Promise<string | undefined> {
     checkName(section, key);
-    return this.enqueue(async () => {
+    const { previous, heard } = await this.enqueue(async () => {
       const previous = this.get(section, key);
-      if (previous === undefined) return undefined;
+      if (previous === undefined) return { previous, heard: Promise.resolve() };
       if (persist) await this.persist(section, key, '');
       applyEntry(this.values, section, key, '');
-      this.notify(section, key, undefined);
-      return previous;
+      return { previous, heard: this.notify(section, key, undefined) };
     });
+    await heard;
+    return previous;
   }
 
   /** Re-reads the files and overrides (POST /_restart); listeners hear about every key that changed. */
@@ -356,7 +362,7 @@ export class Config {
           if (before.get(section)?.get(key) === undefined) changed.push([section, key, value]);
         }
       }
-      for (const [section, key, value] of changed) this.notify(section, key, value);
+      for (const [section, key, value] of changed) void this.notify(section, key, value);
     });
   }
 
@@ -388,13 +394,16 @@ export class Config {
     }
   }
 
-  private notify(section: string, key: string, value: string | undefined): void {
+  /** Tells every listener; resolves when the work they returned is done (failed or not). */
+  private async notify(section: string, key: string, value: string | undefined): Promise<void> {
+    const pending: unknown[] = [];
     for (const listener of [...this.listeners]) {
       try {
-        listener(section, key, value);
+        pending.push(listener(section, key, value));
       } catch {
         // A failing listener must not undo or block a change that has already been applied.
       }
     }
+    await Promise.allSettled(pending);
   }
 }

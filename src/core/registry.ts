@@ -26,7 +26,7 @@ export class DatabaseRegistry {
   private readonly open = new Map<string, Promise<Database>>();
   private readonly lastUsed = new Map<string, number>();
   private readonly creating = new Set<string>();
-  private readonly listeners = new Set<(name: string, type: DbEventType) => void>();
+  private readonly listeners = new Set<(name: string, type: DbEventType) => unknown>();
 
   private readonly sweeper: NodeJS.Timeout;
 
@@ -35,13 +35,26 @@ export class DatabaseRegistry {
     this.sweeper.unref();
   }
 
-  onEvent(listener: (name: string, type: DbEventType) => void): () => void {
+  /**
+   * Calls `listener` on every database event. For a deletion, a promise it returns is awaited
+   * before the deletion answers (the users database is recreated so, as CouchDB's is).
+   */
+  onEvent(listener: (name: string, type: DbEventType) => unknown): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  private emit(name: string, type: DbEventType): void {
-    for (const listener of [...this.listeners]) listener(name, type);
+  /** Tells every listener; resolves when the work they returned is done (failed or not). */
+  private async emit(name: string, type: DbEventType): Promise<void> {
+    const pending: unknown[] = [];
+    for (const listener of [...this.listeners]) {
+      try {
+        pending.push(listener(name, type));
+      } catch {
+        // A failing listener must not fail the change it hears about.
+      }
+    }
+    await Promise.allSettled(pending);
   }
 
   async exists(name: string): Promise<boolean> {
@@ -66,7 +79,7 @@ export class DatabaseRegistry {
         if (err instanceof CouchError && err.status === 404) return this.load(name, true);
         throw err;
       });
-      this.emit(name, 'created');
+      void this.emit(name, 'created');
       return db;
     } finally {
       this.creating.delete(name);
@@ -106,7 +119,7 @@ export class DatabaseRegistry {
         revsLimit: this.settings().revsLimit,
         attachments: () => this.settings().attachments,
       });
-      db.onUpdate(() => this.emit(name, 'updated'));
+      db.onUpdate(() => void this.emit(name, 'updated'));
       return db;
     })();
     this.open.set(name, opening);
@@ -152,7 +165,7 @@ export class DatabaseRegistry {
       }
     }
     if (!(await this.backend.destroy(name))) throw notFound('missing');
-    this.emit(name, 'deleted');
+    await this.emit(name, 'deleted');
   }
 
   list(): Promise<string[]> {

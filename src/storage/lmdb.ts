@@ -2,6 +2,7 @@ import { open, type RootDatabase } from 'lmdb';
 import { mkdir, readdir, rm, stat, rename, open as openFile } from 'node:fs/promises';
 import { closeSync, createReadStream, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { CouchError } from '../errors.js';
 import type {
   BlobStore, Bytes, Entry, KeyValueStore, RangeOptions, ReadView, Snapshot, StorageBackend, WriteOp, WriteOptions,
 } from './types.js';
@@ -95,7 +96,23 @@ type Env = RootDatabase<Buffer, Buffer>;
 class Generation {
   readers = 0;
   retired = false;
-  constructor(readonly env: Env, readonly file: string) {}
+  /** Set when the environment is being closed: lmdb must not be read or written after that. */
+  private closed = false;
+  constructor(private readonly env: Env, readonly file: string) {}
+
+  /**
+   * The environment, unless it is closed or closing (its database deleted): a read that got
+   * into a closing lmdb environment leaves a timer behind that throws outside any request.
+   */
+  open(): Env {
+    if (this.closed) throw new CouchError(404, 'not_found', 'no_db_file');
+    return this.env;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.env.close();
+  }
 
   acquire(): void {
     this.readers++;
@@ -112,7 +129,7 @@ class Generation {
   }
 
   private async dispose(): Promise<void> {
-    await this.env.close();
+    await this.close();
     await rm(this.file, { force: true });
     await rm(`${this.file}-lock`, { force: true });
   }
@@ -219,8 +236,8 @@ class LmdbReader implements ReadView {
 class LmdbSnapshot extends LmdbReader implements Snapshot {
   private released = false;
   constructor(private readonly generation: Generation) {
+    const env = generation.open();
     generation.acquire();
-    const env = generation.env;
     super(() => env, env.useReadTransaction());
   }
 
@@ -373,7 +390,7 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
   private swapping: Promise<void> | undefined;
 
   private constructor(private readonly dir: string, generation: Generation) {
-    super(() => this.current.env);
+    super(() => this.current.open());
     this.current = generation;
     this.blobs = new FileBlobStore(join(dir, 'blobs'));
   }
@@ -399,8 +416,9 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
       return this.write(ops, options);
     }
     this.journal?.push(ops);
-    await applyOps(this.current.env, ops);
-    if (options.durable) await this.current.env.flushed;
+    const env = this.current.open();
+    await applyOps(env, ops);
+    if (options.durable) await env.flushed;
   }
 
   async snapshot(): Promise<Snapshot> {
@@ -408,11 +426,11 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
   }
 
   async sync(): Promise<void> {
-    await this.current.env.flushed;
+    await this.current.open().flushed;
   }
 
   async dataSize(): Promise<number> {
-    const stats = this.current.env.getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+    const stats = this.current.open().getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
     const pages = stats.treeBranchPageCount + stats.treeLeafPageCount + stats.overflowPages;
     return pages * stats.pageSize + (await this.blobs.totalSize());
   }
@@ -439,8 +457,8 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
     // idempotent, so replaying them again is harmless.
     this.journal = [];
     try {
-      await old.env.flushed;
-      await (old.env as unknown as { backup(path: string, compact: boolean): Promise<void> }).backup(temp, true);
+      await old.open().flushed;
+      await (old.open() as unknown as { backup(path: string, compact: boolean): Promise<void> }).backup(temp, true);
       await rename(temp, file);
       const fresh = openEnv(file);
       // Catch up while writers go on, until little is left; then hold writers for the rest.
@@ -466,7 +484,7 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
   }
 
   async close(): Promise<void> {
-    await this.current.env.close();
+    await this.current.close();
   }
 }
 
