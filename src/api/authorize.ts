@@ -95,7 +95,7 @@ async function usersDbRead(req: Request, target: RouteTarget, svc: Services): Pr
     case 'document': {
       if (shared(params.docId) || own(params.docId)) return undefined;
       if (write) return undefined; // the write rules decide
-      if (req.method === 'GET' || req.method === 'HEAD') return publicFieldsOf(params, ctx, svc);
+      if (req.method === 'GET' || req.method === 'HEAD') return publicFieldsOf(params, svc);
       throw notFound('missing'); // COPY would read another user's document
     }
     case 'attachment':
@@ -137,10 +137,13 @@ function listingRefused(ctx: UserContext, name: string): CouchError {
   return ctx.name === null ? unauthorized(reason) : forbidden(reason);
 }
 
-/** Another user's document as the caller may see it: only `public_fields`, for authenticated callers. */
-async function publicFieldsOf(params: RouteParams, ctx: UserContext, svc: Services): Promise<Reply> {
+/**
+ * Another user's document as the caller (signed in or not) may see it: only `public_fields`,
+ * as CouchDB 1.6's couch_users_db:after_doc_read strips it for anyone but the owner and admins.
+ */
+async function publicFieldsOf(params: RouteParams, svc: Services): Promise<Reply> {
   const fields = parsePublicFields(svc.config.get(HTTPD_AUTH_SECTION, 'public_fields'));
-  if (fields.length === 0 || ctx.name === null || !params.docId.startsWith(USER_DOC_PREFIX)) throw notFound('missing');
+  if (fields.length === 0 || !params.docId.startsWith(USER_DOC_PREFIX)) throw notFound('missing');
   const db = await svc.dbs.get(params.db);
   const doc = await db.openDoc(params.docId);
   if (doc.deleted) throw notFound('missing');

@@ -7,7 +7,7 @@
  *          asks an anonymous caller for credentials (401)
  *   DELETE clears the cookie (`?next=` redirects)
  */
-import { badRequest, unauthorized } from '../errors.js';
+import { badRequest, CouchError, unauthorized } from '../errors.js';
 import { json, type HeaderMap } from './reply.js';
 import type { Handler, Route } from './route.js';
 import { absoluteUrl, requestLimit } from './common.js';
@@ -38,7 +38,14 @@ const login: Handler = async (req, _p, svc) => {
   const name = typeof given.name === 'string' ? given.name : '';
   const password = typeof given.password === 'string' ? given.password : '';
   const creds = name === '' ? undefined : await svc.auth.checkPassword(name, password);
-  if (!creds) throw unauthorized('Name or password is incorrect.');
+  if (!creds) {
+    // A failed login also ends the session the client had, and `?fail=` sends it there, as
+    // CouchDB's does.
+    const failed = { 'Set-Cookie': svc.auth.clearedCookie() };
+    const location = redirectTarget(req, req.string('fail'), svc);
+    if (!location) throw new CouchError(401, 'unauthorized', 'Name or password is incorrect.', failed);
+    return json(302, { error: 'unauthorized', reason: 'Name or password is incorrect.' }, { ...failed, Location: location });
+  }
   const headers: HeaderMap = { 'Set-Cookie': svc.auth.sessionCookie(creds, req.secure) };
   const location = redirectTarget(req, req.string('next') ?? given.next, svc);
   if (location) headers['Location'] = location;

@@ -78,13 +78,21 @@ test('POST /_session with a form, and next= redirects', async () => {
   assert.equal(away.status, 200);
 });
 
-test('wrong credentials at login are 401 and set no cookie', async () => {
+test('wrong credentials at login are 401 and clear the session cookie (CouchDB 1.6 logs the client out)', async () => {
   for (const body of [{ name: 'bob', password: 'nope' }, { name: 'ghost', password: 'bobpw' }, { name: 'bob' }, {}]) {
     const r = await c.post('/_session', body);
     assert.equal(r.status, 401, JSON.stringify(body));
     assert.deepEqual(r.body, { error: 'unauthorized', reason: 'Name or password is incorrect.' });
-    assert.equal(r.headers['set-cookie'], undefined);
+    assert.equal(sessionCookie(r.headers['set-cookie']), 'AuthSession=', JSON.stringify(r.headers['set-cookie']));
   }
+});
+
+test('a failed login with ?fail= redirects there (302), clearing the session cookie', async () => {
+  const r = await c.post('/_session?fail=/_utils/session.html', { name: 'bob', password: 'nope' });
+  assert.equal(r.status, 302);
+  assert.match(String(r.headers['location']), /^http:\/\/[^/]+\/_utils\/session\.html$/);
+  assert.equal(sessionCookie(r.headers['set-cookie']), 'AuthSession=');
+  assert.equal(r.body.error, 'unauthorized');
 });
 
 test('server admins log in too', async () => {
