@@ -979,7 +979,7 @@ class Batch {
         }
       }
       atts = this.resolveAttachments(doc, pos, parent ? [parent] : [], true);
-      const hash = newRevHash(doc.deleted, parent, doc.bodyJson, atts ? Object.values(atts).map((a) => a.digest) : []);
+      const hash = newRevHash(doc.deleted, parent, doc.body, atts ? Object.entries(atts).map(([name, a]) => ({ name, contentType: a.content_type, digest: a.digest })) : []);
       path = { pos, hashes: parent ? [hash, revtree.parseRev(parent)!.hash] : [hash] };
       newRev = revtree.formatRev(pos, hash);
     } else {
