@@ -60,15 +60,29 @@ function atom(name: 'true' | 'false' | 'null'): void {
   out[pos++] = ATOM_EXT;
   out.writeUInt16BE(name.length, pos);
   pos += 2;
-  pos += out.write(name, pos, 'latin1');
+  for (let i = 0; i < name.length; i++) out[pos++] = name.charCodeAt(i);
 }
 
 function binary(text: string): void {
-  const length = Buffer.byteLength(text, 'utf8');
-  byte(BINARY_EXT);
-  u32(length);
-  room(length);
-  pos += out.write(text, pos, 'utf8');
+  const n = text.length;
+  room(5 + n * 3);
+  out[pos] = BINARY_EXT;
+  const at = pos + 5;
+  let length = 0;
+  // Short ASCII text (most keys and values) is copied here: cheaper than a native call each.
+  if (n <= 64) {
+    while (length < n) {
+      const c = text.charCodeAt(length);
+      if (c >= 0x80) break;
+      out[at + length++] = c;
+    }
+  }
+  if (length < n) length = out.write(text, at, 'utf8');
+  out[pos + 1] = length >>> 24;
+  out[pos + 2] = (length >>> 16) & 0xff;
+  out[pos + 3] = (length >>> 8) & 0xff;
+  out[pos + 4] = length & 0xff;
+  pos = at + length;
 }
 
 function bytes(value: Uint8Array): void {
@@ -159,16 +173,27 @@ function list(items: readonly unknown[]): void {
 function object(obj: Record<string, unknown>): void {
   byte(SMALL_TUPLE_EXT);
   byte(1);
-  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined);
-  if (keys.length === 0) return byte(NIL_EXT);
-  byte(LIST_EXT);
-  u32(keys.length);
-  for (const key of keys) {
-    byte(SMALL_TUPLE_EXT);
-    byte(2);
+  const start = pos;
+  room(5);
+  out[pos] = LIST_EXT;
+  pos += 5;
+  let count = 0;
+  for (const key in obj) {
+    const v = obj[key];
+    if (v === undefined || !Object.hasOwn(obj, key)) continue;
+    room(2);
+    out[pos++] = SMALL_TUPLE_EXT;
+    out[pos++] = 2;
     binary(key);
-    value(obj[key]);
+    value(v);
+    count++;
   }
+  if (count === 0) {
+    // {[]}: the empty list is NIL_EXT alone.
+    pos = start;
+    return byte(NIL_EXT);
+  }
+  out.writeUInt32BE(count, start + 1);
   byte(NIL_EXT);
 }
 
