@@ -104,7 +104,7 @@ class Generation {
    * The environment, unless it is closed or closing (its database deleted): a read that got
    * into a closing lmdb environment leaves a timer behind that throws outside any request.
    */
-  open(): Env {
+  liveEnv(): Env {
     if (this.closed) throw new CouchError(404, 'not_found', 'no_db_file');
     return this.env;
   }
@@ -236,7 +236,7 @@ class LmdbReader implements ReadView {
 class LmdbSnapshot extends LmdbReader implements Snapshot {
   private released = false;
   constructor(private readonly generation: Generation) {
-    const env = generation.open();
+    const env = generation.liveEnv();
     generation.acquire();
     super(() => env, env.useReadTransaction());
   }
@@ -390,7 +390,7 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
   private swapping: Promise<void> | undefined;
 
   private constructor(private readonly dir: string, generation: Generation) {
-    super(() => this.current.open());
+    super(() => this.current.liveEnv());
     this.current = generation;
     this.blobs = new FileBlobStore(join(dir, 'blobs'));
   }
@@ -416,7 +416,7 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
       return this.write(ops, options);
     }
     this.journal?.push(ops);
-    const env = this.current.open();
+    const env = this.current.liveEnv();
     await applyOps(env, ops);
     if (options.durable) await env.flushed;
   }
@@ -426,11 +426,11 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
   }
 
   async sync(): Promise<void> {
-    await this.current.open().flushed;
+    await this.current.liveEnv().flushed;
   }
 
   async dataSize(): Promise<number> {
-    const stats = this.current.open().getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+    const stats = this.current.liveEnv().getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
     const pages = stats.treeBranchPageCount + stats.treeLeafPageCount + stats.overflowPages;
     return pages * stats.pageSize + (await this.blobs.totalSize());
   }
@@ -457,8 +457,8 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
     // idempotent, so replaying them again is harmless.
     this.journal = [];
     try {
-      await old.open().flushed;
-      await (old.open() as unknown as { backup(path: string, compact: boolean): Promise<void> }).backup(temp, true);
+      await old.liveEnv().flushed;
+      await (old.liveEnv() as unknown as { backup(path: string, compact: boolean): Promise<void> }).backup(temp, true);
       await rename(temp, file);
       const fresh = openEnv(file);
       // Catch up while writers go on, until little is left; then hold writers for the rest.

@@ -50,3 +50,27 @@ test('decodeMany on a snapshot reads the snapshot, not later writes', async () =
     }
   });
 });
+
+test('a store read or written after it is closed (its database deleted) fails with not_found; nothing is left to throw later', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'settee-lmdb-closed-'));
+  const backend = new LmdbBackend(dir);
+  const uncaught: unknown[] = [];
+  const onUncaught = (err: unknown) => uncaught.push(err);
+  process.on('uncaughtException', onUncaught);
+  try {
+    const store = (await backend.open('closing', { create: true }))!;
+    await store.write([{ type: 'put', key: Buffer.from('k'), value: Buffer.from('v') }], { durable: false });
+    // A read right before the close leaves lmdb a pending reset of its read transaction.
+    assert.equal(Buffer.from((await store.get(Buffer.from('k')))!).toString(), 'v');
+    const closing = store.close();
+    await assert.rejects(store.get(Buffer.from('k')), (err: { status?: number; error?: string }) => err.status === 404 && err.error === 'not_found');
+    await assert.rejects(store.write([{ type: 'put', key: Buffer.from('k2'), value: Buffer.from('v') }], { durable: false }), (err: { status?: number }) => err.status === 404);
+    await closing;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(uncaught, []);
+  } finally {
+    process.off('uncaughtException', onUncaught);
+    await backend.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
