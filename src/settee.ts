@@ -16,7 +16,7 @@ import { UuidGenerator } from './core/uuids.js';
 import { TaskRegistry } from './core/tasks.js';
 import { HttpServer } from './http/server.js';
 import type { Services } from './api/services.js';
-import { MAIN_CONFIG_SECTION } from './couchdb-names.js';
+import { HTTPD_AUTH_SECTION, MAIN_CONFIG_SECTION } from './couchdb-names.js';
 import { routes } from './api/routes.js';
 import { ViewService } from './views/service.js';
 import { DesignService } from './design/service.js';
@@ -139,6 +139,7 @@ export class Settee {
     const backend = new LmdbBackend(resolve(config.getString(MAIN_CONFIG_SECTION, 'database_dir', './data')));
     const dbs = new DatabaseRegistry(backend, () => ({
       maxDbsOpen: config.getInt(MAIN_CONFIG_SECTION, 'max_dbs_open', 100),
+      systemDbs: [config.getString(HTTPD_AUTH_SECTION, 'authentication_db', '_users'), config.getString('replicator', 'db', '_replicator')],
       revsLimit: 1000,
       attachments: {
         compressibleTypes: config.getString('attachments', 'compressible_types', ''),

@@ -17,6 +17,12 @@ export type DbEventType = 'created' | 'deleted' | 'updated';
 
 export interface RegistrySettings {
   maxDbsOpen: number;
+  /**
+   * The system databases (the authentication and replicator databases): as CouchDB 1.6's
+   * couch_server, they count neither in `open_databases` nor against `max_dbs_open`, and are
+   * never closed to make room.
+   */
+  systemDbs?: readonly string[];
   revsLimit: number;
   attachments: AttachmentSettings;
 }
@@ -138,11 +144,14 @@ export class DatabaseRegistry {
    */
   private evict(): void {
     const max = this.settings().maxDbsOpen;
-    if (this.open.size <= max) return;
+    if (this.openCount <= max) return;
+    const system = this.settings().systemDbs ?? [];
     const quietSince = Date.now() - EVICT_QUIET_MS;
+    let open = this.openCount;
     for (const [name, pending] of this.open) {
-      if (this.open.size <= max) break;
-      if ((this.lastUsed.get(name) ?? 0) > quietSince) continue;
+      if (open <= max) break;
+      if (system.includes(name) || (this.lastUsed.get(name) ?? 0) > quietSince) continue;
+      open--;
       void pending.then((db) => {
         if (db.isIdle && this.open.get(name) === pending) {
           this.open.delete(name);
@@ -172,8 +181,12 @@ export class DatabaseRegistry {
     return this.backend.list();
   }
 
+  /** Open databases, system databases not counted (CouchDB's `open_databases`). */
   get openCount(): number {
-    return this.open.size;
+    const system = this.settings().systemDbs ?? [];
+    let count = this.open.size;
+    for (const name of system) if (this.open.has(name)) count--;
+    return count;
   }
 
   async closeAll(): Promise<void> {
