@@ -174,9 +174,8 @@ export class Settee {
     const tasks = new TaskRegistry();
     const replicator = new ReplicatorManager({
       config, log, tasks, dbs, serverUuid, localUrl: () => localUrl(config),
-      // A _replicator job reaches local databases as its document's owner.
+      // A job reaches local databases as the identity it runs as.
       ownerHeaders: (owner) => auth.internalHeaders({ name: owner.name, roles: owner.roles }),
-      ownerContext: async (name) => ({ name, roles: (await auth.userCreds(name))?.roles ?? [] }),
     });
     const stats = new StatsAggregator(
       { openDatabases: () => dbs.openCount, authCache: () => auth.cacheStats },

@@ -93,10 +93,12 @@ export function stripCredentials(text: string): string {
 
 /**
  * What identifies the endpoint for the replication id: stable across runs, free of secrets
- * (the user name is kept, the password and Authorization header are not).
+ * (the user name is kept, the password and Authorization header are not). A local database is
+ * reached as the job's identity (`as`), which is part of it, as in CouchDB 1.6's
+ * `{local, DbName, UserCtx}`: the same replication as another user has checkpoints of its own.
  */
-export function endpointIdentity(endpoint: Endpoint): unknown {
-  if (endpoint.kind === 'local') return ['local', endpoint.db];
+export function endpointIdentity(endpoint: Endpoint, as: { name: string | null; roles: readonly string[] }): unknown {
+  if (endpoint.kind === 'local') return ['local', endpoint.db, as.name, [...as.roles].sort()];
   const headers = Object.entries(endpoint.headers)
     .filter(([k]) => k !== 'authorization' && k !== 'cookie')
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

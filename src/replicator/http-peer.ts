@@ -29,6 +29,8 @@ export interface HttpPeerOptions {
   signal: AbortSignal;
   /** Told about each retry (for the log). */
   onRetry?: (message: string) => void;
+  /** Creates the database instead of a PUT (a database of this server: see manager.ts). */
+  create?: () => Promise<void>;
 }
 
 interface HttpResult {
@@ -84,6 +86,7 @@ export class HttpPeer implements ReplicationPeer {
   }
 
   async create(): Promise<void> {
+    if (this.options.create) return this.options.create();
     await this.call({ method: 'PUT', path: '', accept: [412] });
   }
 

@@ -31,8 +31,6 @@ export interface ReplicatorDeps {
    * it authenticated, or a `_replicator` document's owner); the auth engine signs them.
    */
   ownerHeaders?(owner: JobOwner): Record<string, string>;
-  /** A `_replicator` document owner's current name and roles (server admins have `_admin`). */
-  ownerContext?(name: string): Promise<JobOwner>;
 }
 
 /**
@@ -86,11 +84,6 @@ export class ReplicatorManager {
     }
     return job.done;
   }
-  /** Who a `_replicator` document's job runs as: its owner, with their current roles. */
-  async ownerOf(name: string): Promise<JobOwner> {
-    return (await this.deps.ownerContext?.(name)) ?? { name, roles: [] };
-  }
-
 
   /** The running job with this id, if any. */
   get(fullId: string): Job | undefined {
@@ -111,8 +104,8 @@ export class ReplicatorManager {
     try {
       id = replicationId({
         serverUuid: this.deps.serverUuid,
-        source: endpointIdentity(request.source),
-        target: endpointIdentity(request.target),
+        source: endpointIdentity(request.source, owner),
+        target: endpointIdentity(request.target, owner),
         filter: request.filter ? { name: request.filter, code: await filterCode(source, request.filter) } : undefined,
         queryParams: request.queryParams,
         docIds: request.docIds,
@@ -185,8 +178,8 @@ export class ReplicatorManager {
       }
       return replicationId({
         serverUuid: this.deps.serverUuid,
-        source: endpointIdentity(request.source),
-        target: endpointIdentity(request.target),
+        source: endpointIdentity(request.source, owner),
+        target: endpointIdentity(request.target, owner),
         filter: request.filter ? { name: request.filter, code } : undefined,
         queryParams: request.queryParams,
         docIds: request.docIds,
@@ -237,6 +230,9 @@ export class ReplicatorManager {
       timeoutMs: config.getInt('replicator', 'connection_timeout', 30000),
       retries: config.getInt('replicator', 'retries_per_request', 10),
       onRetry: (message) => this.deps.log.info(stripCredentials(message)),
+      // create_target of a local name needs no admin, as CouchDB 1.6's replicator creates it
+      // with couch_db:create, which checks no user; a remote target needs its own rights.
+      ...(endpoint.kind === 'local' ? { create: async () => { await this.deps.dbs.ensure(endpoint.db); } } : {}),
     });
   }
 

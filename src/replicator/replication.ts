@@ -207,6 +207,7 @@ export class Replication {
 
     try {
       let since = start.since;
+      let replicatedThrough = start.since;
       let caughtUp = false;
       while (!sessionAbort.signal.aborted && failure === undefined) {
         while (inFlight.size >= this.settings.workers) await Promise.race(inFlight);
@@ -221,8 +222,12 @@ export class Replication {
           if (sessionAbort.signal.aborted) break;
           throw err;
         }
-        const item = { batch: { rows: batch.results, lastSeq: batch.last_seq ?? since, done: false }, finished: false };
-        since = item.batch.lastSeq;
+        // Checkpoints record the last change replicated, as CouchDB's do: changes a filter left
+        // out after it are read again by the next session. The feed itself goes on from its end.
+        const rows = batch.results;
+        replicatedThrough = rows.length > 0 ? rows[rows.length - 1]!.seq : replicatedThrough;
+        const item = { batch: { rows, lastSeq: replicatedThrough, done: false }, finished: false };
+        since = batch.last_seq ?? since;
         if (batch.results.length > 0) sawChanges = true;
         if (seqGreater(since, this.sourceSeq)) this.sourceSeq = since;
         pending.push(item);

@@ -8,9 +8,8 @@
  * The auth engine sets `owner` on write (before_doc_update, src/auth/replicator-db.ts), checks
  * the fields as CouchDB's `_design/_replicator` does (a user's `user_ctx` names only them and
  * roles they have) and hides other users' credentials from readers. A job runs as its
- * document's `user_ctx`; without one (admins may leave it out), as its owner with the owner's
- * current roles (CouchDB would run it with no roles at all). Its loopback requests carry that
- * identity, signed by the auth engine.
+ * document's `user_ctx`; without one (admins may leave it out), with no user and no roles, as
+ * CouchDB 1.6 runs it. Its loopback requests carry that identity, signed by the auth engine.
  */
 import { CouchError } from '../errors.js';
 import type { DatabaseRegistry } from '../core/registry.js';
@@ -136,10 +135,9 @@ export class ReplicatorDatabase {
     this.tracked.set(docId, entry);
     if (doc['_replication_state'] === 'completed') return;
 
-    // Its user_ctx (checked when written); without one, its owner with the owner's current
-    // roles, and a document with no owner's name (admin party, the server) runs as admin.
-    const owner = userContextOf(doc)
-      ?? (typeof doc['owner'] === 'string' ? await this.manager.ownerOf(doc['owner']) : { name: null, roles: ['_admin'] });
+    // Its user_ctx (checked when written); without one, no user and no roles, as CouchDB 1.6's
+    // couch_replicator_manager:rep_user_ctx runs it (so it writes no design document).
+    const owner = userContextOf(doc) ?? { name: null, roles: [] };
     let job: Job;
     try {
       job = await this.manager.start(parseReplicationRequest(doc), owner, docId, {

@@ -45,10 +45,12 @@ test('a checkpoint keeps at most 50 sessions, newest first', () => {
   assert.equal(body.replication_id_version, 3);
 });
 
+const ADMIN = { name: null, roles: ['_admin'] };
+
 test('the replication id is stable and depends on what changes the result', () => {
   const base = {
-    serverUuid: 'u1', source: endpointIdentity(parseEndpoint('a', 'source')),
-    target: endpointIdentity(parseEndpoint('http://h:5984/b', 'target')), continuous: false, createTarget: false,
+    serverUuid: 'u1', source: endpointIdentity(parseEndpoint('a', 'source'), ADMIN),
+    target: endpointIdentity(parseEndpoint('http://h:5984/b', 'target'), ADMIN), continuous: false, createTarget: false,
   };
   const id = replicationId(base);
   assert.match(id.base, /^[0-9a-f]{32}$/);
@@ -64,6 +66,11 @@ test('the replication id is stable and depends on what changes the result', () =
   const both = replicationId({ ...base, continuous: true, createTarget: true });
   assert.equal(both.base, id.base);
   assert.equal(both.full, `${id.base}+continuous+create_target`);
+  // A local database is reached as the job's identity: another identity, other checkpoints
+  // (CouchDB 1.6's {local, DbName, UserCtx}); a remote endpoint's id does not depend on it.
+  const asBob = { name: 'bob', roles: ['reader'] };
+  assert.notEqual(replicationId({ ...base, source: endpointIdentity(parseEndpoint('a', 'source'), asBob) }).base, id.base);
+  assert.deepEqual(endpointIdentity(parseEndpoint('http://h:5984/b', 'target'), asBob), base.target);
 });
 
 test('credentials become a header, stay out of the id and are masked when shown', () => {
@@ -73,8 +80,8 @@ test('credentials become a header, stay out of the id and are masked when shown'
   if (withCreds.kind !== 'remote') return;
   assert.equal(withCreds.url, 'http://host:5984/db/');
   assert.equal(withCreds.headers['authorization'], `Basic ${Buffer.from('bob:s3cret').toString('base64')}`);
-  assert.deepEqual(endpointIdentity(withCreds), endpointIdentity(otherPassword));
-  assert.doesNotMatch(JSON.stringify(endpointIdentity(withCreds)), /s3cret/);
+  assert.deepEqual(endpointIdentity(withCreds, ADMIN), endpointIdentity(otherPassword, ADMIN));
+  assert.doesNotMatch(JSON.stringify(endpointIdentity(withCreds, ADMIN)), /s3cret/);
   assert.equal(displayEndpoint(withCreds), 'http://bob:*****@host:5984/db/');
   assert.equal(stripCredentials('GET http://bob:s3cret@host/db/_changes failed'), 'GET http://host/db/_changes failed');
   const object = parseEndpoint({ url: 'http://host/db', headers: { Authorization: 'Basic Ym9iOngK' } }, 'target');
