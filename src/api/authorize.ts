@@ -69,8 +69,14 @@ async function replicatorDbRead(req: Request, target: RouteTarget, svc: Services
     }
     return json(200, withoutCredentials(body));
   }
-  const bulk = target.shape === 'dbHandler' && (target.name === '_bulk_get' || (target.name === '_changes' && req.bool('include_docs')));
-  if (bulk) throw forbidden('Only admins can read whole replication documents in bulk.');
+  if (target.shape === 'dbHandler' && target.name === '_changes' && req.bool('include_docs')) {
+    // As CouchDB 1.6's after_doc_read shows them: the caller's own documents whole, others'
+    // without the credentials in their endpoints.
+    const name = req.userCtx.name;
+    req.docView = (doc) => (name !== null && doc['owner'] === name ? doc : withoutCredentials(doc));
+    return undefined;
+  }
+  if (target.shape === 'dbHandler' && target.name === '_bulk_get') throw forbidden('Only admins can read whole replication documents in bulk.');
   return undefined;
 }
 

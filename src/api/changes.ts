@@ -48,6 +48,8 @@ interface ChangesQuery {
   viewFilter: { ddocId: string; view: string } | undefined;
   /** `filter=ddoc/name`: a filter function of a design document. */
   designFilter: { ddocId: string; name: string } | undefined;
+  /** How the caller may see embedded documents (Request.docView). */
+  docView: ((doc: Record<string, unknown>) => Record<string, unknown>) | undefined;
   /** Filters that run code (the view's map, filter functions) work a chunk of rows at a time. */
   batchFilter: ((rows: ChangeRow[]) => Promise<ChangeRow[]>) | undefined;
   docIds: string[] | undefined;
@@ -127,6 +129,7 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
     conflicts: req.bool('conflicts'),
     attachments: req.bool('attachments'),
     attEncodingInfo: req.bool('att_encoding_info'),
+    docView: req.docView,
     allLeaves: (req.string('style') ?? 'main_only') === 'all_docs',
     heartbeat,
     timeout,
@@ -311,6 +314,8 @@ async function renderRows(db: Database, q: ChangesQuery, rows: ChangeRow[]): Pro
     } else {
       docs = (await db.renderKnownMany(rows)).map((d) => d?.json);
     }
+    const view = q.docView;
+    if (view) docs = docs.map((json) => (json === undefined ? undefined : JSON.stringify(view(JSON.parse(json) as Record<string, unknown>))));
   }
   return rows.map((row, i) => {
     const revs = q.allLeaves && row.others.length > 0 ? [row.rev, ...row.others] : [row.rev];

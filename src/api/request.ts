@@ -47,6 +47,11 @@ export class Request {
   authMethod: string | undefined;
   /** Headers the transport adds to whatever reply this request gets (refreshed cookie, CORS). */
   extraHeaders: HeaderMap | undefined;
+  /**
+   * How the caller may see each document a listing embeds, set by authorization (another
+   * user's replication document without its credentials); undefined: as stored.
+   */
+  docView: ((doc: Record<string, unknown>) => Record<string, unknown>) | undefined;
 
   /** The path and query string handled (after a `_rewrite`, the rewritten one). */
   readonly url: string;

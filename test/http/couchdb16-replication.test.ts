@@ -15,7 +15,7 @@
  * (the 1.6 text moved unchanged, its function still misnamed replicator_db_survives).
  *
  * A few script parts run twice: once without some of their assertions and once with them
- * (those assertions once failed here). Two checks are not ported (notes where they were).
+ * (those assertions once failed here). One check is not ported (a note says where).
  *
  * The suite's helpers (couch.js's CouchDB object and CouchDB.login/logout/replicate,
  * couch_test_runner.js's makeDocs and run_on_modified_server, replicator_db_inc.js's waits) are
@@ -1908,6 +1908,8 @@ test('replicator_db_security: owners, who may edit replication documents, views 
   await replicatorDbSecurity(false);
 });
 
-// Not ported as a test: the script's non-admin users read the replicator database's
-// _changes?include_docs=true (others' credentials hidden); Settee keeps that to admins (403).
+test('replicator_db_security: users read the replicator database\'s _changes?include_docs=true, other users\' credentials hidden', async () => {
+  await replicatorDbSecurity(true);
+});
+
 

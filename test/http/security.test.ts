@@ -210,6 +210,14 @@ test('_replicator: documents get their writer as owner; others read them without
   assert.doesNotMatch(other.text, /miapw/);
   assert.equal((await c.get('/_replicator/mias-job?revs_info=true', { headers: OUTSIDER })).status, 403);
   assert.equal((await c.get('/_replicator/_all_docs?include_docs=true', { headers: OUTSIDER })).status, 403);
+  // _changes with documents: others' documents without their credentials, as CouchDB 1.6 shows them.
+  const changes = await c.get('/_replicator/_changes?include_docs=true', { headers: OUTSIDER });
+  assert.equal(changes.status, 200, changes.text);
+  const seen = (changes.body.results as { id: string; doc: { source?: unknown } }[]).find((r) => r.id === 'mias-job');
+  assert.equal(seen?.doc.source, 'http://127.0.0.1:9/nowhere');
+  assert.doesNotMatch(changes.text, /miapw/);
+  const mine = await c.get('/_replicator/_changes?include_docs=true', { headers: MEMBER });
+  assert.equal((mine.body.results as { id: string; doc: { source?: unknown } }[]).find((r) => r.id === 'mias-job')?.doc.source, source);
   // As for every system database, _all_docs and design-document actions are for admins.
   const listing = await c.get('/_replicator/_all_docs', { headers: OUTSIDER });
   assert.equal(listing.status, 403);
