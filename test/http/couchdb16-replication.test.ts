@@ -1030,10 +1030,10 @@ test('replication: a filtered continuous replication survives compaction of its 
 });
 
 /**
- * replication.js's compressed attachments. `checkEncoding`: the copy is still gzip-encoded
- * (see the test that checks it).
+ * replication.js's compressed attachments, without its check that the copy is still
+ * gzip-encoded (Settee's replicator fetches attachments decoded: see the note below).
  */
-async function compressedAttachments(checkEncoding: boolean, suffix: string): Promise<void> {
+async function compressedAttachments(suffix: string): Promise<void> {
   const sourceDb = `c16r_compressed${suffix}_a`;
   const targetDb = `c16r_compressed${suffix}_b`;
   const doc: Doc = { _id: 'foobar' };
@@ -1069,11 +1069,6 @@ async function compressedAttachments(checkEncoding: boolean, suffix: string): Pr
       assert.equal(typeof copy._attachments[attName].length, 'number');
       assert.equal(copy._attachments[attName].length, bigTextAtt.length);
       assert.equal(await attText(targetDb, doc._id, attName), bigTextAtt);
-      if (checkEncoding) {
-        assert.equal(copy._attachments[attName].encoding, 'gzip', JSON.stringify(copy._attachments[attName]));
-        assert.equal(typeof copy._attachments[attName].encoded_length, 'number');
-        assert.ok(copy._attachments[attName].encoded_length < copy._attachments[attName].length);
-      }
     }
   } finally {
     await setAtt('compression_level', compressionLevel);
@@ -1082,7 +1077,7 @@ async function compressedAttachments(checkEncoding: boolean, suffix: string): Pr
 }
 
 test('replication: a large text attachment stored compressed replicates intact with compression off (content, length)', async () => {
-  await compressedAttachments(false, '');
+  await compressedAttachments('');
 });
 
 // Not ported as a test: the script also checks that an attachment stored gzip'd arrives
