@@ -36,6 +36,13 @@ interface AllDocsQuery {
   attEncodingInfo: boolean;
   updateSeq: boolean;
   keys: unknown[] | undefined;
+  /** How the caller may see embedded documents (Request.docView). */
+  docView: ((doc: Record<string, unknown>) => Record<string, unknown>) | undefined;
+}
+
+/** An embedded document's JSON as the caller may see it. */
+function viewed(q: AllDocsQuery, json: string): string {
+  return q.docView ? JSON.stringify(q.docView(JSON.parse(json) as Record<string, unknown>)) : json;
 }
 
 function parseQuery(req: Request, bodyKeys: unknown[] | undefined): AllDocsQuery {
@@ -67,6 +74,7 @@ function parseQuery(req: Request, bodyKeys: unknown[] | undefined): AllDocsQuery
     skip,
     limit,
     includeDocs: req.bool('include_docs'),
+    docView: req.docView,
     conflicts: req.bool('conflicts'),
     attachments: req.bool('attachments'),
     attEncodingInfo: req.bool('att_encoding_info'),
@@ -123,7 +131,7 @@ async function* rangeRows(db: Database, q: AllDocsQuery): AsyncIterable<string> 
       const { id, rev } = rows[i]!;
       const idJson = JSON.stringify(id);
       let row = `{"id":${idJson},"key":${idJson},"value":{"rev":"${rev}"}`;
-      if (docs) row += `,"doc":${docs[i]?.json ?? 'null'}`;
+      if (docs) row += `,"doc":${docs[i] ? viewed(q, docs[i]!.json) : 'null'}`;
       parts[i] = `${row}}`;
     }
     yield parts.join(',\r\n');
@@ -148,7 +156,7 @@ async function* keyedRows(db: Database, q: AllDocsQuery): AsyncIterable<string> 
       continue;
     }
     let row = `{"id":${idJson},"key":${keyJson},"value":{"rev":"${win.rev}"}`;
-    if (q.includeDocs) row += `,"doc":${(await db.openFromInfo(info, docOptions(q))).json}`;
+    if (q.includeDocs) row += `,"doc":${viewed(q, (await db.openFromInfo(info, docOptions(q))).json)}`;
     yield `${row}}`;
   }
 }

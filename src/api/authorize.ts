@@ -12,7 +12,7 @@
 import { forbidden, notFound, unauthorized, type CouchError } from '../errors.js';
 import { isDbAdmin, isDbReader } from '../auth/access.js';
 import { isServerAdmin, type UserContext } from '../auth/user-context.js';
-import { parsePublicFields, publicView } from '../auth/users-db.js';
+import { parsePublicFields, publicFieldsOnly, publicView } from '../auth/users-db.js';
 import { withoutCredentials } from '../auth/replicator-db.js';
 import { HTTPD_AUTH_SECTION, USER_DOC_PREFIX } from '../couchdb-names.js';
 import { json, type Reply } from './reply.js';
@@ -112,6 +112,15 @@ async function usersDbRead(req: Request, target: RouteTarget, svc: Services): Pr
       if (target.name === '_revs_diff' || target.name === '_missing_revs') return ownRevsDiff(req, target, svc);
       if ((target.name === '_all_docs' || target.name === '_changes') && !req.bool('include_docs')
         && svc.config.getBool(HTTPD_AUTH_SECTION, 'users_db_public', false)) return undefined;
+      if (target.name === '_all_docs' && svc.config.getBool(HTTPD_AUTH_SECTION, 'users_db_public', false)) {
+        // With documents: each cut to the public fields alone, as CouchDB 1.6's
+        // filtered_view_cb cuts them (when there are public fields to show).
+        const fields = parsePublicFields(svc.config.get(HTTPD_AUTH_SECTION, 'public_fields'));
+        if (fields.length > 0) {
+          req.docView = (doc) => publicFieldsOnly(doc, fields);
+          return undefined;
+        }
+      }
       // CouchDB 1.6 keeps the authentication database's _changes to its admins, signed in or not.
       if (target.name === '_changes') throw unauthorized('You are not a db or server admin.');
       throw listingRefused(ctx, target.name ?? '');

@@ -112,6 +112,12 @@ export function publicView(doc: Record<string, unknown>, publicFields: readonly 
   return out;
 }
 
+/** A user document cut to its public fields alone (no `_id`, `_rev`), as listings embed it. */
+export function publicFieldsOnly(doc: Record<string, unknown>, publicFields: readonly string[]): Record<string, unknown> {
+  const { _id: _ignoredId, _rev: _ignoredRev, ...rest } = publicView(doc, publicFields);
+  return rest;
+}
+
 /** `[couch_httpd_auth] public_fields`: a comma-separated list. */
 export function parsePublicFields(value: string | undefined): string[] {
   return (value ?? '').split(',').map((f) => f.trim()).filter((f) => f !== '');

@@ -11,7 +11,7 @@
  * `password_sha`, the pre-1.2 form CouchDB 1.6 still accepts).
  *
  * Where the stored 1.6-era script and CouchDB 1.6's source disagree, the source decides (each
- * such place says why). One step is not ported (see the users_db_security tests).
+ * such place says why).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -1004,9 +1004,20 @@ test('users_db_security: with public_fields, an anonymous reader sees a user doc
   });
 });
 
-// Not ported: the script's last step, `_all_docs?include_docs=true` on the users database under
-// public_fields "name,type", expecting every row's document stripped to those fields. Settee
-// keeps the users database's listings with documents to its admins (403 for others).
+test('users_db_security: with users_db_public, a user\'s _all_docs?include_docs=true shows only public fields', async () => {
+  await withServer(async (server) => {
+    const b = new Browser(server.url);
+    const usersDb = await publicUsersDbServer(b);
+    assert.equal((await b.login('jchris', 'couch'))['ok'], true);
+    const r = await usersDb.allDocs('?include_docs=true');
+    assert.equal(r.status, 200, r.text);
+    const all = r.body;
+    assert.ok(all.rows);
+    assert.ok((all.rows as Doc[]).every((row) => row['doc']
+      ? Object.keys(row['doc'] as Doc).every((key) => key === 'name' || key === 'type')
+      : (row['id'] as string)[0] === '_'), JSON.stringify(all.rows));
+  });
+});
 
 test('auth_cache: logins through a 3-user credentials cache see every change of a user document (hit and miss counters not compared)', async () => {
   await withServer(async (server) => {
