@@ -4,7 +4,7 @@ import type { Database } from '../core/database.js';
 import { winner } from '../core/revtree.js';
 import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
-import type { Request } from './request.js';
+import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
 import { dbStateEtag, etagMatches, openDb, readObject, rowsEnvelope } from './common.js';
 
@@ -37,12 +37,7 @@ interface AllDocsQuery {
   updateSeq: boolean;
   keys: unknown[] | undefined;
   /** How the caller may see embedded documents (Request.docView). */
-  docView: ((doc: Record<string, unknown>) => Record<string, unknown>) | undefined;
-}
-
-/** An embedded document's JSON as the caller may see it. */
-function viewed(q: AllDocsQuery, json: string): string {
-  return q.docView ? JSON.stringify(q.docView(JSON.parse(json) as Record<string, unknown>)) : json;
+  docView: DocView | undefined;
 }
 
 function parseQuery(req: Request, bodyKeys: unknown[] | undefined): AllDocsQuery {
@@ -131,7 +126,7 @@ async function* rangeRows(db: Database, q: AllDocsQuery): AsyncIterable<string> 
       const { id, rev } = rows[i]!;
       const idJson = JSON.stringify(id);
       let row = `{"id":${idJson},"key":${idJson},"value":{"rev":"${rev}"}`;
-      if (docs) row += `,"doc":${docs[i] ? viewed(q, docs[i]!.json) : 'null'}`;
+      if (docs) row += `,"doc":${docs[i] ? viewedDocJson(q.docView, docs[i]!.json) : 'null'}`;
       parts[i] = `${row}}`;
     }
     yield parts.join(',\r\n');
@@ -156,7 +151,7 @@ async function* keyedRows(db: Database, q: AllDocsQuery): AsyncIterable<string> 
       continue;
     }
     let row = `{"id":${idJson},"key":${keyJson},"value":{"rev":"${win.rev}"}`;
-    if (q.includeDocs) row += `,"doc":${viewed(q, (await db.openFromInfo(info, docOptions(q))).json)}`;
+    if (q.includeDocs) row += `,"doc":${viewedDocJson(q.docView, (await db.openFromInfo(info, docOptions(q))).json)}`;
     yield `${row}}`;
   }
 }

@@ -110,13 +110,12 @@ async function usersDbRead(req: Request, target: RouteTarget, svc: Services): Pr
     case 'dbHandler':
       if (['_bulk_docs', '_ensure_full_commit', '_security', '_revs_limit'].includes(target.name ?? '')) return undefined;
       if (target.name === '_revs_diff' || target.name === '_missing_revs') return ownRevsDiff(req, target, svc);
-      if ((target.name === '_all_docs' || target.name === '_changes') && !req.bool('include_docs')
-        && svc.config.getBool(HTTPD_AUTH_SECTION, 'users_db_public', false)) return undefined;
-      if (target.name === '_all_docs' && svc.config.getBool(HTTPD_AUTH_SECTION, 'users_db_public', false)) {
-        // With documents: each cut to the public fields alone, as CouchDB 1.6's
+      if ((target.name === '_all_docs' || target.name === '_changes') && svc.config.getBool(HTTPD_AUTH_SECTION, 'users_db_public', false)) {
+        if (!req.bool('include_docs')) return undefined;
+        // _all_docs with documents: each cut to the public fields alone, as CouchDB 1.6's
         // filtered_view_cb cuts them (when there are public fields to show).
         const fields = parsePublicFields(svc.config.get(HTTPD_AUTH_SECTION, 'public_fields'));
-        if (fields.length > 0) {
+        if (target.name === '_all_docs' && fields.length > 0) {
           req.docView = (doc) => publicFieldsOnly(doc, fields);
           return undefined;
         }

@@ -8,7 +8,7 @@ import { requestJson } from './design-request.js';
 import type { ChangeRow, Database } from '../core/database.js';
 import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
-import type { Request } from './request.js';
+import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
 import { dbStateEtag, etagMatches, openDb } from './common.js';
 
@@ -49,7 +49,7 @@ interface ChangesQuery {
   /** `filter=ddoc/name`: a filter function of a design document. */
   designFilter: { ddocId: string; name: string } | undefined;
   /** How the caller may see embedded documents (Request.docView). */
-  docView: ((doc: Record<string, unknown>) => Record<string, unknown>) | undefined;
+  docView: DocView | undefined;
   /** Filters that run code (the view's map, filter functions) work a chunk of rows at a time. */
   batchFilter: ((rows: ChangeRow[]) => Promise<ChangeRow[]>) | undefined;
   docIds: string[] | undefined;
@@ -314,8 +314,7 @@ async function renderRows(db: Database, q: ChangesQuery, rows: ChangeRow[]): Pro
     } else {
       docs = (await db.renderKnownMany(rows)).map((d) => d?.json);
     }
-    const view = q.docView;
-    if (view) docs = docs.map((json) => (json === undefined ? undefined : JSON.stringify(view(JSON.parse(json) as Record<string, unknown>))));
+    if (q.docView) docs = docs.map((json) => (json === undefined ? undefined : viewedDocJson(q.docView, json)));
   }
   return rows.map((row, i) => {
     const revs = q.allLeaves && row.others.length > 0 ? [row.rev, ...row.others] : [row.rev];

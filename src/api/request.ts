@@ -26,6 +26,14 @@ const METHOD_OVERRIDES = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'TRACE
  * An incoming request with CouchDB's ways of reading it: raw path segments (so `%2F` in a
  * database name or document id survives routing), typed query parameters and bounded bodies.
  */
+/** How a caller may see a document a listing embeds (see Request.docView). */
+export type DocView = (doc: Record<string, unknown>) => Record<string, unknown>;
+
+/** An embedded document's JSON as `view` shows it; as stored without one. */
+export function viewedDocJson(view: DocView | undefined, json: string): string {
+  return view ? JSON.stringify(view(JSON.parse(json) as Record<string, unknown>)) : json;
+}
+
 export class Request {
   readonly raw: IncomingMessage;
   readonly method: string;
@@ -51,7 +59,7 @@ export class Request {
    * How the caller may see each document a listing embeds, set by authorization (another
    * user's replication document without its credentials); undefined: as stored.
    */
-  docView: ((doc: Record<string, unknown>) => Record<string, unknown>) | undefined;
+  docView: DocView | undefined;
 
   /** The path and query string handled (after a `_rewrite`, the rewritten one). */
   readonly url: string;

@@ -27,8 +27,9 @@ export interface ReplicatorDeps {
   /** This server's own base URL (`http://127.0.0.1:5984/`), for local database names. */
   localUrl(): string;
   /**
-   * Headers that let a loopback request act as a job's owner (a `_replicate` requester, however
-   * it authenticated, or a `_replicator` document's owner); the auth engine signs them.
+   * Headers that let a loopback request act as the identity a job runs as (a `_replicate`
+   * requester, however it authenticated, or a `_replicator` document's `user_ctx`); the auth
+   * engine signs them.
    */
   ownerHeaders?(owner: JobOwner): Record<string, string>;
 }
