@@ -20,6 +20,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { serverForFile } from '../helpers/server.js';
 import type { Response } from '../helpers/http.js';
+import { couchJs, encodeOptions } from '../helpers/couch-js.js';
 
 const { server, c } = await serverForFile();
 
@@ -30,49 +31,14 @@ type Options = Record<string, unknown>;
 
 // ------------------------------------------------------------------ the suite's helpers
 
-/** couch.js encodeOptions: key, keys, startkey, endkey and open_revs go as JSON. */
-function qs(options?: Options): string {
-  if (!options) return '';
-  const parts: string[] = [];
-  for (const [name, raw] of Object.entries(options)) {
-    const value = ['key', 'keys', 'startkey', 'endkey'].includes(name) || (name === 'open_revs' && raw !== 'all')
-      ? JSON.stringify(raw) : String(raw);
-    parts.push(`${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
-  }
-  return parts.length ? `?${parts.join('&')}` : '';
-}
-
-/** deleteDb() then createDb(), as every script starts. */
-async function freshDb(name: string): Promise<void> {
-  const path = `/${encodeURIComponent(name)}/`;
-  await c.del(path);
-  const r = await c.put(path);
-  assert.equal(r.status, 201, r.text);
-}
+const qs = encodeOptions;
+const { freshDb, open, deleteDoc } = couchJs(c);
 
 /** CouchDB.prototype.save: PUT by id (a new UUID when none), `_rev` taken from the answer. */
 async function save(db: string, doc: Doc, options?: Options): Promise<Response> {
   if (doc._id === undefined) doc._id = (await c.get('/_uuids')).body.uuids[0];
   const r = await c.put(`/${encodeURIComponent(db)}/${encodeURIComponent(doc._id)}${qs(options)}`, doc);
   if (r.status < 300 && r.body?.rev) doc._rev = r.body.rev;
-  return r;
-}
-
-/** CouchDB.prototype.open: the document, null when 404 (anything else fails the test). */
-async function open(db: string, id: string, options?: Options): Promise<Doc | null> {
-  const r = await c.get(`/${encodeURIComponent(db)}/${encodeURIComponent(id)}${qs(options)}`);
-  if (r.status === 404) return null;
-  assert.equal(r.status, 200, r.text);
-  return r.body;
-}
-
-/** CouchDB.prototype.deleteDoc: DELETE ?rev=, the document then carries the deletion. */
-async function deleteDoc(db: string, doc: Doc): Promise<Response> {
-  const r = await c.del(`/${encodeURIComponent(db)}/${encodeURIComponent(doc._id)}?rev=${doc._rev}`);
-  if (r.status < 300) {
-    doc._rev = r.body.rev;
-    doc._deleted = true;
-  }
   return r;
 }
 

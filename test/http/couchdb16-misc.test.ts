@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { serverForFile } from '../helpers/server.js';
 import type { Response } from '../helpers/http.js';
+import { couchJs, encodeOptions } from '../helpers/couch-js.js';
 import { openStream, parseEvents } from '../helpers/stream.js';
 
 const { server, c } = await serverForFile();
@@ -26,47 +27,14 @@ type Options = Record<string, unknown>;
 
 const E = encodeURIComponent;
 
-/** couch.js encodeOptions: key, keys, startkey, endkey and open_revs (not "all") go as JSON. */
-function qs(options?: Options): string {
-  if (!options) return '';
-  const parts: string[] = [];
-  for (const [name, raw] of Object.entries(options)) {
-    const value = ['key', 'keys', 'startkey', 'endkey'].includes(name) || (name === 'open_revs' && raw !== 'all')
-      ? JSON.stringify(raw) : String(raw);
-    parts.push(`${E(name)}=${E(value)}`);
-  }
-  return parts.length ? `?${parts.join('&')}` : '';
-}
-
-/** deleteDb() then createDb(), as every script starts. */
-async function freshDb(name: string): Promise<void> {
-  await c.del(`/${E(name)}`);
-  const r = await c.put(`/${E(name)}`);
-  assert.equal(r.status, 201, r.text);
-}
+const qs = encodeOptions;
+const { freshDb, open, deleteDoc } = couchJs(c);
 
 /** CouchDB.prototype.save: PUT by id (a new UUID when none); `_rev` taken from the answer. */
 async function save(db: string, doc: Doc, headers?: Record<string, string>): Promise<Response> {
   if (doc._id === undefined) doc._id = (await c.get('/_uuids')).body.uuids[0];
   const r = await c.put(`/${E(db)}/${E(doc._id)}`, doc, headers ? { headers } : undefined);
   if (r.status < 300 && r.body?.rev) doc._rev = r.body.rev;
-  return r;
-}
-
-/** CouchDB.prototype.open: the document, null when 404 (anything else fails the test). */
-async function open(db: string, id: string, options?: Options): Promise<Doc | null> {
-  const r = await c.get(`/${E(db)}/${E(id)}${qs(options)}`);
-  if (r.status === 404) return null;
-  assert.equal(r.status, 200, r.text);
-  return r.body;
-}
-
-async function deleteDoc(db: string, doc: Doc): Promise<Response> {
-  const r = await c.del(`/${E(db)}/${E(doc._id)}?rev=${doc._rev}`);
-  if (r.status < 300) {
-    doc._rev = r.body.rev;
-    doc._deleted = true;
-  }
   return r;
 }
 

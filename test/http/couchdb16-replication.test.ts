@@ -37,6 +37,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { serverForFile, startServer, type TestServer } from '../helpers/server.js';
 import { req, type RequestOptions, type Response } from '../helpers/http.js';
+import { encodeOptions } from '../helpers/couch-js.js';
 
 const { server } = await serverForFile();
 
@@ -49,17 +50,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /** How long the scripts' waits may poll (they assert nothing; what follows them does). */
 const WAIT_MS = 20000;
 
-/** couch.js encodeOptions: key, keys, startkey, endkey and open_revs go as JSON. */
-function qs(options?: Options): string {
-  if (!options) return '';
-  const parts: string[] = [];
-  for (const [name, raw] of Object.entries(options)) {
-    const value = ['key', 'keys', 'startkey', 'endkey'].includes(name) || (name === 'open_revs' && raw !== 'all')
-      ? JSON.stringify(raw) : String(raw);
-    parts.push(`${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
-  }
-  return parts.length ? `?${parts.join('&')}` : '';
-}
+const qs = encodeOptions;
 
 const dbPath = (db: string): string => `/${encodeURIComponent(db)}/`;
 
