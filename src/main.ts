@@ -1,4 +1,6 @@
 /** Process entry point (the `settee` bin and the test harness run this file). */
+// First: V8 settings must be in place before the rest of the server's code runs.
+import './v8-tuning.js';
 import { main } from './cli.js';
 
 // A stray rejected promise must not take every client's server down: report it and go on.
