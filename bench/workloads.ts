@@ -112,7 +112,9 @@ export async function singlePuts(
   };
 }
 
-// 2. _bulk_docs in batches, one client, one batch at a time.
+// 2. _bulk_docs in batches, one client, one batch at a time. Each batch's body is built between
+// requests, off the clock: the figure is the documents over the time the server took to answer
+// (request sent to response read), so the benchmark's own JSON work does not dilute it.
 export async function bulkDocs(
   target: Target,
   db: string,
@@ -122,8 +124,7 @@ export async function bulkDocs(
   const client = new Client(target.base, target.headers);
   const ids: string[] = [];
   const latencies: number[] = [];
-  const started = now();
-  const deadline = started + ms(opts.capSeconds);
+  const deadline = now() + ms(opts.capSeconds);
   try {
     for (let b = 0; b < opts.batches && now() < deadline; b++) {
       const docs = [];
@@ -131,8 +132,9 @@ export async function bulkDocs(
         const n = b * opts.batchSize + i;
         docs.push(makeDoc(`${prefix}${pad(n)}`, n));
       }
+      const body = JSON.stringify({ docs });
       const t0 = now();
-      const reply = await client.expect('POST', `/${enc(db)}/_bulk_docs`, [201, 202], JSON.stringify({ docs }), 300_000);
+      const reply = await client.expect('POST', `/${enc(db)}/_bulk_docs`, [201, 202], body, 300_000);
       latencies.push(now() - t0);
       const results = JSON.parse(reply.body) as { id: string; ok?: boolean; error?: string; reason?: string }[];
       const failed = results.find((r) => !r.ok);
@@ -142,7 +144,7 @@ export async function bulkDocs(
   } finally {
     client.close();
   }
-  const seconds = (now() - started) / 1000;
+  const seconds = latencies.reduce((sum, l) => sum + l, 0) / 1000;
   const requested = opts.batches * opts.batchSize;
   return {
     ids,
@@ -150,7 +152,7 @@ export async function bulkDocs(
       bulk_docs: {
         value: ids.length / seconds,
         unit: 'docs/s',
-        detail: { docs: ids.length, requested, batchSize: opts.batchSize, seconds, capped: ids.length < requested, ...latencyDetail(latencies) },
+        detail: { docs: ids.length, requested, batchSize: opts.batchSize, seconds, timed: 'requests only', capped: ids.length < requested, ...latencyDetail(latencies) },
       },
     },
   };
