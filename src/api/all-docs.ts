@@ -1,6 +1,11 @@
-/** `_all_docs` (GET and POST with keys): every live document by id, streamed row by row. */
+/**
+ * `_all_docs` (GET and POST with keys): every live document by id, streamed row by row; and
+ * CouchDB 2's `_design_docs` (the same over design documents only, counted among themselves) and
+ * `_local_docs` (the `_local` documents, which have no count: total_rows and offset are null).
+ */
 import { badRequest, queryParseError } from '../errors.js';
 import type { Database } from '../core/database.js';
+import type { LocalRecord } from '../core/records.js';
 import { winner } from '../core/revtree.js';
 import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
@@ -8,19 +13,51 @@ import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
 import { dbStateEtag, etagMatches, openDb, readObject, rowsEnvelope } from './common.js';
 
-export const allDocsRoutes: Route[] = [
-  {
-    shape: 'dbHandler', name: '_all_docs',
+type Listing = (req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined) => Promise<Reply>;
+
+/** GET, and POST with a body's `keys`, of one listing. */
+function listingRoute(name: string, listing: Listing): Route {
+  return {
+    shape: 'dbHandler', name,
     methods: {
-      GET: async (req, p, svc) => allDocs(req, p, svc, undefined),
+      GET: async (req, p, svc) => listing(req, p, svc, undefined),
       POST: async (req, p, svc) => {
         const body = await readObject(req, svc);
         if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
-        return allDocs(req, p, svc, body['keys'] as unknown[] | undefined);
+        return listing(req, p, svc, body['keys'] as unknown[] | undefined);
       },
     },
-  },
+  };
+}
+
+export const allDocsRoutes: Route[] = [
+  listingRoute('_all_docs', (req, p, svc, keys) => allDocs(req, p, svc, keys, undefined)),
+  listingRoute('_design_docs', (req, p, svc, keys) => allDocs(req, p, svc, keys, DESIGN_DOCS)),
+  listingRoute('_local_docs', localDocs),
 ];
+
+/** Ids from `low` (inclusive) up to `high` (exclusive), in the byte order listings use. */
+interface IdSpan {
+  low: string;
+  high: string;
+}
+
+const DESIGN_DOCS: IdSpan = { low: '_design/', high: '_design0' };
+const LOCAL_DOCS: IdSpan = { low: '_local/', high: '_local0' };
+
+const byteLess = (a: string, b: string): boolean => Buffer.compare(Buffer.from(a), Buffer.from(b)) < 0;
+
+/** The query's bounds narrowed to a span of ids (a bound outside it moves to its edge). */
+function within(q: AllDocsQuery, span: IdSpan): AllDocsQuery {
+  if (!q.descending) {
+    const start = q.start === undefined || byteLess(q.start, span.low) ? span.low : q.start;
+    const past = q.end === undefined || !byteLess(q.end, span.high);
+    return { ...q, start, end: past ? span.high : q.end, inclusiveEnd: past ? false : q.inclusiveEnd };
+  }
+  const start = q.start === undefined || !byteLess(q.start, span.high) ? span.high : q.start;
+  const below = q.end === undefined || byteLess(q.end, span.low);
+  return { ...q, start, end: below ? span.low : q.end, inclusiveEnd: below ? true : q.inclusiveEnd };
+}
 
 interface AllDocsQuery {
   start: string | undefined;
@@ -78,33 +115,54 @@ function parseQuery(req: Request, bodyKeys: unknown[] | undefined): AllDocsQuery
   };
 }
 
-async function allDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined): Promise<Reply> {
+async function allDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined, span: IdSpan | undefined): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
-  const q = parseQuery(req, bodyKeys);
-  const totalRows = db.docCount;
+  const parsed = parseQuery(req, bodyKeys);
+  const q = span && !parsed.keys ? within(parsed, span) : parsed;
+  const counts = new SpanCounts(db, span);
+  const totalRows = await counts.total();
   const updateSeq = db.updateSeq;
   const etag = dbStateEtag(db);
   if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
   // CouchDB sends `offset` with the first row; a keys query that yields no row has none.
-  const offset = q.keys ? (q.keys.length > q.skip ? 0 : undefined) : await rangeOffset(db, q);
+  const offset = q.keys ? (q.keys.length > q.skip ? 0 : undefined) : await rangeOffset(counts, q);
   const head = `{"total_rows":${totalRows},${offset === undefined ? '' : `"offset":${offset},`}`
     + `${q.updateSeq ? `"update_seq":${updateSeq},` : ''}"rows":[\r\n`;
-  const rows = q.keys ? keyedRows(db, q) : rangeRows(db, q);
+  const rows = q.keys ? keyedRows(db, q, span) : rangeRows(db, q);
   return stream(200, rowsEnvelope(head, rows, ']}\n'), { ETag: etag });
+}
+
+/** Live documents counted within a span of ids (the whole database without one). */
+class SpanCounts {
+  constructor(private readonly db: Database, private readonly span: IdSpan | undefined) {}
+
+  async total(): Promise<number> {
+    if (!this.span) return this.db.docCount;
+    return (await this.db.countLiveBefore(this.span.high, false)) - (await this.db.countLiveBefore(this.span.low, false));
+  }
+
+  /** Documents of the span before `start` (after it, descending). */
+  async before(start: string | undefined, descending: boolean): Promise<number> {
+    const all = await this.db.countLiveBefore(start, descending);
+    if (!this.span) return all;
+    const outside = await this.db.countLiveBefore(descending ? this.span.high : this.span.low, descending);
+    // A start past the span's far edge counts every document of the span, no more.
+    return Math.max(0, Math.min(all - outside, await this.total()));
+  }
 }
 
 /**
  * The rows before the first one returned: those before the start key plus the skipped ones, but
  * never past the end of the range (CouchDB then reports where its scan stopped).
  */
-async function rangeOffset(db: Database, q: AllDocsQuery): Promise<number> {
-  const before = await db.countLiveBefore(q.start, q.descending);
+async function rangeOffset(counts: SpanCounts, q: AllDocsQuery): Promise<number> {
+  const before = await counts.before(q.start, q.descending);
   if (q.skip === 0) return before;
   let throughEnd: number;
-  if (q.end === undefined) throughEnd = db.docCount;
-  else if (!q.descending) throughEnd = await db.countLiveBefore(q.inclusiveEnd ? `${q.end}\u0000` : q.end, false);
-  else if (!q.inclusiveEnd) throughEnd = await db.countLiveBefore(q.end, true);
-  else throughEnd = db.docCount - (await db.countLiveBefore(q.end, false));
+  if (q.end === undefined) throughEnd = await counts.total();
+  else if (!q.descending) throughEnd = await counts.before(q.inclusiveEnd ? `${q.end}\u0000` : q.end, false);
+  else if (!q.inclusiveEnd) throughEnd = await counts.before(q.end, true);
+  else throughEnd = (await counts.total()) - (await counts.before(q.end, false));
   return Math.min(before + q.skip, Math.max(before, throughEnd));
 }
 
@@ -134,12 +192,13 @@ async function* rangeRows(db: Database, q: AllDocsQuery): AsyncIterable<string> 
 }
 
 /** Rows for a keys query, joined, in one chunk per key. */
-async function* keyedRows(db: Database, q: AllDocsQuery): AsyncIterable<string> {
+async function* keyedRows(db: Database, q: AllDocsQuery, span: IdSpan | undefined): AsyncIterable<string> {
   let keys = q.descending ? [...q.keys!].reverse() : q.keys!;
   keys = keys.slice(q.skip, q.limit === undefined ? undefined : q.skip + q.limit);
   for (const key of keys) {
     const keyJson = JSON.stringify(key);
-    const info = typeof key === 'string' ? await db.docInfo(key) : undefined;
+    const inSpan = typeof key === 'string' && (!span || (!byteLess(key, span.low) && byteLess(key, span.high)));
+    const info = inSpan ? await db.docInfo(key) : undefined;
     if (!info) {
       yield `{"key":${keyJson},"error":"not_found"}`;
       continue;
@@ -154,4 +213,33 @@ async function* keyedRows(db: Database, q: AllDocsQuery): AsyncIterable<string> 
     if (q.includeDocs) row += `,"doc":${viewedDocJson(q.docView, (await db.openFromInfo(info, docOptions(q))).json)}`;
     yield `${row}}`;
   }
+}
+
+/**
+ * `_local_docs`: the database's `_local` documents by id, with `_all_docs`' parameters. They are
+ * not counted (CouchDB answers `total_rows` and `offset` as null) and have no sequence.
+ */
+async function localDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined): Promise<Reply> {
+  const db = await openDb(svc, p.db, req);
+  const parsed = parseQuery(req, bodyKeys);
+  const q = parsed.keys ? parsed : within(parsed, LOCAL_DOCS);
+  const head = `{"total_rows":null,"offset":null,${q.updateSeq ? `"update_seq":${db.updateSeq},` : ''}"rows":[\r\n`;
+  const row = (rec: LocalRecord): string => {
+    const idJson = JSON.stringify(rec.id);
+    return `{"id":${idJson},"key":${idJson},"value":{"rev":"0-${rec.rev}"}${q.includeDocs ? `,"doc":${db.openLocal(rec)}` : ''}}`;
+  };
+  async function* rows(): AsyncIterable<string> {
+    if (q.keys) {
+      let keys = q.descending ? [...q.keys].reverse() : q.keys;
+      keys = keys.slice(q.skip, q.limit === undefined ? undefined : q.skip + q.limit);
+      for (const key of keys) {
+        const rec = typeof key === 'string' && key.startsWith('_local/') ? await db.getLocal(key) : undefined;
+        yield rec ? row(rec) : `{"key":${JSON.stringify(key)},"error":"not_found"}`;
+      }
+      return;
+    }
+    const range = db.localDocs({ start: q.start, end: q.end, inclusiveEnd: q.inclusiveEnd, descending: q.descending, skip: q.skip, limit: q.limit });
+    for await (const recs of range) yield recs.map(row).join(',\r\n');
+  }
+  return stream(200, rowsEnvelope(head, rows(), ']}\n'));
 }

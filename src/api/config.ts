@@ -171,6 +171,9 @@ export function parseErlangTerm(text: string): ErlTerm | undefined {
   }
 }
 
+/** The handlers of `/_config`, also reached as `/_node/{node}/_config` (api/node.ts). */
+export const configHandlers = { GET: getConfig, PUT: putConfig, DELETE: deleteConfig } as const;
+
 export const configRoutes: Route[] = [
   { shape: 'global', name: '_config', methods: { GET: getConfig, PUT: putConfig, DELETE: deleteConfig } },
 ];

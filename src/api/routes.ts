@@ -2,6 +2,7 @@
 import type { Route } from './route.js';
 import { serverRoutes } from './server.js';
 import { configRoutes } from './config.js';
+import { nodeRoutes } from './node.js';
 import { logRoutes } from './log.js';
 import { databaseRoutes } from './databases.js';
 import { documentRoutes } from './documents.js';
@@ -24,6 +25,7 @@ import { utilsRoutes } from './utils.js';
 export const routes: Route[] = [
   ...serverRoutes,
   ...configRoutes,
+  ...nodeRoutes,
   ...logRoutes,
   ...databaseRoutes,
   ...documentRoutes,

@@ -1,11 +1,23 @@
-/** Server-level endpoints: welcome, _all_dbs, _uuids, _restart, _active_tasks, _membership, _db_updates, favicon. */
-import { badRequest, forbidden } from '../errors.js';
+/**
+ * Server-level endpoints: welcome, _all_dbs, _uuids, _restart, _active_tasks, _membership,
+ * _db_updates, favicon; and CouchDB 2's `_up` and `_dbs_info`.
+ */
+import { CouchError, badRequest, forbidden, queryParseError } from '../errors.js';
 import { ROOT_FIELD, SERVER_VERSION, VENDOR_NAME, WELCOME } from '../couchdb-names.js';
 import { json, raw, stream } from './reply.js';
 import type { Route } from './route.js';
+import type { Request } from './request.js';
+import type { Services } from './services.js';
+import { readObject } from './common.js';
 import { FAVICON } from './favicon.js';
 
 const PACKAGE_VERSION = '0.1.0';
+
+/** This server's node name, as `_membership` and `/_node/{name}` know it. */
+export const NODE_NAME = 'settee@127.0.0.1';
+
+/** How many databases one `POST /_dbs_info` may name, unless `[chttpd] max_db_number_for_dbs_info_req` says. */
+const MAX_DBS_INFO_KEYS = 100;
 
 export const serverRoutes: Route[] = [
   {
@@ -58,7 +70,48 @@ export const serverRoutes: Route[] = [
   },
   {
     shape: 'global', name: '_membership', access: 'public',
-    methods: { GET: async () => json(200, { all_nodes: ['settee@127.0.0.1'], cluster_nodes: ['settee@127.0.0.1'] }) },
+    methods: { GET: async () => json(200, { all_nodes: [NODE_NAME], cluster_nodes: [NODE_NAME] }) },
+  },
+  {
+    // CouchDB 2's health check for load balancers: 404 while `[couchdb] maintenance_mode` is set.
+    shape: 'global', name: '_up', access: 'public',
+    methods: {
+      GET: async (_req, _p, svc) => {
+        const mode = svc.config.get('couchdb', 'maintenance_mode');
+        if (mode === 'true') return json(404, { status: 'maintenance_mode' });
+        if (mode === 'nolb') return json(404, { status: 'nolb' });
+        return json(200, { status: 'ok', seeds: {} });
+      },
+    },
+  },
+  {
+    // CouchDB 2.2's many-database info (POST, by name) and 3.2's (GET, every database by name).
+    shape: 'global', name: '_dbs_info',
+    methods: {
+      GET: async (req, _p, svc) => {
+        const names = pageOfNames(await svc.dbs.list(), req);
+        const infos = [];
+        for (const name of names) {
+          const info = await dbInfo(svc, name);
+          if (info) infos.push({ key: name, info });
+        }
+        return json(200, infos);
+      },
+      POST: async (req, _p, svc) => {
+        req.requireJsonContentType();
+        const body = await readObject(req, svc);
+        const keys = body['keys'];
+        if (keys === undefined) throw badRequest('`keys` member must exist.');
+        if (!Array.isArray(keys)) throw badRequest('`keys` member must be a array.');
+        if (keys.length > svc.config.getInt('chttpd', 'max_db_number_for_dbs_info_req', MAX_DBS_INFO_KEYS)) throw badRequest('too_many_keys');
+        const out = [];
+        for (const key of keys) {
+          const info = typeof key === 'string' ? await dbInfo(svc, key) : undefined;
+          out.push(info ? { key, info } : { key, error: 'not_found' });
+        }
+        return json(200, out);
+      },
+    },
   },
   {
     shape: 'global', name: '_db_updates',
@@ -118,4 +171,41 @@ async function* dbUpdates(
     off();
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+/** A database's info, or undefined when there is no such database. */
+async function dbInfo(svc: Services, name: string): Promise<Record<string, unknown> | undefined> {
+  if (!(await svc.dbs.exists(name))) return undefined;
+  try {
+    const db = await svc.dbs.get(name);
+    const release = db.retain();
+    try {
+      return { ...(await db.info()) };
+    } finally {
+      release();
+    }
+  } catch (err) {
+    if (err instanceof CouchError && err.status === 404) return undefined;
+    throw err;
+  }
+}
+
+/** Database names as a view query pages them: start/end keys, inclusive_end, descending, skip, limit. */
+function pageOfNames(all: readonly string[], req: Request): string[] {
+  const descending = req.bool('descending');
+  const start = req.has('startkey') ? req.json('startkey') : req.json('start_key');
+  const end = req.has('endkey') ? req.json('endkey') : req.json('end_key');
+  const inclusiveEnd = req.bool('inclusive_end', true);
+  const skip = req.int('skip', 0);
+  const limit = req.int('limit');
+  if (skip < 0) throw queryParseError('Invalid value for `skip`: must be a non-negative integer');
+  if (limit !== undefined && limit < 0) throw queryParseError('Invalid value for `limit`: must be a non-negative integer');
+  const ordered = descending ? [...all].reverse() : [...all];
+  const after = (a: string, b: string) => (descending ? a < b : a > b);
+  const names = ordered.filter((name) => {
+    if (typeof start === 'string' && after(start, name)) return false;
+    if (typeof end === 'string' && (after(name, end) || (!inclusiveEnd && name === end))) return false;
+    return true;
+  });
+  return names.slice(skip, limit === undefined ? undefined : skip + limit);
 }

@@ -8,7 +8,7 @@
  * serialised without locks.
  */
 import { CouchError, conflict, notFound, badRequest, toCouchError } from '../errors.js';
-import type { KeyValueStore, WriteOp } from '../storage/types.js';
+import type { Entry, KeyValueStore, WriteOp } from '../storage/types.js';
 import { skipAndLimit } from '../storage/slice.js';
 import * as revtree from './revtree.js';
 import type { RevTree, Leaf } from './revtree.js';
@@ -53,6 +53,16 @@ export interface DbInfo {
   instance_start_time: string;
   disk_format_version: number;
   committed_update_seq: number;
+}
+
+/** A listing by document id: bounds (the end inclusive unless told), direction, skip and limit. */
+export interface IdRangeOptions {
+  start?: string;
+  end?: string;
+  inclusiveEnd?: boolean;
+  descending?: boolean;
+  skip?: number;
+  limit?: number;
 }
 
 export interface EditOptions {
@@ -584,15 +594,22 @@ export class Database {
    * Live documents by id (byte order of the UTF-8 id, as CouchDB's raw collation), in chunks,
    * read from one snapshot.
    */
-  async *allDocs(options: { start?: string; end?: string; inclusiveEnd?: boolean; descending?: boolean; skip?: number; limit?: number }): AsyncIterable<{ id: string; rev: string }[]> {
-    const range = liveRange(options);
+  allDocs(options: IdRangeOptions): AsyncIterable<{ id: string; rev: string }[]> {
+    return this.listById(Prefix.Live, options, (e) => decodeLive(e.key, e.value));
+  }
+
+  /** `_local` documents by id (`_local_docs`), in chunks, read from one snapshot. */
+  localDocs(options: IdRangeOptions): AsyncIterable<LocalRecord[]> {
+    return this.listById(Prefix.Local, options, (e) => decodeJson<LocalRecord>(e.value));
+  }
+
+  private async *listById<T>(prefix: Prefix.Live | Prefix.Local, options: IdRangeOptions, decode: (entry: Entry) => T): AsyncIterable<T[]> {
+    const range = idRange(prefix, options);
     if (range.empty) return;
     const snapshot = await this.store.snapshot();
     try {
       const chunks = snapshot.rangeChunks({ ...range.bounds, reverse: options.descending ?? false }, CHUNK);
-      for await (const entries of skipAndLimit(chunks, options.skip ?? 0, options.limit ?? Infinity)) {
-        yield entries.map((e) => decodeLive(e.key, e.value));
-      }
+      for await (const entries of skipAndLimit(chunks, options.skip ?? 0, options.limit ?? Infinity)) yield entries.map(decode);
     } finally {
       snapshot.release();
     }
@@ -1173,11 +1190,12 @@ function decodeLive(key: Uint8Array, value: Uint8Array): { id: string; rev: stri
   return { id: decodeText(key, 1), rev: text };
 }
 
-function liveRange(options: { start?: string; end?: string; inclusiveEnd?: boolean; descending?: boolean }): { empty: boolean; bounds: { gte?: Uint8Array; gt?: Uint8Array; lte?: Uint8Array; lt?: Uint8Array } } {
-  const all = prefixRange(Prefix.Live);
+function idRange(prefix: Prefix.Live | Prefix.Local, options: IdRangeOptions): { empty: boolean; bounds: { gte?: Uint8Array; gt?: Uint8Array; lte?: Uint8Array; lt?: Uint8Array } } {
+  const all = prefixRange(prefix);
+  const keyOf = prefix === Prefix.Live ? liveKey : localKey;
   const inclusiveEnd = options.inclusiveEnd ?? true;
-  const startKey = options.start !== undefined ? liveKey(options.start) : undefined;
-  const endKey = options.end !== undefined ? liveKey(options.end) : undefined;
+  const startKey = options.start !== undefined ? keyOf(options.start) : undefined;
+  const endKey = options.end !== undefined ? keyOf(options.end) : undefined;
   let low: { gte?: Uint8Array; gt?: Uint8Array } = { gte: all.gte };
   let high: { lte?: Uint8Array; lt?: Uint8Array } = { lt: all.lt };
   if (!options.descending) {

@@ -1,0 +1,169 @@
+/**
+ * CouchDB 2/3 conveniences that cost CouchDB 1.6 clients nothing, over real HTTP: `/_up`,
+ * `/_node/{node}[/_config...]`, `_dbs_info` (POST by name, GET every database), and the
+ * `_design_docs` and `_local_docs` listings with `_all_docs`' parameters.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { serverForFile, startServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+import { basic, defineAdmin } from '../helpers/auth.js';
+
+const { server, c } = await serverForFile();
+
+const ids = (rows: { id?: string; key: string }[]): string[] => rows.map((r) => r.id ?? `!${r.key}`);
+
+test('setup: a database with design, local and plain documents', async () => {
+  assert.equal((await c.put('/c2')).status, 201);
+  for (const id of ['a', 'z', '_design/one', '_design/three', '_design/two']) {
+    assert.equal((await c.put(`/c2/${id}`, { n: id })).status, 201);
+  }
+  const gone = await c.put('/c2/_design/zz-deleted', {});
+  assert.equal((await c.del(`/c2/_design/zz-deleted?rev=${gone.body.rev}`)).status, 200);
+  for (const id of ['l1', 'l2', 'l3']) assert.equal((await c.put(`/c2/_local/${id}`, { local: id })).status, 201);
+});
+
+test('GET /_up answers ok, and 404 with the mode while [couchdb] maintenance_mode is set', async () => {
+  const up = await c.get('/_up');
+  assert.equal(up.status, 200);
+  assert.deepEqual(up.body, { status: 'ok', seeds: {} });
+  for (const mode of ['true', 'nolb']) {
+    assert.equal((await c.put('/_config/couchdb/maintenance_mode', mode)).status, 200);
+    const down = await c.get('/_up');
+    assert.equal(down.status, 404);
+    assert.deepEqual(down.body, { status: mode === 'true' ? 'maintenance_mode' : 'nolb' });
+  }
+  assert.equal((await c.del('/_config/couchdb/maintenance_mode')).status, 200);
+  assert.equal((await c.get('/_up')).status, 200);
+});
+
+test('/_node/_local and /_node/{name} name the node; their _config is /_config', async () => {
+  const local = await c.get('/_node/_local');
+  assert.equal(local.status, 200);
+  const name = local.body.name as string;
+  const membership = await c.get('/_membership');
+  assert.deepEqual(membership.body.all_nodes, [name]);
+  for (const node of ['_local', encodeURIComponent(name)]) {
+    const put = await c.put(`/_node/${node}/_config/c2test/key`, 'v1');
+    assert.equal(put.status, 200, put.text);
+    assert.equal((await c.get('/_config/c2test/key')).body, 'v1');
+    assert.equal((await c.get(`/_node/${node}/_config/c2test/key`)).body, 'v1');
+    assert.deepEqual((await c.get(`/_node/${node}/_config/c2test`)).body, { key: 'v1' });
+    assert.equal((await c.del(`/_node/${node}/_config/c2test/key`)).body, 'v1');
+    assert.equal((await c.get('/_config/c2test/key')).status, 404);
+  }
+  assert.equal((await c.get('/_node/nobody@nowhere/_config')).status, 404);
+  assert.equal((await c.get('/_node/_local/_nothing')).status, 404);
+});
+
+test('POST /_dbs_info: each named database info, not_found for others; keys are required and bounded', async () => {
+  const r = await c.post('/_dbs_info', { keys: ['c2', 'no-such-db'] });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.length, 2);
+  assert.equal(r.body[0].key, 'c2');
+  assert.equal(r.body[0].info.db_name, 'c2');
+  assert.equal(r.body[0].info.doc_count, (await c.get('/c2')).body.doc_count);
+  assert.deepEqual(r.body[1], { key: 'no-such-db', error: 'not_found' });
+
+  const missing = await c.post('/_dbs_info', {});
+  assert.equal(missing.status, 400);
+  assert.deepEqual(missing.body, { error: 'bad_request', reason: '`keys` member must exist.' });
+  const many = await c.post('/_dbs_info', { keys: Array.from({ length: 101 }, (_, i) => `db${i}`) });
+  assert.equal(many.status, 400);
+  assert.equal(many.body.reason, 'too_many_keys');
+  const form = await c.post('/_dbs_info', 'keys=x', { headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+  assert.equal(form.status, 415);
+});
+
+test('GET /_dbs_info lists every database with its info, paged like a view', async () => {
+  const all = (await c.get('/_all_dbs')).body as string[];
+  const r = await c.get('/_dbs_info');
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body.map((e: { key: string }) => e.key), all);
+  assert.ok(r.body.every((e: { key: string; info: { db_name: string } }) => e.info.db_name === e.key));
+  const page = await c.get('/_dbs_info?startkey="c2"&limit=1');
+  assert.deepEqual(page.body.map((e: { key: string }) => e.key), ['c2']);
+  const down = await c.get('/_dbs_info?descending=true&limit=2');
+  assert.deepEqual(down.body.map((e: { key: string }) => e.key), [...all].reverse().slice(0, 2));
+});
+
+test('_dbs_info is for server admins', async () => {
+  const other = await startServer();
+  try {
+    const oc = client(other.url);
+    await defineAdmin(other.url, 'root', 'rootpw');
+    assert.equal((await oc.get('/_dbs_info')).status, 401);
+    assert.equal((await oc.get('/_dbs_info', { headers: basic('root', 'rootpw') })).status, 200);
+    assert.equal((await oc.get('/_up')).status, 200, '/_up stays public');
+  } finally {
+    await other.stop();
+  }
+});
+
+test('_design_docs lists live design documents only, counted among themselves', async () => {
+  const r = await c.get('/c2/_design_docs');
+  assert.equal(r.status, 200);
+  assert.equal(r.body.total_rows, 3);
+  assert.equal(r.body.offset, 0);
+  assert.deepEqual(ids(r.body.rows), ['_design/one', '_design/three', '_design/two']);
+  assert.equal(r.body.rows[0].value.rev, (await c.get('/c2/_design/one')).body._rev);
+
+  const docs = await c.get('/c2/_design_docs?include_docs=true&limit=1');
+  assert.equal(docs.body.rows[0].doc.n, '_design/one');
+
+  const from = await c.get('/c2/_design_docs?startkey="_design/t"');
+  assert.equal(from.body.offset, 1);
+  assert.deepEqual(ids(from.body.rows), ['_design/three', '_design/two']);
+  const skip = await c.get('/c2/_design_docs?skip=2');
+  assert.equal(skip.body.offset, 2);
+  assert.deepEqual(ids(skip.body.rows), ['_design/two']);
+  const down = await c.get('/c2/_design_docs?descending=true&limit=2');
+  assert.equal(down.body.offset, 0);
+  assert.deepEqual(ids(down.body.rows), ['_design/two', '_design/three']);
+  const bounded = await c.get('/c2/_design_docs?endkey="_design/three"&inclusive_end=false');
+  assert.deepEqual(ids(bounded.body.rows), ['_design/one']);
+  // Bounds outside the design documents are cut to them.
+  const wide = await c.get('/c2/_design_docs?startkey="0"&endkey="zzz"');
+  assert.deepEqual(ids(wide.body.rows), ['_design/one', '_design/three', '_design/two']);
+  const past = await c.get('/c2/_design_docs?startkey="zzz"');
+  assert.deepEqual(past.body.rows, []);
+  assert.equal(past.body.offset, 3);
+});
+
+test('_design_docs with keys: design documents only, the rest not_found', async () => {
+  const r = await c.post('/c2/_design_docs', { keys: ['_design/two', 'a', '_design/zz-deleted', '_design/none'] });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.total_rows, 3);
+  assert.deepEqual(ids(r.body.rows), ['_design/two', '!a', '_design/zz-deleted', '!_design/none']);
+  assert.equal(r.body.rows[2].value.deleted, true);
+});
+
+test('_local_docs lists _local documents with their 0-N revisions; no counts', async () => {
+  const r = await c.get('/c2/_local_docs');
+  assert.equal(r.status, 200);
+  assert.equal(r.body.total_rows, null);
+  assert.equal(r.body.offset, null);
+  assert.deepEqual(ids(r.body.rows), ['_local/l1', '_local/l2', '_local/l3']);
+  assert.deepEqual(r.body.rows[0].value, { rev: '0-1' });
+
+  const docs = await c.get('/c2/_local_docs?include_docs=true&descending=true&limit=2');
+  assert.deepEqual(ids(docs.body.rows), ['_local/l3', '_local/l2']);
+  assert.deepEqual(docs.body.rows[0].doc, { _id: '_local/l3', _rev: '0-1', local: 'l3' });
+  const range = await c.get('/c2/_local_docs?startkey="_local/l2"&skip=1');
+  assert.deepEqual(ids(range.body.rows), ['_local/l3']);
+  const keyed = await c.post('/c2/_local_docs', { keys: ['_local/l2', '_local/none', 'a'] });
+  assert.deepEqual(ids(keyed.body.rows), ['_local/l2', '!_local/none', '!a']);
+  // None of it shows in _all_docs.
+  const all = await c.get('/c2/_all_docs');
+  assert.ok(all.body.rows.every((row: { id: string }) => !row.id.startsWith('_local/')));
+});
+
+test('the listings keep database access rules', async () => {
+  await defineAdmin(server.url, 'boss', 'bosspw');
+  const admin = { headers: basic('boss', 'bosspw') };
+  assert.equal((await c.put('/c2/_security', { members: { names: ['someone'] } }, admin)).status, 200);
+  for (const path of ['/c2/_design_docs', '/c2/_local_docs']) {
+    assert.equal((await c.get(path)).status, 401, path);
+    assert.equal((await c.get(path, admin)).status, 200, path);
+  }
+});
