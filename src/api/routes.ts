@@ -18,6 +18,7 @@ import { updateRoutes } from './update.js';
 import { listRoutes } from './list.js';
 import { rewriteRoutes } from './rewrite.js';
 import { replicateRoutes } from './replicate.js';
+import { schedulerRoutes } from './scheduler.js';
 import { statsRoutes } from './stats.js';
 import { oauthRoutes } from './oauth.js';
 import { utilsRoutes } from './utils.js';
@@ -41,6 +42,7 @@ export const routes: Route[] = [
   ...listRoutes,
   ...rewriteRoutes,
   ...replicateRoutes,
+  ...schedulerRoutes,
   ...statsRoutes,
   ...oauthRoutes,
   ...utilsRoutes,

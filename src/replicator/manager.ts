@@ -59,12 +59,28 @@ export interface JobCallbacks {
   onTriggered?(job: Job): void;
 }
 
+/** A `_replicator` document as the scheduler shows it (`_scheduler/docs`). */
+export interface ReplicationDocState {
+  database: string;
+  docId: string;
+  state: 'initializing' | 'running' | 'crashing' | 'completed' | 'failed';
+  /** Why it failed ('failed'). */
+  error?: string;
+  /** Its job while one runs. */
+  job: Job | undefined;
+  source: string;
+  target: string;
+  startTime: Date;
+  lastUpdated: Date;
+}
+
 /** The reply to `POST /_replicate`. */
 export type ReplicateReply = ReplicationResult | { ok: true; _local_id: string };
 
 export class ReplicatorManager {
   private readonly jobs = new Map<string, Job>();
   private stopped = false;
+  private readonly documentSources = new Set<() => readonly ReplicationDocState[]>();
 
   constructor(private readonly deps: ReplicatorDeps) {}
 
@@ -84,6 +100,22 @@ export class ReplicatorManager {
       return { ok: true, _local_id: job.id.full };
     }
     return job.done;
+  }
+
+  /** Every job running now (`_scheduler/jobs`), oldest first. */
+  list(): Job[] {
+    return [...this.jobs.values()];
+  }
+
+  /** Lets a replicator database show its documents' states; returns the way to stop. */
+  showDocuments(source: () => readonly ReplicationDocState[]): () => void {
+    this.documentSources.add(source);
+    return () => this.documentSources.delete(source);
+  }
+
+  /** The replicator databases' documents (`_scheduler/docs`). */
+  documents(): ReplicationDocState[] {
+    return [...this.documentSources].flatMap((source) => source());
   }
 
   /** The running job with this id, if any. */

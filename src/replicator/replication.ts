@@ -65,6 +65,28 @@ export interface ReplicationHooks {
   onTriggered?(): void;
 }
 
+/** An event of a job's life, newest first in `Replication.history` (`_scheduler/jobs`). */
+export interface JobEvent {
+  timestamp: string;
+  type: 'added' | 'started' | 'crashed';
+  reason?: string;
+}
+
+/** Where a job stands, as `_scheduler` shows it in `info`. */
+export interface JobProgress {
+  revisions_checked: number;
+  missing_revisions_found: number;
+  docs_read: number;
+  docs_written: number;
+  doc_write_failures: number;
+  checkpointed_source_seq: number | string;
+  source_seq: number | string;
+  through_seq: number | string;
+}
+
+/** How many events a job keeps (CouchDB's `[replicator] max_history` default). */
+const MAX_HISTORY = 20;
+
 interface Batch {
   rows: ChangeRow[];
   lastSeq: number | string;
@@ -82,6 +104,9 @@ export class Replication {
   private task: TaskHandle | undefined;
   private sourceSeq: number | string = 0;
   private checkpointedSeq: number | string = 0;
+  /** When the job was created, and its events since, newest first. */
+  readonly startTime = new Date();
+  readonly history: JobEvent[] = [{ timestamp: isoSeconds(this.startTime), type: 'added' }];
 
   constructor(
     readonly options: ReplicationOptions,
@@ -92,6 +117,25 @@ export class Replication {
 
   get cancelled(): boolean {
     return this.stopping.signal.aborted;
+  }
+
+  /** Its counts and sequences so far. */
+  progress(): JobProgress {
+    return {
+      revisions_checked: this.stats.missing_checked,
+      missing_revisions_found: this.stats.missing_found,
+      docs_read: this.stats.docs_read,
+      docs_written: this.stats.docs_written,
+      doc_write_failures: this.stats.doc_write_failures,
+      checkpointed_source_seq: this.checkpointedSeq,
+      source_seq: this.sourceSeq,
+      through_seq: this.checkpointedSeq,
+    };
+  }
+
+  private event(type: JobEvent['type'], reason?: string): void {
+    this.history.unshift({ timestamp: isoSeconds(new Date()), type, ...(reason === undefined ? {} : { reason }) });
+    this.history.length = Math.min(this.history.length, MAX_HISTORY);
   }
 
   /** Stops the job; a session in progress writes its checkpoint and ends. */
@@ -110,11 +154,13 @@ export class Replication {
       for (;;) {
         try {
           const progressBefore = this.stats.docs_read + this.stats.missing_checked;
+          this.event('started');
           const result = await this.session();
           if (!this.options.continuous || this.cancelled) return result;
           if (this.stats.docs_read + this.stats.missing_checked > progressBefore) failures = 0;
         } catch (err) {
           if (this.cancelled) throw new CouchError(500, 'cancelled', 'replication cancelled');
+          this.event('crashed', errorText(err));
           // A one-shot `POST /_replicate` answers its client with the failure; continuous and
           // `_replicator` jobs try again (CouchDB's max_replication_retry_count).
           const retries = this.options.continuous || this.options.docId !== null;
@@ -406,4 +452,9 @@ function seqGreater(a: number | string, b: number | string): boolean {
 
 function seqEquals(a: number | string, b: number | string): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** ISO 8601 to the second, as CouchDB's scheduler writes times (`2017-04-29T05:01:37Z`). */
+export function isoSeconds(date: Date): string {
+  return `${date.toISOString().slice(0, 19)}Z`;
 }

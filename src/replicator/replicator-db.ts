@@ -16,8 +16,9 @@ import type { DatabaseRegistry } from '../core/registry.js';
 import type { Database } from '../core/database.js';
 import { parseIncomingDoc } from '../core/document.js';
 import type { Logger } from '../log/logger.js';
-import type { Job, JobOwner, ReplicatorManager } from './manager.js';
-import { parseReplicationRequest } from './request.js';
+import type { Job, JobOwner, ReplicationDocState, ReplicatorManager } from './manager.js';
+import { parseReplicationRequest, type ReplicationRequest } from './request.js';
+import { displayEndpoint } from './endpoint.js';
 import type { ReplicationResult } from './replication.js';
 
 /** Fields that state the replication; edits to others (the state fields) do not restart it. */
@@ -27,6 +28,8 @@ interface TrackedDoc {
   /** The request fields the job was started from. */
   request: string;
   job: Job | undefined;
+  /** What `_scheduler/docs` shows of it. */
+  status: ReplicationDocState;
 }
 
 export class ReplicatorDatabase {
@@ -35,6 +38,7 @@ export class ReplicatorDatabase {
   private running: Promise<void> | undefined;
   private again = false;
   private off: (() => void) | undefined;
+  private hideDocuments: (() => void) | undefined;
   private stopped = false;
 
   constructor(
@@ -45,6 +49,7 @@ export class ReplicatorDatabase {
   ) {}
 
   async start(): Promise<void> {
+    this.hideDocuments = this.manager.showDocuments(() => [...this.tracked.values()].map((t) => t.status));
     this.off = this.dbs.onEvent((name, type) => {
       if (name !== this.dbName) return;
       if (type === 'deleted') {
@@ -65,6 +70,7 @@ export class ReplicatorDatabase {
   stop(): void {
     this.stopped = true;
     this.off?.();
+    this.hideDocuments?.();
   }
 
   /** Stops watching and cancels the jobs this database's documents started (another replaces it). */
@@ -131,19 +137,40 @@ export class ReplicatorDatabase {
     const tracked = this.tracked.get(docId);
     if (tracked && tracked.request === request) return;
     if (tracked?.job) tracked.job.replication.cancel();
-    const entry: TrackedDoc = { request, job: undefined };
+    let parsed: ReplicationRequest | undefined;
+    let invalid: unknown;
+    try {
+      parsed = parseReplicationRequest(doc);
+    } catch (err) {
+      invalid = err;
+    }
+    const now = new Date();
+    const status: ReplicationDocState = {
+      database: this.dbName, docId, state: 'initializing', job: undefined,
+      source: parsed ? displayEndpoint(parsed.source) : '', target: parsed ? displayEndpoint(parsed.target) : '',
+      startTime: now, lastUpdated: now,
+    };
+    const entry: TrackedDoc = { request, job: undefined, status };
     this.tracked.set(docId, entry);
-    if (doc['_replication_state'] === 'completed') return;
+    const moveTo = (state: ReplicationDocState['state'], error?: string) => {
+      Object.assign(status, { state, error, lastUpdated: new Date() });
+    };
+    if (doc['_replication_state'] === 'completed') return moveTo('completed');
 
     // Its user_ctx (checked when written); without one, no user and no roles, as CouchDB 1.6's
     // couch_replicator_manager:rep_user_ctx runs it (so it writes no design document).
     const owner = userContextOf(doc) ?? { name: null, roles: [] };
     let job: Job;
     try {
-      job = await this.manager.start(parseReplicationRequest(doc), owner, docId, {
-        onTriggered: (j) => void this.record(docId, request, { _replication_state: 'triggered', _replication_id: j.id.base }),
+      if (!parsed) throw invalid;
+      job = await this.manager.start(parsed, owner, docId, {
+        onTriggered: (j) => {
+          moveTo('running');
+          void this.record(docId, request, { _replication_state: 'triggered', _replication_id: j.id.base });
+        },
       });
     } catch (err) {
+      moveTo('failed', reasonOf(err));
       await this.record(docId, request, { _replication_state: 'error', _replication_state_reason: reasonOf(err) });
       return;
     }
@@ -154,13 +181,18 @@ export class ReplicatorDatabase {
       return;
     }
     entry.job = job;
+    status.job = job;
     job.done.then(
       (result) => {
+        status.job = undefined;
+        if (!job.replication.cancelled) moveTo('completed');
         if (!job.replication.options.continuous && !job.replication.cancelled) {
           void this.record(docId, request, { _replication_state: 'completed', _replication_id: job.id.base, _replication_stats: completionStats(result) });
         }
       },
       (err) => {
+        status.job = undefined;
+        if (!job.replication.cancelled) moveTo('failed', reasonOf(err));
         if (!job.replication.cancelled) void this.record(docId, request, { _replication_state: 'error', _replication_state_reason: reasonOf(err), _replication_id: job.id.base });
       },
     );
