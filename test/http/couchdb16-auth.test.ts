@@ -1,8 +1,8 @@
 /**
  * CouchDB 1.6's own JavaScript tests of security and authentication (share/www/script/test/
  * security_validation.js, cookie_auth.js, proxyauth.js, reader_acl.js, users_db_security.js,
- * auth_cache.js, jsonp.js, config.js), ported to real HTTP: the same documents, users, roles,
- * security objects and assertions, one test per script.
+ * auth_cache.js, jsonp.js, config.js, oauth_users_db.js), ported to real HTTP: the same
+ * documents, users, roles, security objects and assertions, one test per script.
  *
  * Defining a server admin ends admin party for the whole server, so every script gets a server
  * of its own. `run_on_modified_server` becomes `/_config` writes with `X-Couch-Persist: false`;
@@ -1216,4 +1216,88 @@ test('config: /_config lists the settings, single values, changes, and [httpd] c
 
     assert.equal((await del('httpd/config_whitelist')).status, 200, 'Reset config whitelist to undefined');
   }, { port });
+});
+
+// --------------------------------------------------------------------- oauth_users_db
+
+/** RFC 5849's percent-encoding (oauth.js's OAuth.percentEncode). */
+const percentEncode = (s: string): string => encodeURIComponent(s).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
+
+/**
+ * oauth_users_db.js's oauthRequest for a GET: oauth.js's OAuth.SignatureMethod.sign (no
+ * timestamp or nonce is added: the script signs its parameters as they are), the parameters then
+ * sent in the query string (OAuth.addToURL).
+ */
+async function oauthGet(b: Browser, url: string, parameters: Record<string, string>, accessor: { consumerSecret: string; tokenSecret: string }): Promise<Response> {
+  delete parameters['oauth_signature'];
+  const normalized = Object.entries(parameters).map(([k, v]) => [percentEncode(k), percentEncode(v)])
+    .sort(([k1, v1], [k2, v2]) => (k1! < k2! ? -1 : k1! > k2! ? 1 : v1! < v2! ? -1 : v1! > v2! ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`).join('&');
+  const key = `${percentEncode(accessor.consumerSecret)}&${percentEncode(accessor.tokenSecret)}`;
+  parameters['oauth_signature'] = parameters['oauth_signature_method'] === 'PLAINTEXT'
+    ? key
+    : createHmac('sha1', key).update(['GET', percentEncode(url), percentEncode(normalized)].join('&')).digest('base64');
+  const query = Object.entries(parameters).map(([k, v]) => `${percentEncode(k)}=${percentEncode(v)}`).join('&');
+  return b.get(`${new URL(url).pathname}?${query}`);
+}
+
+test('oauth_users_db: OAuth credentials from a user document\'s oauth field (use_users_db), PLAINTEXT and HMAC-SHA1; bad tokens and secrets', async () => {
+  await withServer(async (server) => {
+    const b = new Browser(server.url);
+    const usersDb = new Db(b, 'test_suite_users', { 'X-Couch-Full-Commit': 'false' });
+    const host = new URL(server.url).host;
+    // The script's generateSecret(64): 64 characters of the base64 alphabet.
+    const secret = Array.from({ length: 64 }, () => 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.charAt(Math.floor(Math.random() * 64))).join('');
+    await usersDb.deleteDb();
+    await b.setConfig('httpd', 'WWW-Authenticate', 'OAuth');
+    await b.setConfig('couch_httpd_auth', 'secret', secret);
+    await useAuthDb(b, 'test_suite_users');
+    await b.setConfig('couch_httpd_oauth', 'use_users_db', 'true');
+    await b.setConfig('httpd', 'authentication_handlers', '{couch_httpd_oauth, oauth_authentication_handler}, {couch_httpd_auth, default_authentication_handler}');
+
+    const fdmanana = await prepareUserDoc(b, {
+      name: 'fdmanana',
+      roles: ['dev'],
+      oauth: { consumer_keys: { key_foo: 'bar', key_xpto: 'mars' }, tokens: { salut: 'ola', tok1: '123' } },
+    }, 'qwerty');
+    assert.equal((await usersDb.save(fdmanana)).body.ok, true);
+
+    for (const signatureMethod of ['PLAINTEXT', 'HMAC-SHA1']) {
+      const parameters: Record<string, string> = {
+        oauth_signature_method: signatureMethod,
+        oauth_consumer_key: 'key_foo',
+        oauth_token: 'tok1',
+        oauth_version: '1.0',
+      };
+      const accessor = { consumerSecret: 'bar', tokenSecret: '123' };
+
+      let r = await oauthGet(b, `http://${host}/_oauth/request_token`, parameters, accessor);
+      assert.equal(r.status, 200, `${signatureMethod} request_token: ${r.text}`);
+
+      r = await oauthGet(b, `http://${host}/_session`, parameters, accessor);
+      assert.equal(r.status, 200, r.text);
+      let data = r.body as Doc;
+      assert.equal(data['ok'], true);
+      assert.equal(typeof data['userCtx'], 'object');
+      assert.equal(data['userCtx'].name, 'fdmanana');
+      assert.equal(data['userCtx'].roles[0], 'dev');
+      assert.equal(data['info'].authenticated, 'oauth');
+
+      // test invalid token
+      parameters['oauth_token'] = 'not a token!';
+      r = await oauthGet(b, `http://${host}/_session`, parameters, accessor);
+      assert.equal(r.status, 400, `Request should be invalid: ${r.text}`);
+
+      // test invalid secret
+      parameters['oauth_token'] = 'tok1';
+      accessor.tokenSecret = 'badone';
+      r = await oauthGet(b, `http://${host}/_session`, parameters, accessor);
+      data = r.body as Doc;
+      assert.equal(data['userCtx'].name, null, r.text);
+      assert.equal(data['userCtx'].roles.length, 1);
+      assert.equal(data['userCtx'].roles[0], '_admin');
+      assert.equal(data['info'].authentication_handlers.indexOf('default') >= 0, true);
+      assert.equal(data['info'].authenticated, 'default');
+    }
+  });
 });

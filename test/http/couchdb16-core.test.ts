@@ -14,6 +14,13 @@
  * One behaviour differs on purpose: with delayed_commits on, CouchDB 1.6 loses an update not
  * yet committed when it crashes; Settee's write is already in its store, so it is kept (see
  * delayed_commits).
+ *
+ * Not ported, as they test nothing of CouchDB 1.6 that is not here already: copy_move_doc.js
+ * (an earlier name of copy_doc.js, its assertions a subset), regression.js (its one check,
+ * COUCHDB-1178, is the conflicts tests below), attachment_arbitrary_data.js (COUCHDB-259's
+ * arbitrary attachment fields, which 1.6's #att record does not keep) and view_builtin.js (a
+ * built-in `_conflicts` view no release has). None of them is loaded by the 1.x line's
+ * couch_tests.js.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -912,6 +919,37 @@ test('attachment_ranges: single byte ranges give 206 with Content-Range; whole o
     if (contentRange !== undefined) assert.equal(xhr.headers['content-range'], contentRange === 'none' ? undefined : contentRange, range);
     if (contentLength !== undefined) assert.equal(xhr.headers['content-length'], contentLength, range);
   }
+});
+
+// --------------------------------------------------------------- attachment_conflicts
+
+test('attachment_conflicts: an attachment is added to a conflicted document\'s winning revision (If-Match)', async () => {
+  // share/www/script/test/attachment_conflicts.js at 409455a31b976020cba49c6ce8d413eca0480dea
+  // (a file of the 1.x line's share/www that its couch_tests.js does not load).
+  const dbA = 'c16_attachment_conflicts_a';
+  const dbB = 'c16_attachment_conflicts_b';
+  await freshDb(dbA);
+  await freshDb(dbB);
+  const replicate = async (source: string, target: string) => (await c.post('/_replicate', { source, target })).body;
+
+  assert.equal((await save(dbA, { _id: 'doc', foo: 'bar' })).body.ok, true);
+  // create conflict
+  assert.equal((await replicate(dbA, dbB)).ok, true);
+  const rev11 = (await open(dbA, 'doc'))!._rev;
+  assert.equal((await save(dbA, { _id: 'doc', foo: 'bar2', _rev: rev11 })).body.ok, true);
+  const rev12 = (await open(dbB, 'doc'))!._rev;
+  assert.equal((await save(dbB, { _id: 'doc', foo: 'bar3', _rev: rev12 })).body.ok, true);
+  assert.equal((await replicate(dbA, dbB)).ok, true);
+
+  // the attachment
+  const bin_data = 'JHAPDO*AU£PN ){(3u[d 93DQ9¡€])}    ææøo\'∂ƒæ≤çæππ•¥∫¶®#†π¶®¥π€ª®˙π8np';
+  const rev13 = (await open(dbB, 'doc'))!._rev;
+  // test that we can attach to conflicting documents
+  const xhr = await c.put(`/${dbB}/doc/attachment.txt`, undefined, {
+    raw: bin_data,
+    headers: { 'Content-Type': 'text/plain;charset=utf-8', 'If-Match': rev13 },
+  });
+  assert.equal(xhr.status, 201, xhr.text);
 });
 
 // --------------------------------------------------------------------------- copy_doc

@@ -8,7 +8,9 @@
  * replication_id); replicator_db_inc.js, replicator_db_continuous.js and
  * replicator_db_identical.js at ae048910ebea89942116fe7734d36baaa7d6cfcf;
  * replicator_db_survives.js at abcaec9a083961cca3df4943366dd39027afada8;
- * replicator_db_security.js at 554959cad656b8a909f3e499565b2a3dc926f2b0. replicator_db_simple,
+ * replicator_db_security.js at 554959cad656b8a909f3e499565b2a3dc926f2b0; replicator_db_bad_rep_id,
+ * _by_doc_id, _credential_delegation, _identical_continuous, _invalid_filter, _successive,
+ * _swap_rep_db and _update_security at ae048910ebea89942116fe7734d36baaa7d6cfcf. replicator_db_simple,
  * _filtered, _compact_rep_db and _user_ctx are not stored under share/www: their 1.x texts
  * (`_replication_state` fields, the replicator_db_inc.js namespace) were found by content;
  * replicator_db_write_auth is test/javascript/tests at 6a4893aabdb26eb957a4e57be91ff8d0152161f8
@@ -1899,3 +1901,312 @@ test('replicator_db_security: users read the replicator database\'s _changes?inc
 });
 
 
+// ============================================= replicator_db_*.js (the 1.x line's other scripts)
+
+/** The scripts' checks of a completed replication document's `_replication_stats`. */
+async function checkRepStats(repDoc: Doc, sourceDb: string, expected: { checked: number; found: number; read: number; written: number; failures: number }): Promise<void> {
+  assert.equal(typeof repDoc._replication_stats, 'object', 'doc has stats');
+  const stats = repDoc._replication_stats;
+  assert.equal(stats.revisions_checked, expected.checked, 'right # of revisions_checked');
+  assert.equal(stats.missing_revisions_found, expected.found, 'right # of missing_revisions_found');
+  assert.equal(stats.docs_read, expected.read, 'right # of docs_read');
+  assert.equal(stats.docs_written, expected.written, 'right # of docs_written');
+  assert.equal(stats.doc_write_failures, expected.failures, 'right # of doc_write_failures');
+  assert.equal(stats.checkpointed_source_seq, (await couch.info(sourceDb)).update_seq, 'right checkpointed_source_seq');
+}
+
+/** The scripts' check that each of `docs` has its copy, of the same value, in `db`. */
+async function checkCopies(db: string, docs: Doc[], on = couch): Promise<void> {
+  for (const doc of docs) {
+    const copy = await on.open(db, doc._id);
+    assert.ok(copy !== null, `${db}/${doc._id}`);
+    assert.equal(copy.value, doc.value);
+  }
+}
+
+/** Deletes replication documents (continuous jobs left running) and waits for their jobs to end. */
+async function stopRepDocs(repDb: string, ids: string[], on = couch): Promise<void> {
+  for (const id of ids) {
+    const doc = await on.open(repDb, id);
+    if (doc) assert.equal((await on.deleteDoc(repDb, doc)).status, 200);
+  }
+  await waitNoReplicationTask((t) => ids.includes(t.doc_id), on);
+}
+
+test('replicator_db_bad_rep_id: a replication_id field in a replication document is ignored; the replicator computes its own', async () => {
+  const [dbA, dbB, repDb] = ['c16r_rdbadid_a', 'c16r_rdbadid_b', 'c16r_rdbadid_rep'];
+  const docs = docs1();
+  await withRepDb(repDb, undefined, async () => {
+    await populate_db(dbA, docs, undefined);
+    await populate_db(dbB, [], undefined);
+    const repDoc: Doc = { _id: 'foo_rep', source: dbA, target: dbB, replication_id: '1234abc' };
+    assert.equal(await couch.saveOk(repDb, repDoc), true);
+    await waitForRep(repDb, repDoc, 'completed');
+    await checkCopies(dbB, docs);
+    const repDoc1 = await checkRepDoc(repDb, repDoc, 'completed');
+    assert.notEqual(repDoc1._replication_id, '1234abc');
+  });
+});
+
+test('replicator_db_by_doc_id: a doc_ids replication document copies only the listed documents (a design document fails without user_ctx)', async () => {
+  const [dbA, dbB, repDb] = ['c16r_rdbyid_a', 'c16r_rdbyid_b', 'c16r_rdbyid_rep'];
+  // to test that we can replicate docs with slashes in their IDs
+  const docs2 = docs1().concat([{ _id: '_design/mydesign', language: 'javascript' }]);
+  await withRepDb(repDb, undefined, async () => {
+    await populate_db(dbA, docs2, undefined);
+    await populate_db(dbB, [], undefined);
+    const repDoc: Doc = { _id: 'foo_cont_rep_doc', source: couch.dbUrl(dbA), target: dbB, doc_ids: ['foo666', 'foo3', '_design/mydesign', 'foo999', 'foo1'] };
+    assert.equal(await couch.saveOk(repDb, repDoc), true);
+    await waitForRep(repDb, repDoc, 'completed');
+    assert.equal((await couch.open(dbB, 'foo1'))?.value, 11);
+    assert.equal(await couch.open(dbB, 'foo2'), null);
+    assert.equal((await couch.open(dbB, 'foo3'))?.value, 33);
+    assert.equal(await couch.open(dbB, 'foo666'), null);
+    assert.equal(await couch.open(dbB, 'foo999'), null);
+    assert.equal(await couch.open(dbB, '_design/mydesign'), null);
+    await checkRepStats((await couch.open(repDb, repDoc._id))!, dbA, { checked: 3, found: 3, read: 3, written: 2, failures: 1 });
+  });
+});
+
+test('replicator_db_credential_delegation: a job runs with its document\'s user_ctx roles; only a role admin of the target copies design documents', async () => {
+  const own = await startServer();
+  const on = new Couch(() => own.url);
+  const [dbA, dbB, repDb, usersDb] = ['c16r_rddeleg_a', 'c16r_rddeleg_b', 'c16r_rddeleg_rep', 'c16r_rddeleg_auth'];
+  const docs = docs1();
+  const ddoc: Doc = { _id: '_design/beer', language: 'javascript' };
+  try {
+    await withRepDb(repDb, usersDb, async () => {
+      await ensureDb(usersDb, on);
+      await populate_db(usersDb, [], usersDb, on);
+      assert.equal(await on.saveOk(usersDb, prepareUserDoc({ name: 'joe', roles: ['god', 'erlanger'] }, 'erly')), true);
+      await populate_db(dbA, docs.concat([ddoc]), usersDb, on);
+      await populate_db(dbB, [], usersDb, on);
+      assert.equal(await on.setSecObj(dbB, { admins: { names: [], roles: ['god'] } }), true);
+
+      await on.runOnModifiedServer([
+        { section: 'couch_httpd_auth', key: 'iterations', value: '1' },
+        { section: 'admins', key: 'fdmanana', value: 'qwerty' },
+      ], async () => {
+        assert.equal((await on.login('fdmanana', 'qwerty')).ok, true);
+        const session = await on.session();
+        assert.equal(session.userCtx.name, 'fdmanana');
+        assert.notEqual(session.userCtx.roles.indexOf('_admin'), -1);
+
+        const repDoc: Doc = { _id: 'foo_rep_del_doc_1', source: dbA, target: dbB, user_ctx: { name: 'joe', roles: ['erlanger'] } };
+        assert.equal(await on.saveOk(repDb, repDoc), true);
+        await waitForRep(repDb, repDoc, 'completed', on);
+        await checkCopies(dbB, docs, on);
+        // design doc was not replicated, because joe is not an admin of db B
+        assert.equal(await on.open(dbB, ddoc._id), null);
+
+        // the same replication with the role "god" in the delegated user context
+        const repDoc2: Doc = { _id: 'foo_rep_del_doc_2', source: dbA, target: dbB, user_ctx: { name: 'joe', roles: ['erlanger', 'god'] } };
+        assert.equal(await on.saveOk(repDb, repDoc2), true);
+        await waitForRep(repDb, repDoc2, 'completed', on);
+        await checkCopies(dbB, docs, on);
+        // anyone with a 'god' role is an admin of db B, so the job can write design docs to it
+        const copy = await on.open(dbB, ddoc._id);
+        assert.ok(copy !== null);
+        assert.equal(copy.language, ddoc.language);
+      });
+    }, on);
+  } finally {
+    await own.stop();
+  }
+});
+
+test('replicator_db_identical_continuous: two documents stating one continuous replication run it once; deleting the second leaves it running, deleting the first stops it', async () => {
+  const [dbA, dbB, repDb] = ['c16r_rdidcont_a', 'c16r_rdidcont_b', 'c16r_rdidcont_rep'];
+  const docs = docs1();
+  await withRepDb(repDb, undefined, async () => {
+    await populate_db(dbA, docs, undefined);
+    await populate_db(dbB, [], undefined);
+    let repDoc1: Doc = { _id: 'foo_dup_cont_rep_doc_1', source: couch.dbUrl(dbA), target: dbB, continuous: true };
+    let repDoc2: Doc = { _id: 'foo_dup_cont_rep_doc_2', source: couch.dbUrl(dbA), target: dbB, continuous: true };
+    assert.equal(await couch.saveOk(repDb, repDoc1), true);
+    assert.equal(await couch.saveOk(repDb, repDoc2), true);
+
+    await waitForSeq(dbA, dbB);
+    await checkCopies(dbB, docs);
+    // The script reads both documents once the documents are copied; the replicator may write
+    // their fields a moment later, so here it waits for them (it asserts nothing itself).
+    await waitForRep(repDb, repDoc1, 'triggered');
+    const until = Date.now() + WAIT_MS;
+    while ((await couch.open(repDb, repDoc2._id))?._replication_id === undefined && Date.now() < until) await sleep(50);
+    repDoc1 = (await couch.open(repDb, 'foo_dup_cont_rep_doc_1'))!;
+    assert.ok(repDoc1 !== null);
+    assert.equal(repDoc1._replication_state, 'triggered');
+    assert.equal(typeof repDoc1._replication_state_time, 'string');
+    assert.equal(typeof repDoc1._replication_id, 'string');
+    repDoc2 = (await couch.open(repDb, 'foo_dup_cont_rep_doc_2'))!;
+    assert.ok(repDoc2 !== null);
+    assert.equal(typeof repDoc2._replication_state, 'undefined');
+    assert.equal(typeof repDoc2._replication_state_time, 'undefined');
+    assert.equal(repDoc2._replication_id, repDoc1._replication_id);
+
+    assert.equal(await couch.saveOk(dbA, { _id: 'foo666', value: 999 }), true);
+    await waitForSeq(dbA, dbB);
+    assert.equal((await couch.open(dbB, 'foo666'))?.value, 999);
+
+    // deleting the second replication doc neither affects the first one nor stops the replication
+    assert.equal((await couch.deleteDoc(repDb, repDoc2)).body.ok, true);
+    repDoc1 = (await couch.open(repDb, 'foo_dup_cont_rep_doc_1'))!;
+    assert.ok(repDoc1 !== null);
+    assert.equal(repDoc1._replication_state, 'triggered');
+    assert.equal(typeof repDoc1._replication_state_time, 'string');
+
+    assert.equal(await couch.saveOk(dbA, { _id: 'foo5000', value: 5000 }), true);
+    await waitForSeq(dbA, dbB);
+    assert.equal((await couch.open(dbB, 'foo5000'))?.value, 5000);
+
+    // deleting the first replication document stops the replication (the script waits a fixed
+    // time; here until its task is gone, then 200 ms as replicator_db_continuous)
+    assert.equal((await couch.deleteDoc(repDb, repDoc1)).body.ok, true);
+    await waitNoReplicationTask((t) => t.doc_id === 'foo_dup_cont_rep_doc_1' || t.doc_id === 'foo_dup_cont_rep_doc_2');
+    assert.equal(await couch.saveOk(dbA, { _id: 'foo1983', value: 1983 }), true);
+    await sleep(200);
+    assert.equal(await couch.open(dbB, 'foo1983'), null);
+  });
+});
+
+test('replicator_db_invalid_filter: a replication document naming a filter that does not exist ends in error without a _replication_id (COUCHDB-1199)', async () => {
+  const [dbA, dbB, repDb, usersDb] = ['c16r_rdbadfilt_a', 'c16r_rdbadfilt_b', 'c16r_rdbadfilt_rep', 'c16r_rdbadfilt_auth'];
+  await withRepDb(repDb, usersDb, async () => {
+    // a source that does not exist
+    let repDoc1: Doc = { _id: 'rep1', source: 'c16r_rdbadfilt_foo', target: 'c16r_rdbadfilt_bar', filter: 'test/foofilter' };
+    assert.equal(await couch.saveOk(repDb, repDoc1), true);
+    await waitForRep(repDb, repDoc1, 'error');
+    repDoc1 = (await couch.open(repDb, repDoc1._id))!;
+    assert.equal(typeof repDoc1._replication_id, 'undefined');
+    assert.equal(repDoc1._replication_state, 'error');
+
+    await populate_db(dbA, docs1(), usersDb);
+    await populate_db(dbB, [], usersDb);
+    // a source without the filter's design document
+    let repDoc2: Doc = { _id: 'rep2', source: dbA, target: dbB, filter: 'test/foofilter' };
+    assert.equal(await couch.saveOk(repDb, repDoc2), true);
+    await waitForRep(repDb, repDoc2, 'error');
+    repDoc2 = (await couch.open(repDb, repDoc2._id))!;
+    assert.equal(typeof repDoc2._replication_id, 'undefined');
+    assert.equal(repDoc2._replication_state, 'error');
+
+    const ddoc: Doc = {
+      _id: '_design/mydesign',
+      language: 'javascript',
+      filters: { myfilter: String(function (_doc: unknown, _req: unknown) { return true; }) },
+    };
+    assert.equal(await couch.saveOk(dbA, ddoc), true);
+    let repDoc3: Doc = { _id: 'rep3', source: dbA, target: dbB, filter: 'mydesign/myfilter' };
+    assert.equal(await couch.saveOk(repDb, repDoc3), true);
+    await waitForRep(repDb, repDoc3, 'completed');
+    repDoc3 = (await couch.open(repDb, repDoc3._id))!;
+    assert.equal(typeof repDoc3._replication_id, 'string');
+    assert.equal(repDoc3._replication_state, 'completed');
+  });
+});
+
+test('replicator_db_successive: a second document stating a completed replication runs it again from its checkpoint', async () => {
+  const [dbA, dbB, repDb] = ['c16r_rdsucc_a', 'c16r_rdsucc_b', 'c16r_rdsucc_rep'];
+  const docs = docs1();
+  await withRepDb(repDb, undefined, async () => {
+    await populate_db(dbA, docs, undefined);
+    await populate_db(dbB, [], undefined);
+    const repDoc1: Doc = { _id: 'foo_ident_rep_1', source: dbA, target: dbB };
+    assert.equal(await couch.saveOk(repDb, repDoc1), true);
+    await waitForRep(repDb, repDoc1, 'completed');
+    await checkCopies(dbB, docs);
+    const repDoc1_copy = await checkRepDoc(repDb, repDoc1, 'completed');
+    await checkRepStats(repDoc1_copy, dbA, { checked: docs.length, found: docs.length, read: docs.length, written: docs.length, failures: 0 });
+
+    const newDoc: Doc = { _id: 'doc666', value: 666 };
+    assert.equal(await couch.saveOk(dbA, newDoc), true);
+    await sleep(200);
+    // not replicated because first replication is complete (not continuous)
+    assert.equal(await couch.open(dbB, newDoc._id), null);
+
+    const repDoc2: Doc = { _id: 'foo_ident_rep_2', source: dbA, target: dbB };
+    assert.equal(await couch.saveOk(repDb, repDoc2), true);
+    await waitForRep(repDb, repDoc2, 'completed');
+    assert.equal((await couch.open(dbB, newDoc._id))?.value, newDoc.value);
+    const repDoc2_copy = await checkRepDoc(repDb, repDoc2, 'completed');
+    assert.equal(repDoc2_copy._replication_id, repDoc1_copy._replication_id);
+    await checkRepStats(repDoc2_copy, dbA, { checked: 1, found: 1, read: 1, written: 1, failures: 0 });
+  });
+});
+
+test('replicator_db_swap_rep_db: naming another replicator database stops the first one\'s jobs and starts the new one\'s; naming the first again swaps back', async () => {
+  const repDb = 'c16r_rdswap_rep';
+  const usersDb = 'c16r_rdswap_auth';
+  const [repDb2, dbA, dbA_copy, dbB, dbB_copy, dbC, dbC_copy] = ['rep_2', 'a', 'a_copy', 'b', 'b_copy', 'c', 'c_copy'].map((n) => `c16r_rdswap_${n}`) as [string, string, string, string, string, string, string];
+  const docs = docs1();
+  await withRepDb(repDb, usersDb, async () => {
+    for (const db of [dbA, dbB, dbC]) await populate_db(db, docs, usersDb);
+    for (const db of [dbA_copy, dbB_copy, dbC_copy, repDb2]) await populate_db(db, [], usersDb);
+    const repDoc1: Doc = { _id: 'rep1', source: couch.dbUrl(dbA), target: dbA_copy, continuous: true };
+    const repDoc2: Doc = { _id: 'rep2', source: couch.dbUrl(dbB), target: dbB_copy, continuous: true };
+    const repDoc3: Doc = { _id: 'rep3', source: couch.dbUrl(dbC), target: dbC_copy, continuous: true };
+    assert.equal(await couch.saveOk(repDb, repDoc1), true);
+    assert.equal(await couch.saveOk(repDb, repDoc2), true);
+    await waitForSeq(dbA, dbA_copy);
+    await waitForSeq(dbB, dbB_copy);
+
+    const setRepDb = async (name: string) => {
+      const r = await couch.request('PUT', '/_config/replicator/db', { body: name, headers: { 'X-Couch-Persist': 'false' } });
+      assert.equal(r.status, 200);
+    };
+    await setRepDb(repDb2);
+    // The script gives the switch 500 ms, then waits for copies that must not come (its waits
+    // only time out); here until the first database's jobs are gone.
+    await waitNoReplicationTask((t) => t.doc_id === 'rep1' || t.doc_id === 'rep2');
+
+    const new_doc: Doc = { _id: 'foo666', value: 666 };
+    assert.equal(await couch.saveOk(dbA, new_doc), true);
+    delete new_doc._rev;
+    assert.equal(await couch.saveOk(dbB, new_doc), true);
+    delete new_doc._rev;
+
+    assert.equal(await couch.saveOk(repDb2, repDoc3), true);
+    await waitForSeq(dbC, dbC_copy);
+    for (const db of [dbA_copy, dbB_copy, dbC_copy]) await checkCopies(db, docs);
+
+    // replications rep1 and rep2 should have been stopped when the replicator database was swapped
+    assert.equal(await couch.open(dbA_copy, new_doc._id), null);
+    assert.equal(await couch.open(dbB_copy, new_doc._id), null);
+
+    // after naming the former replicator database again, rep1 and rep2 resume, rep3 stops (the
+    // script saves to dbC at once and waits 1 s; here until rep3's job is gone, then saves)
+    await setRepDb(repDb);
+    await waitNoReplicationTask((t) => t.doc_id === 'rep3');
+    assert.equal(await couch.saveOk(dbC, new_doc), true);
+    await waitForSeq(dbA, dbA_copy);
+    await waitForSeq(dbB, dbB_copy);
+    assert.equal((await couch.open(dbA_copy, new_doc._id))?.value, new_doc.value);
+    assert.equal((await couch.open(dbB_copy, new_doc._id))?.value, new_doc.value);
+    assert.equal(await couch.open(dbC_copy, new_doc._id), null);
+
+    await stopRepDocs(repDb, ['rep1', 'rep2']);
+    await couch.deleteDb(repDb2);
+  });
+});
+
+test('replicator_db_update_security: a replicator database given a readers list still runs its documents\' replications', async () => {
+  const [dbA, dbB, dbA_copy, dbB_copy, repDb, usersDb] = ['a', 'b', 'a_copy', 'b_copy', 'rep', 'auth'].map((n) => `c16r_rdupdsec_${n}`) as [string, string, string, string, string, string];
+  const docs = makeDocs(1, 3);
+  await withRepDb(repDb, usersDb, async () => {
+    await populate_db(dbA, docs, usersDb);
+    await populate_db(dbB, docs, usersDb);
+    await populate_db(dbA_copy, [], usersDb);
+    await populate_db(dbB_copy, [], usersDb);
+    const repDoc1: Doc = { _id: 'rep1', source: couch.dbUrl(dbA), target: dbA_copy };
+    const repDoc2: Doc = { _id: 'rep2', source: couch.dbUrl(dbB), target: dbB_copy };
+    assert.equal(await couch.saveOk(repDb, repDoc1), true);
+    await waitForRep(repDb, repDoc1, 'completed');
+    assert.equal(await couch.setSecObj(repDb, { readers: { names: ['joe'] } }), true);
+    assert.equal(await couch.saveOk(repDb, repDoc2), true);
+    await waitForRep(repDb, repDoc2, 'completed');
+    // The script ends on its waits; here what they wait for is checked.
+    await checkRepDoc(repDb, repDoc1, 'completed');
+    await checkRepDoc(repDb, repDoc2, 'completed');
+    for (const doc of docs) assert.ok((await couch.open(dbB_copy, doc._id)) !== null, doc._id);
+  });
+});
