@@ -20,6 +20,7 @@ import { replicateRoutes } from './replicate.js';
 import { statsRoutes } from './stats.js';
 import { oauthRoutes } from './oauth.js';
 import { utilsRoutes } from './utils.js';
+import { findRoutes } from './find.js';
 
 export const routes: Route[] = [
   ...serverRoutes,
@@ -42,4 +43,5 @@ export const routes: Route[] = [
   ...statsRoutes,
   ...oauthRoutes,
   ...utilsRoutes,
+  ...findRoutes,
 ];
