@@ -69,9 +69,9 @@ async function replicatorDbRead(req: Request, target: RouteTarget, svc: Services
     }
     return json(200, withoutCredentials(body));
   }
-  if (target.shape === 'dbHandler' && target.name === '_changes' && req.bool('include_docs')) {
+  if (target.shape === 'dbHandler' && ((target.name === '_changes' && req.bool('include_docs')) || target.name === '_find')) {
     // As CouchDB 1.6's after_doc_read shows them: the caller's own documents whole, others'
-    // without the credentials in their endpoints.
+    // without the credentials in their endpoints (`_find` matches what the caller sees).
     const name = req.userCtx.name;
     req.docView = (doc) => (name !== null && doc['owner'] === name ? doc : withoutCredentials(doc));
     return undefined;

@@ -69,7 +69,7 @@ export const databaseRoutes: Route[] = [
         if (p.rest.length > 0) {
           const ddocId = `_design/${p.rest.join('/')}`;
           // Opening checks the design document exists (404 otherwise); compaction runs behind.
-          await svc.views.open(db, ddocId);
+          await svc.views.open(db, ddocId, false);
           void svc.views.compact(db, ddocId).catch((err) => svc.log.error(`view compaction failed: ${String(err)}`));
           return json(202, { ok: true });
         }

@@ -22,6 +22,7 @@ import { schedulerRoutes } from './scheduler.js';
 import { statsRoutes } from './stats.js';
 import { oauthRoutes } from './oauth.js';
 import { utilsRoutes } from './utils.js';
+import { findRoutes } from './find.js';
 
 export const routes: Route[] = [
   ...serverRoutes,
@@ -46,4 +47,5 @@ export const routes: Route[] = [
   ...statsRoutes,
   ...oauthRoutes,
   ...utilsRoutes,
+  ...findRoutes,
 ];

@@ -35,7 +35,7 @@ export const viewRoutes: Route[] = [
     methods: {
       GET: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
-        const view = await svc.views.open(db, p.docId);
+        const view = await svc.views.open(db, p.docId, false);
         return json(200, {
           name: p.docId.slice('_design/'.length),
           view_index: {

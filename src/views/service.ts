@@ -25,8 +25,18 @@ export class ViewService {
 
   constructor(private readonly backend: StorageBackend, private readonly queryServer: () => Promise<QueryServer>) {}
 
-  /** The design document `ddocId` of `db`, its index, and its code. */
-  async open(db: Database, ddocId: string): Promise<OpenedView> {
+  /**
+   * The design document `ddocId` of `db`, its index, and its code. `requireCode: false` opens
+   * the index of a design document in any language (its `_info`, compaction): only running its
+   * code needs JavaScript.
+   */
+  async open(db: Database, ddocId: string, requireCode = true): Promise<OpenedView> {
+    const view = await this.openCached(db, ddocId);
+    if (requireCode) requireJavaScript(view.ddoc.language);
+    return view;
+  }
+
+  private async openCached(db: Database, ddocId: string): Promise<OpenedView> {
     // Queries come far more often than design documents change: reuse what this revision gave,
     // without a read while the database has not changed, else knowing the revision from the
     // document's info alone.
@@ -49,15 +59,15 @@ export class ViewService {
       throw err;
     });
     const ddoc = JSON.parse(opened.json) as DesignDoc;
-    const view = await this.openDesign(db, ddoc);
+    const view = await this.openDesign(db, ddoc, false);
     this.recent.set(cacheKey, { rev: opened.rev, seq, purgeSeq, view });
     if (this.recent.size > 1000) this.recent.delete(this.recent.keys().next().value!);
     return view;
   }
 
   /** Index and code of a design document given as is (also `_temp_view`). */
-  async openDesign(db: Database, ddoc: DesignDoc): Promise<OpenedView> {
-    requireJavaScript(ddoc.language);
+  async openDesign(db: Database, ddoc: DesignDoc, requireCode = true): Promise<OpenedView> {
+    if (requireCode) requireJavaScript(ddoc.language);
     const signature = viewSignature(ddoc);
     const name = `${db.name}$${signature}`;
     let index = this.indexes.get(name);
@@ -105,7 +115,7 @@ export class ViewService {
 
   /** Compacts the index store of a design document. */
   async compact(db: Database, ddocId: string): Promise<void> {
-    const { index } = await this.open(db, ddocId);
+    const { index } = await this.open(db, ddocId, false);
     if (index.compacting) return;
     index.compacting = true;
     try {

@@ -3,3 +3,9 @@ declare module 'pouchdb' {
   const PouchDB: any;
   export default PouchDB;
 }
+
+// pouchdb-find (the Mango plugin) ships no declarations either.
+declare module 'pouchdb-find' {
+  const plugin: any;
+  export default plugin;
+}

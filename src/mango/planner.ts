@@ -1,0 +1,144 @@
+/**
+ * Query planning as CouchDB 3 does it (mango_idx:get_usable_indexes, mango_cursor:create,
+ * mango_cursor_view:choose_best_index, mango_cursor_special): which indexes can answer a
+ * selector and sort, which one answers it, the key range it would scan, and the warnings.
+ */
+import { compareUtf8 } from '../views/erlang-term-order.js';
+import { noUsableSortIndex } from './errors.js';
+import { compareIndexes, type MangoIndex } from './indexes.js';
+import { fieldRanges, hasRequiredFields, isConstantField, isNoopSelector, MAX, MIN, type Bound, type FieldRange, type Json, type Selector } from './selector.js';
+import type { FindOptions } from './options.js';
+
+export interface QueryPlan {
+  index: MangoIndex;
+  /** The ranges of the index's leading columns; 'empty' when nothing can match. */
+  ranges: FieldRange[] | 'empty';
+  direction: 'fwd' | 'rev';
+  selector: Selector;
+  options: FindOptions;
+}
+
+/** The plan for a query over the database's indexes (which include `_all_docs`). */
+export function plan(indexes: readonly MangoIndex[], options: FindOptions): QueryPlan {
+  const { selector } = options;
+  const sortFields = options.sort.map((s) => s.field);
+  const global = indexes.filter((i) => i.partialFilter === undefined);
+  const named = byUseIndex(indexes, options.useIndex);
+  const pool = [...new Set([...global, ...named])].sort(compareIndexes);
+  const usable = pool.filter((i) => isUsable(i, selector, sortFields));
+  if (usable.length === 0) throw noUsableSortIndex();
+  const requested = byUseIndex(usable, options.useIndex);
+  const candidates = requested.length > 0 ? requested : usable;
+  const json = candidates.filter((i) => i.type === 'json');
+  const ranges = fieldRanges(selector);
+  let index: MangoIndex;
+  let prefix: FieldRange[];
+  if (json.length > 0) {
+    [index, prefix] = bestIndex(json, ranges);
+  } else {
+    // The special index's catch-all range comes after any range the selector gives `_id`.
+    const idRange = ranges.find(([f]) => f === '_id');
+    index = candidates[0]!;
+    prefix = [idRange ? idRange[1] : { lowOp: '$gt', low: null, highOp: '$lt', high: MAX }];
+  }
+  const empty = prefix.includes('empty') || isNoopSelector(selector);
+  return {
+    index,
+    ranges: empty ? 'empty' : prefix,
+    direction: options.sort[0]?.dir === 'desc' ? 'rev' : 'fwd',
+    selector,
+    options,
+  };
+}
+
+function byUseIndex(indexes: readonly MangoIndex[], useIndex: readonly string[]): MangoIndex[] {
+  if (useIndex.length === 0) return [];
+  const ddoc = useIndex[0]!.startsWith('_design/') ? useIndex[0]! : `_design/${useIndex[0]}`;
+  return indexes.filter((i) => i.ddoc === ddoc && (useIndex.length === 1 || i.name === useIndex[1]));
+}
+
+function isUsable(idx: MangoIndex, selector: Selector, sortFields: readonly string[]): boolean {
+  if (idx.type === 'special') return sortFields.length === 0 || (sortFields.length === 1 && sortFields[0] === '_id');
+  const sorted = new Set(sortFields);
+  const required = [...new Set(idx.columns)].sort(compareUtf8).filter((c) => !sorted.has(c) && c !== '_id' && c !== '_rev');
+  return hasRequiredFields(selector, required) && canUseSort(idx.columns, sortFields, selector);
+}
+
+function canUseSort(columns: readonly string[], sortFields: readonly string[], selector: Selector): boolean {
+  if (sortFields.length === 0) return true;
+  if (columns.length === 0) return false;
+  if (columns[0] === sortFields[0]) return sortFields.every((f, i) => columns[i] === f);
+  return isConstantField(selector, columns[0]!) && canUseSort(columns.slice(1), sortFields, selector);
+}
+
+/** Fewest selector ranges left out of the index's key prefix, then fewest columns, then by id. */
+function bestIndex(indexes: readonly MangoIndex[], ranges: [string, FieldRange][]): [MangoIndex, FieldRange[]] {
+  const scored = indexes.map((idx) => {
+    const prefix: FieldRange[] = [];
+    for (const col of idx.columns) {
+      const found = ranges.find(([f]) => f === col);
+      if (!found) break;
+      prefix.push(found[1]);
+    }
+    return { idx, prefix, difference: ranges.length - prefix.length };
+  });
+  scored.sort((a, b) => a.difference - b.difference || a.idx.columns.length - b.idx.columns.length || compareIndexes(a.idx, b.idx));
+  return [scored[0]!.idx, scored[0]!.prefix];
+}
+
+const MAX_MARK = '<MAX>';
+
+/** A bound as `_explain` prints it. */
+function boundJson(b: Bound): Json {
+  return b === MAX ? MAX_MARK : b === MIN ? null : b;
+}
+
+/** The start and end keys the plan's index scan would use, as `_explain` shows them. */
+export function scanKeys(p: QueryPlan): { start: Json; end: Json } {
+  if (p.ranges === 'empty') return { start: null, end: null };
+  let start: Json;
+  let end: Json;
+  if (p.index.type === 'special') {
+    const r = p.ranges[0] as Exclude<FieldRange, 'empty'>;
+    start = r.low === MIN ? '' : boundJson(r.low);
+    end = r.high === MAX ? MAX_MARK : boundJson(r.high);
+  } else {
+    const startKey: Json[] = [];
+    for (const r of p.ranges as Exclude<FieldRange, 'empty'>[]) {
+      if (r.low === MIN) break;
+      startKey.push(boundJson(r.low));
+    }
+    const endKey: Json[] = [];
+    let closed = false;
+    for (const r of p.ranges as Exclude<FieldRange, 'empty'>[]) {
+      if (r.high === MAX) {
+        endKey.push(MAX_MARK);
+        closed = true;
+        break;
+      }
+      endKey.push(boundJson(r.high));
+    }
+    if (!closed) endKey.push(MAX_MARK);
+    start = startKey;
+    end = endKey;
+  }
+  return p.direction === 'rev' ? { start: end, end: start } : { start, end };
+}
+
+/** The warnings a `_find` answer carries (mango_cursor:maybe_add_warning), joined by newlines. */
+export function warnings(p: QueryPlan, docsExamined: number, resultsReturned: number): string | undefined {
+  const out: string[] = [];
+  const use = p.options.useIndex;
+  if (use.length > 0 && byUseIndex([p.index], use).length === 0) {
+    const name = use[0]!.replace(/^_design\//, '');
+    out.push(use.length === 1
+      ? `_design/${name} was not used because it does not contain a valid index for this query.`
+      : `_design/${name}, ${use[1]} was not used because it is not a valid index for this query.`);
+  }
+  if (p.index.type === 'special') out.push('No matching index found, create an index to optimize query time.');
+  const ratio = resultsReturned === 0 ? docsExamined : docsExamined / resultsReturned;
+  if (ratio > 10) {
+    out.push('The number of documents examined is high in proportion to the number of results returned. Consider adding a more specific index to improve this.');
+  }
+  return out.length > 0 ? out.join('\n') : undefined;
+}
