@@ -23,6 +23,8 @@ export const HEADER_PROXY_ROLES = 'x-auth-couchdb-roles';
 export const HEADER_PROXY_TOKEN = 'x-auth-couchdb-token';
 /** What a `_rewrite` adds to the request it routes: the URL the client asked for. */
 export const HEADER_REQUESTED_PATH = 'x-couchdb-requested-path';
+/** What a virtual host adds to the request it routes: the path the client asked for under it. */
+export const HEADER_VHOST_PATH = 'x-couchdb-vhost-path';
 export const AUTH_COOKIE = 'AuthSession';
 
 /** The statistics section that CouchDB names after itself. */

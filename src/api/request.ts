@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { badRequest, queryParseError, tooLarge, badContentType } from '../errors.js';
 import { adminPartyContext, type UserContext } from '../auth/user-context.js';
 import type { HeaderMap } from './reply.js';
-import { HEADER_REQUESTED_PATH } from '../couchdb-names.js';
+import { HEADER_REQUESTED_PATH, HEADER_VHOST_PATH } from '../couchdb-names.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -71,8 +71,14 @@ export class Request {
    */
   private readonly requestedPathHeader: string | undefined;
 
-  /** `rewrite`: the URL a design document's `_rewrite` routed this request to (see rewritten()). */
-  constructor(raw: IncomingMessage, secure = false, rewrite?: { url: string; method: string; from: Request }) {
+  /** The path asked for under a virtual host (`x-couchdb-vhost-path`), when one routed the request. */
+  private readonly vhostPath: string | undefined;
+
+  /**
+   * `rewrite`: the URL a design document's `_rewrite` routed this request to (see rewritten());
+   * `vhost`: where a virtual host routed it (`[vhosts]`, see http/vhosts.ts).
+   */
+  constructor(raw: IncomingMessage, secure = false, rewrite?: { url: string; method: string; from: Request }, vhost?: { url: string; vhostPath: string }) {
     this.raw = raw;
     this.secure = rewrite?.from.secure ?? secure;
     const method = (raw.method ?? 'GET').toUpperCase();
@@ -80,7 +86,7 @@ export class Request {
     // that cannot send it); the header is ignored on any other method.
     const override = raw.headers['x-http-method-override'];
     this.method = rewrite?.method ?? (method === 'POST' && typeof override === 'string' && METHOD_OVERRIDES.has(override) ? override : method);
-    const url = rewrite?.url ?? raw.url ?? '/';
+    const url = rewrite?.url ?? vhost?.url ?? raw.url ?? '/';
     this.url = url;
     const q = url.indexOf('?');
     this.rawPath = q === -1 ? url : url.slice(0, q);
@@ -93,7 +99,9 @@ export class Request {
       this.badQuery = true;
     }
     this.query = new URLSearchParams(search);
-    this.requestedPath = rewrite?.from.requestedPath ?? this.rawPath;
+    this.vhostPath = rewrite?.from.vhostPath ?? vhost?.vhostPath;
+    // CouchDB's requested path is the virtual host's path when there is one.
+    this.requestedPath = rewrite?.from.requestedPath ?? (this.vhostPath !== undefined ? this.vhostPath.split('?')[0]! : this.rawPath);
     if (rewrite) {
       // The same exchange: body, user, completion and disconnection are the original's.
       this.userCtx = rewrite.from.userCtx;
@@ -166,6 +174,7 @@ export class Request {
     const lower = name.toLowerCase();
     const value = this.raw.headers[lower];
     if (value === undefined && lower === HEADER_REQUESTED_PATH) return this.requestedPathHeader;
+    if (value === undefined && lower === HEADER_VHOST_PATH) return this.vhostPath;
     return Array.isArray(value) ? value.join(', ') : value;
   }
 
@@ -177,6 +186,7 @@ export class Request {
     if (this.requestedPathHeader !== undefined && this.raw.headers[HEADER_REQUESTED_PATH] === undefined) {
       headers.push([HEADER_REQUESTED_PATH, this.requestedPathHeader]);
     }
+    if (this.vhostPath !== undefined && this.raw.headers[HEADER_VHOST_PATH] === undefined) headers.push([HEADER_VHOST_PATH, this.vhostPath]);
     return headers;
   }
 

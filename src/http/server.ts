@@ -16,6 +16,8 @@ import { Router } from './router.js';
 import { authorize } from '../api/authorize.js';
 import { challengeHeaders } from './challenge.js';
 import { corsFor } from './cors.js';
+import { parseGlobals, parseVhostRules, routeVhost, type VhostRoute, type VhostRule } from './vhosts.js';
+import type { Config } from '../config/config.js';
 
 export interface RequestObserver {
   (method: string, status: number, elapsedMs: number, req: Request): void;
@@ -27,6 +29,8 @@ export class HttpServer {
   /** The HTTPS listener, when TLS is configured: the same API on another port. */
   private tlsServer: Server | undefined;
   private readonly observers: RequestObserver[] = [];
+  /** `[vhosts]` rules and global handlers, parsed once per configuration and change. */
+  private vhosts: { config: Config; rules: VhostRule[]; globals: string[] } | undefined;
 
   constructor(routes: readonly Route[], private readonly services: () => Services) {
     this.router = new Router(routes);
@@ -77,7 +81,7 @@ export class HttpServer {
 
   private async handle(raw: IncomingMessage, res: ServerResponse, secure: boolean): Promise<void> {
     const started = performance.now();
-    const req = new Request(raw, secure);
+    const req = new Request(raw, secure, undefined, this.virtualHost(raw));
     res.once('close', () => req.clientGone());
     let status = 500;
     try {
@@ -117,6 +121,26 @@ export class HttpServer {
         }
       }
     }
+  }
+
+  /** Where `[vhosts]` routes a request, if a rule matches its host. */
+  private virtualHost(raw: IncomingMessage): VhostRoute | undefined {
+    const config = this.services().config;
+    if (this.vhosts?.config !== config) {
+      const table = { config, rules: parseVhostRules(config.section('vhosts')), globals: parseGlobals(config.get('httpd', 'vhost_global_handlers')) };
+      this.vhosts = table;
+      config.onChange((section, key) => {
+        if (section === 'vhosts' || (section === 'httpd' && key === 'vhost_global_handlers')) {
+          table.rules = parseVhostRules(config.section('vhosts'));
+          table.globals = parseGlobals(config.get('httpd', 'vhost_global_handlers'));
+        }
+      });
+    }
+    const { rules, globals } = this.vhosts;
+    if (rules.length === 0) return undefined;
+    const forwarded = raw.headers[(config.get('httpd', 'x_forwarded_host') ?? 'X-Forwarded-Host').toLowerCase()];
+    const host = (Array.isArray(forwarded) ? forwarded[0] : forwarded) ?? raw.headers.host ?? '';
+    return routeVhost(rules, globals, host, raw.url ?? '/');
   }
 
   /** Anything that escaped handle(): log it and drop the connection rather than the process. */
