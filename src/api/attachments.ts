@@ -181,8 +181,10 @@ async function putAttachment(req: Request, p: RouteParams, svc: Services): Promi
     encoding: encodingHeader === 'gzip' ? 'gzip' : undefined,
   });
   try {
-    // Content-MD5, when given, is of the body as sent (couch_util:check_md5).
-    const expectedMd5 = req.header('content-md5');
+    // Content-MD5, when given, is of the body as sent (couch_util:check_md5); a chunked upload
+    // may send it as a trailer instead.
+    const trailer = req.raw.trailers['content-md5'];
+    const expectedMd5 = req.header('content-md5') ?? (typeof trailer === 'string' ? trailer : undefined);
     if (expectedMd5 !== undefined && expectedMd5.trim() !== md5.digest('base64')) {
       throw new CouchError(400, 'content_md5_mismatch', 'Possible message corruption.');
     }

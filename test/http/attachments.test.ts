@@ -339,6 +339,31 @@ test('an upload with Content-MD5 is checked against the body (attachments.js)', 
   assert.equal(text.status, 201, text.text);
 });
 
+test('a chunked upload may send Content-MD5 as a trailer (test/etap/130-attachments-md5.t)', async () => {
+  const db = await freshDb('md5trailer');
+  const upload = (path: string, parts: string[], md5: string) => new Promise<{ status: number; body: { error?: string } }>((resolve, reject) => {
+    const r = httpRequest(new URL(path.slice(1), server.url), {
+      method: 'PUT',
+      headers: { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked', Trailer: 'Content-MD5' },
+    }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => { text += chunk.toString(); });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as { error?: string } }));
+    });
+    r.on('error', reject);
+    for (const part of parts) r.write(part);
+    r.addTrailers({ 'Content-MD5': md5 });
+    r.end();
+  });
+  const body = ['We all live in a yellow ', 'submarine!'];
+  const good = await upload(`/${db}/readme/foo.txt`, body, md5b64(body.join('')));
+  assert.equal(good.status, 201, JSON.stringify(good.body));
+  assert.equal((await c.get(`/${db}/readme/foo.txt`)).text, body.join(''));
+  const bad = await upload(`/${db}/other/foo.txt`, body, md5b64('something else'));
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.error, 'content_md5_mismatch');
+});
+
 test('HEAD answers the headers of GET without a body', async () => {
   const db = await freshDb('head');
   await putAtt(`/${db}/doc/a.bin`, TEXT);
