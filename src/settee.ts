@@ -14,6 +14,8 @@ import { LmdbBackend } from './storage/lmdb.js';
 import { DatabaseRegistry } from './core/registry.js';
 import { UuidGenerator } from './core/uuids.js';
 import { TaskRegistry } from './core/tasks.js';
+import { CompactionDaemon, type IndexSizes } from './core/compaction-daemon.js';
+import type { Database } from './core/database.js';
 import { HttpServer } from './http/server.js';
 import type { Services } from './api/services.js';
 import { HTTPD_AUTH_SECTION, MAIN_CONFIG_SECTION } from './couchdb-names.js';
@@ -56,6 +58,7 @@ export class Settee {
   private address: { port: number; host: string } | undefined;
   private tlsAddress: { port: number; host: string } | undefined;
   private replicatorDb: ReplicatorDatabase | undefined;
+  private compactionDaemon: CompactionDaemon | undefined;
 
   private constructor(private readonly options: SetteeOptions) {}
 
@@ -71,6 +74,7 @@ export class Settee {
     await settee.startTls(host);
     settee.services.log.info(`Apache CouchDB-compatible Settee has started on ${settee.url}`);
     settee.startReplicatorDb();
+    settee.startCompactionDaemon();
     return settee;
   }
 
@@ -217,6 +221,21 @@ export class Settee {
     this.startReplicatorDb();
   }
 
+  /** `[compactions]` rules, checked every `[compaction_daemon] check_interval` seconds. */
+  private startCompactionDaemon(): void {
+    const { config, dbs, tasks, log, views } = this.services;
+    const databaseDir = resolve(config.getString(MAIN_CONFIG_SECTION, 'database_dir', './data'));
+    this.compactionDaemon = new CompactionDaemon({
+      config, dbs, tasks, log, databaseDir,
+      viewIndexDir: resolve(config.getString(MAIN_CONFIG_SECTION, 'view_index_dir', databaseDir)),
+      indexes: {
+        indexes: (db) => designIndexes(db, views),
+        compact: (db, ddocId) => views.compact(db, ddocId),
+      },
+    });
+    this.compactionDaemon.start();
+  }
+
   private async stopReplicator(services: Services): Promise<void> {
     this.replicatorDb?.stop();
     await services.replicator.stop();
@@ -228,18 +247,21 @@ export class Settee {
     old.auth.close();
     old.stats.close();
     await this.stopReplicator(old);
+    await this.compactionDaemon?.stop();
     await old.views.close();
     await old.design.close();
     await old.dbs.closeAll();
     await old.config.reload();
     this.services = await this.buildServices(old.config);
     this.startReplicatorDb();
+    this.startCompactionDaemon();
     old.log.info('Restarted');
     await old.log.close();
   }
 
   async stop(): Promise<void> {
     await this.stopReplicator(this.services);
+    await this.compactionDaemon?.stop();
     await this.http.close();
     this.services.auth.close();
     this.services.stats.close();
@@ -248,6 +270,24 @@ export class Settee {
     await this.services.dbs.closeAll();
     await this.services.log.close();
   }
+}
+
+/** The view indexes of a database's design documents that have views, with their sizes. */
+async function designIndexes(db: Database, views: ViewService): Promise<IndexSizes[]> {
+  const out: IndexSizes[] = [];
+  for await (const rows of db.allDocs({ start: '_design/', end: '_design0', inclusiveEnd: false })) {
+    for (const { id } of rows) {
+      try {
+        const ddoc = JSON.parse((await db.openDoc(id)).json) as { views?: unknown };
+        if (!ddoc.views || typeof ddoc.views !== 'object' || Object.keys(ddoc.views).length === 0) continue;
+        const { index } = await views.open(db, id, false);
+        out.push({ ddocId: id, diskSize: await index.store.diskSize(), dataSize: await index.store.dataSize(), updating: index.isUpdating });
+      } catch {
+        // Deleted or unreadable meanwhile: nothing to compact.
+      }
+    }
+  }
+  return out;
 }
 
 /** This server's own base URL as seen from itself, from the configured address and real port. */

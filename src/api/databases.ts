@@ -4,6 +4,7 @@ import { parseIncomingDoc } from '../core/document.js';
 import { validateDocId } from '../core/names.js';
 import { parseRev } from '../core/revtree.js';
 import type { Database } from '../core/database.js';
+import { compactDatabase } from '../core/compaction-daemon.js';
 import { viewSignature, type DesignDoc } from '../views/view-index.js';
 import { json, ok } from './reply.js';
 import type { Route } from './route.js';
@@ -201,13 +202,7 @@ export function readRevsMap(body: Record<string, unknown>): Record<string, strin
 }
 
 function startCompaction(db: Database, svc: Services): void {
-  if (db.isCompacting) return;
-  const task = svc.tasks.start('database_compaction', { database: db.name, changes_done: 0, total_changes: db.docCount, progress: 0 });
-  db.compact((done, total) => task.update({
-    changes_done: done, total_changes: total, progress: total > 0 ? Math.min(100, Math.floor((done * 100) / total)) : 100,
-  }))
-    .catch((err) => svc.log.error(`compaction of ${db.name} failed: ${String(err)}`))
-    .finally(() => task.done());
+  compactDatabase(db, svc.tasks).catch((err) => svc.log.error(`compaction of ${db.name} failed: ${String(err)}`));
 }
 
 /** Rejects a document body above `max_document_size` with 413. */
