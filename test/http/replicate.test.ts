@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { startServer, serverForFile, type TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 import { client } from '../helpers/http.js';
 
 const { server, c } = await serverForFile();
@@ -34,17 +35,6 @@ async function bulk(db: string, docs: unknown[], on = c): Promise<{ id: string; 
 
 async function replicate(body: Record<string, unknown>, on = c) {
   return on.post('/_replicate', body);
-}
-
-/** Waits for a condition with a generous deadline (no timing assertions). */
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, deadlineMs = 30000): Promise<T> {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > until) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** Every leaf of every document (conflicts and tombstones included), with its body. */

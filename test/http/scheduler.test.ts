@@ -6,19 +6,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverForFile } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 import { basic, defineAdmin } from '../helpers/auth.js';
 
 const { server, c } = await serverForFile();
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, deadlineMs = 30000): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    const got = await probe();
-    if (got) return got;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 interface JobJson {
   id: string;
