@@ -38,6 +38,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { serverForFile, startServer, type TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 import { req, type RequestOptions, type Response } from '../helpers/http.js';
 import { encodeOptions } from '../helpers/couch-js.js';
 
@@ -320,16 +321,29 @@ async function attText(db: string, id: string, name: string, on = couch): Promis
  */
 async function waitForSeq(sourceDb: string, targetDb: string, on = couch): Promise<void> {
   const until = Date.now() + WAIT_MS;
-  const revs = async (db: string) => JSON.stringify(
-    (await on.request('GET', `${dbPath(db)}_all_docs`)).body?.rows?.map((r: Doc) => [r.id, r.value.rev]));
   for (;;) {
     const sourceSeq = (await on.info(sourceDb)).update_seq;
     const targetSeq = (await on.info(targetDb)).update_seq;
     if (targetSeq >= sourceSeq) return;
-    if ((await revs(sourceDb)) === (await revs(targetDb))) return;
+    if ((await liveRevs(sourceDb, on)) === (await liveRevs(targetDb, on))) return;
     if (Date.now() > until) return;
     await sleep(50);
   }
+}
+
+/** Every live document id with its revision, as text (a failed read never equals another). */
+async function liveRevs(db: string, on = couch): Promise<string> {
+  const r = await on.request('GET', `${dbPath(db)}_all_docs`);
+  if (r.status !== 200) return `${db}: ${r.status} ${Math.random()}`;
+  return JSON.stringify(r.body.rows.map((row: Doc) => [row.id, row.value.rev]));
+}
+
+/**
+ * Until the target lists the same live documents at the same revisions as the source. Stricter
+ * than waitForSeq, whose sequence comparison can be met early by a target that took more writes.
+ */
+async function waitForSameDocs(sourceDb: string, targetDb: string): Promise<void> {
+  await waitFor(`${targetDb} to match ${sourceDb}`, async () => (await liveRevs(sourceDb)) === (await liveRevs(targetDb)), WAIT_MS);
 }
 
 /** replicator_db_inc.js waitForRep: until the document's `_replication_state` is `state`. */
@@ -913,7 +927,7 @@ test('replication: continuous replication (attachments, design documents, new an
     assert.equal(repResult.ok, true);
     assert.equal(typeof repResult._local_id, 'string');
     const rep_id = repResult._local_id;
-    await waitForSeq(sourceDb, targetDb);
+    await waitForSameDocs(sourceDb, targetDb);
 
     for (let j = 0; j < docs.length; j++) {
       const doc = docs[j]!;
@@ -930,7 +944,7 @@ test('replication: continuous replication (attachments, design documents, new an
     for (let j = 10; j < 15; j++) await addAtt(sourceDb, docs[j]!, 'data.dat', att2_data, 'application/binary');
     const ddoc = docs[docs.length - 1]!; // design doc
     await addAtt(sourceDb, ddoc, 'readme.txt', att1_data, 'text/plain');
-    await waitForSeq(sourceDb, targetDb);
+    await waitForSameDocs(sourceDb, targetDb);
 
     const modifDocs = docs.slice(10, 15).concat([ddoc]);
     for (const doc of modifDocs) {
@@ -946,7 +960,7 @@ test('replication: continuous replication (attachments, design documents, new an
 
     // add another attachment to the ddoc on source
     await addAtt(sourceDb, ddoc, 'data.dat', att2_data, 'application/binary');
-    await waitForSeq(sourceDb, targetDb);
+    await waitForSameDocs(sourceDb, targetDb);
     let copy = (await couch.open(targetDb, ddoc._id))!;
     await checkAtt(targetDb, copy, 'readme.txt', 2, 'text/plain', att1_data);
     await checkAtt(targetDb, copy, 'data.dat', 3, 'application/binary', att2_data);
@@ -956,7 +970,7 @@ test('replication: continuous replication (attachments, design documents, new an
     // add more docs to source
     const newDocs = makeDocs(25, 35);
     await populateDb(sourceDb, newDocs, true);
-    await waitForSeq(sourceDb, targetDb);
+    await waitForSameDocs(sourceDb, targetDb);
     for (const doc of newDocs) {
       copy = (await couch.open(targetDb, doc._id))!;
       assert.ok(copy !== null, doc._id);
@@ -968,7 +982,7 @@ test('replication: continuous replication (attachments, design documents, new an
     // delete docs from source
     assert.equal((await couch.deleteDoc(sourceDb, newDocs[0]!)).body.ok, true);
     assert.equal((await couch.deleteDoc(sourceDb, newDocs[6]!)).body.ok, true);
-    await waitForSeq(sourceDb, targetDb);
+    await waitForSameDocs(sourceDb, targetDb);
     assert.equal(await couch.open(targetDb, newDocs[0]!._id), null);
     assert.equal(await couch.open(targetDb, newDocs[6]!._id), null);
     const changes = await couch.changes(targetDb, { since: targetInfo.update_seq });
