@@ -30,7 +30,20 @@ export interface StreamReply {
   headers?: HeaderMap;
 }
 
-export type Reply = JsonReply | RawReply | StreamReply;
+/**
+ * A reply relayed as another server gave it (the HTTP proxy): its headers in order, duplicates
+ * kept and nothing added but the transport's own (Server when absent, CORS, a refreshed cookie);
+ * they decide the framing (Content-Length, chunked, or to the end of the connection).
+ */
+export interface RelayReply {
+  kind: 'relay';
+  status: number;
+  headers: readonly (readonly [string, string])[];
+  /** Written as it comes, with backpressure; closed early when the client goes away. */
+  body: AsyncIterable<Uint8Array>;
+}
+
+export type Reply = JsonReply | RawReply | StreamReply | RelayReply;
 
 export const json = (status: number, body: unknown, headers?: HeaderMap): JsonReply => ({ kind: 'json', status, body, headers });
 export const ok = (headers?: HeaderMap): JsonReply => json(200, { ok: true }, headers);

@@ -29,6 +29,12 @@ export class Router {
   private readonly global = new Map<string, MethodTable>();
   private readonly dbHandlers = new Map<string, MethodTable>();
   private readonly designHandlers = new Map<string, MethodTable>();
+  /**
+   * Global handlers defined by configuration (`[httpd_global_handlers]` proxies), by the first
+   * path segment as sent; they take every method and come before the fixed routes, as
+   * couch_httpd's handler table is the configuration.
+   */
+  private mounted: ReadonlyMap<string, Handler> = new Map();
 
   constructor(routes: readonly Route[]) {
     for (const route of routes) {
@@ -52,9 +58,17 @@ export class Router {
     }
   }
 
+  /** Replaces the handlers defined by configuration (see `mounted`); anyone may call them. */
+  replaceMounted(handlers: ReadonlyMap<string, Handler>): void {
+    this.mounted = new Map(handlers);
+  }
+
   /** Finds the handler for a method and raw path segments; throws 400/404/405 CouchErrors. */
   resolve(method: string, segs: readonly string[]): Resolved {
     const params: RouteParams = { db: '', docId: '', attachment: '', rest: [] };
+    const mounted = this.mounted.size > 0 && segs.length > 0 ? this.mounted.get(segs[0]!) : undefined;
+    // A mounted handler reads the raw path itself: `rest` stays empty.
+    if (mounted) return { handler: mounted, params, access: 'public', shape: 'global', name: segs[0]! };
     let table: MethodTable | undefined;
     let shape: RouteShape;
     let name: string | undefined;

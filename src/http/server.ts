@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Request } from '../api/request.js';
-import type { HeaderMap, Reply } from '../api/reply.js';
+import type { HeaderMap, RelayReply, Reply } from '../api/reply.js';
 import type { Route } from '../api/route.js';
 import type { Services } from '../api/services.js';
 import { badRequest, toCouchError, type CouchError } from '../errors.js';
@@ -18,6 +18,7 @@ import { challengeHeaders } from './challenge.js';
 import { corsFor } from './cors.js';
 import { parseGlobals, parseVhostRules, routeVhost, type VhostRoute, type VhostRule } from './vhosts.js';
 import type { Config } from '../config/config.js';
+import { syncProxies } from './proxy.js';
 
 export interface RequestObserver {
   (method: string, status: number, elapsedMs: number, req: Request): void;
@@ -31,6 +32,8 @@ export class HttpServer {
   private readonly observers: RequestObserver[] = [];
   /** `[vhosts]` rules and global handlers, parsed once per configuration and change. */
   private vhosts: { config: Config; rules: VhostRule[]; globals: string[] } | undefined;
+  /** The configuration whose `[httpd_global_handlers]` proxies are mounted on the router. */
+  private proxies: { config: Config; stop: () => void } | undefined;
 
   constructor(routes: readonly Route[], private readonly services: () => Services) {
     this.router = new Router(routes);
@@ -75,6 +78,11 @@ export class HttpServer {
   async dispatch(req: Request): Promise<Reply> {
     if (req.badQuery) throw badRequest('Invalid URL encoding in query string');
     const services = this.services();
+    if (this.proxies?.config !== services.config) {
+      // A restart brings a new configuration: follow it instead.
+      this.proxies?.stop();
+      this.proxies = { config: services.config, stop: syncProxies(services.config, this.router) };
+    }
     const resolved = this.router.resolve(req.method, req.rawSegments);
     return (await authorize(req, resolved, services)) ?? resolved.handler(req, resolved.params, services);
   }
@@ -166,6 +174,7 @@ export class HttpServer {
   }
 
   private async write(req: Request, res: ServerResponse, reply: Reply): Promise<void> {
+    if (reply.kind === 'relay') return relay(req, res, reply);
     const head = req.method === 'HEAD';
     const jsonp = reply.kind === 'raw' || (reply.kind === 'stream' && reply.contentType) ? undefined : this.jsonpCallback(req);
     if (reply.kind === 'json') {
@@ -291,6 +300,38 @@ export class HttpServer {
       ...challenge?.headers,
     });
     res.end(req.method === 'HEAD' ? undefined : text);
+  }
+}
+
+/**
+ * Writes a relayed reply with its own headers and framing, the body with backpressure; the
+ * body's iterator is closed however the writing ends, so an upstream exchange is never left open.
+ */
+async function relay(req: Request, res: ServerResponse, reply: RelayReply): Promise<void> {
+  const headers: string[] = [];
+  let hasServer = false;
+  for (const [name, value] of reply.headers) {
+    const lower = name.toLowerCase();
+    if (lower === 'server') hasServer = true;
+    // An HTTP/1.0 client cannot read chunks: the body then ends with the connection.
+    if (lower === 'transfer-encoding' && req.raw.httpVersion === '1.0') continue;
+    headers.push(name, value);
+  }
+  if (!hasServer) headers.push('Server', SERVER_HEADER);
+  for (const [name, value] of Object.entries(req.extraHeaders ?? {})) {
+    for (const one of Array.isArray(value) ? value : [value]) headers.push(name, String(one));
+  }
+  const body = reply.body[Symbol.asyncIterator]();
+  try {
+    res.writeHead(reply.status, headers);
+    if (req.method !== 'HEAD') {
+      for (let next = await body.next(); !next.done; next = await body.next()) {
+        if (res.destroyed || (!res.write(next.value) && !(await drained(res)))) return;
+      }
+    }
+    res.end();
+  } finally {
+    await body.return?.();
   }
 }
 
