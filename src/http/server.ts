@@ -30,10 +30,12 @@ export class HttpServer {
   /** The HTTPS listener, when TLS is configured: the same API on another port. */
   private tlsServer: Server | undefined;
   private readonly observers: RequestObserver[] = [];
-  /** `[vhosts]` rules and global handlers, parsed once per configuration and change. */
-  private vhosts: { config: Config; rules: VhostRule[]; globals: string[] } | undefined;
-  /** The configuration whose `[httpd_global_handlers]` proxies are mounted on the router. */
-  private proxies: { config: Config; stop: () => void } | undefined;
+  /**
+   * What the transport takes from the configuration: `[vhosts]` rules and global handlers
+   * (parsed once, and again when they change) and the `[httpd_global_handlers]` proxies mounted
+   * on the router. A restart brings a new configuration, which `follow` binds in its place.
+   */
+  private bound: { config: Config; vhosts: VhostRule[]; vhostGlobals: string[]; release: () => void } | undefined;
 
   constructor(routes: readonly Route[], private readonly services: () => Services) {
     this.router = new Router(routes);
@@ -78,11 +80,7 @@ export class HttpServer {
   async dispatch(req: Request): Promise<Reply> {
     if (req.badQuery) throw badRequest('Invalid URL encoding in query string');
     const services = this.services();
-    if (this.proxies?.config !== services.config) {
-      // A restart brings a new configuration: follow it instead.
-      this.proxies?.stop();
-      this.proxies = { config: services.config, stop: syncProxies(services.config, this.router) };
-    }
+    this.follow(services.config);
     const resolved = this.router.resolve(req.method, req.rawSegments);
     return (await authorize(req, resolved, services)) ?? resolved.handler(req, resolved.params, services);
   }
@@ -131,24 +129,36 @@ export class HttpServer {
     }
   }
 
+  /** Binds the transport to `config` (see `bound`), releasing a previous one. */
+  private follow(config: Config): NonNullable<HttpServer['bound']> {
+    if (this.bound?.config === config) return this.bound;
+    this.bound?.release();
+    const readVhosts = () => {
+      bound.vhosts = parseVhostRules(config.section('vhosts'));
+      bound.vhostGlobals = parseGlobals(config.get('httpd', 'vhost_global_handlers'));
+    };
+    const bound = { config, vhosts: [] as VhostRule[], vhostGlobals: [] as string[], release: () => {} };
+    readVhosts();
+    const unmountProxies = syncProxies(config, this.router);
+    const unwatch = config.onChange((section, key) => {
+      if (section === 'vhosts' || (section === 'httpd' && key === 'vhost_global_handlers')) readVhosts();
+    });
+    bound.release = () => {
+      unmountProxies();
+      unwatch();
+    };
+    this.bound = bound;
+    return bound;
+  }
+
   /** Where `[vhosts]` routes a request, if a rule matches its host. */
   private virtualHost(raw: IncomingMessage): VhostRoute | undefined {
     const config = this.services().config;
-    if (this.vhosts?.config !== config) {
-      const table = { config, rules: parseVhostRules(config.section('vhosts')), globals: parseGlobals(config.get('httpd', 'vhost_global_handlers')) };
-      this.vhosts = table;
-      config.onChange((section, key) => {
-        if (section === 'vhosts' || (section === 'httpd' && key === 'vhost_global_handlers')) {
-          table.rules = parseVhostRules(config.section('vhosts'));
-          table.globals = parseGlobals(config.get('httpd', 'vhost_global_handlers'));
-        }
-      });
-    }
-    const { rules, globals } = this.vhosts;
-    if (rules.length === 0) return undefined;
+    const { vhosts, vhostGlobals } = this.follow(config);
+    if (vhosts.length === 0) return undefined;
     const forwarded = raw.headers[(config.get('httpd', 'x_forwarded_host') ?? 'X-Forwarded-Host').toLowerCase()];
     const host = (Array.isArray(forwarded) ? forwarded[0] : forwarded) ?? raw.headers.host ?? '';
-    return routeVhost(rules, globals, host, raw.url ?? '/');
+    return routeVhost(vhosts, vhostGlobals, host, raw.url ?? '/');
   }
 
   /** Anything that escaped handle(): log it and drop the connection rather than the process. */
