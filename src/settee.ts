@@ -275,7 +275,7 @@ export class Settee {
 /** The view indexes of a database's design documents that have views, with their sizes. */
 async function designIndexes(db: Database, views: ViewService): Promise<IndexSizes[]> {
   const out: IndexSizes[] = [];
-  for await (const rows of db.allDocs({ start: '_design/', end: '_design0', inclusiveEnd: false })) {
+  for await (const rows of db.designDocs()) {
     for (const { id } of rows) {
       try {
         const ddoc = JSON.parse((await db.openDoc(id)).json) as { views?: unknown };

@@ -5,6 +5,7 @@
  */
 import { badRequest, queryParseError } from '../errors.js';
 import type { Database } from '../core/database.js';
+import { DESIGN_IDS } from '../core/names.js';
 import type { LocalRecord } from '../core/records.js';
 import { winner } from '../core/revtree.js';
 import { raw, stream, type Reply } from './reply.js';
@@ -42,7 +43,7 @@ interface IdSpan {
   high: string;
 }
 
-const DESIGN_DOCS: IdSpan = { low: '_design/', high: '_design0' };
+const DESIGN_DOCS: IdSpan = DESIGN_IDS;
 const LOCAL_DOCS: IdSpan = { low: '_local/', high: '_local0' };
 
 const byteLess = (a: string, b: string): boolean => Buffer.compare(Buffer.from(a), Buffer.from(b)) < 0;

@@ -179,7 +179,7 @@ export const databaseRoutes: Route[] = [
 /** Signatures of the indexes the database's current design documents use. */
 async function liveSignatures(db: Database): Promise<Set<string>> {
   const live = new Set<string>();
-  for await (const rows of db.allDocs({ start: '_design/', end: '_design0', inclusiveEnd: false })) {
+  for await (const rows of db.designDocs()) {
     for (const { id, rev } of rows) {
       const doc = await db.renderKnown(id, rev, false);
       if (doc) live.add(viewSignature(JSON.parse(doc.json) as DesignDoc));

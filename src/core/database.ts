@@ -13,6 +13,7 @@ import { skipAndLimit } from '../storage/slice.js';
 import * as revtree from './revtree.js';
 import type { RevTree, Leaf } from './revtree.js';
 import { newRevHash } from './revid.js';
+import { DESIGN_IDS } from './names.js';
 import { renderDoc, type AttachmentInput, type IncomingDoc, type JsonObject } from './document.js';
 import { AttachmentStore, type AttachmentSettings, type StoredContent } from './attachments.js';
 import { KeyRanks } from './key-ranks.js';
@@ -596,6 +597,11 @@ export class Database {
    */
   allDocs(options: IdRangeOptions): AsyncIterable<{ id: string; rev: string }[]> {
     return this.listById(Prefix.Live, options, (e) => decodeLive(e.key, e.value));
+  }
+
+  /** The live design documents by id, in chunks, read from one snapshot. */
+  designDocs(): AsyncIterable<{ id: string; rev: string }[]> {
+    return this.allDocs({ start: DESIGN_IDS.low, end: DESIGN_IDS.high, inclusiveEnd: false });
   }
 
   /** `_local` documents by id (`_local_docs`), in chunks, read from one snapshot. */

@@ -30,4 +30,7 @@ export function validateDocId(id: unknown): asserts id is string {
 }
 
 export const isDesignId = (id: string): boolean => id.startsWith('_design/');
+
+/** The ids of design documents: from `_design/` (inclusive) up to `_design0` (exclusive), in byte order. */
+export const DESIGN_IDS = { low: '_design/', high: '_design0' } as const;
 export const isLocalId = (id: string): boolean => id.startsWith('_local/');

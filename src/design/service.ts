@@ -71,7 +71,7 @@ export class DesignService {
 
   private async loadValidators(db: Database): Promise<Validator[]> {
     const out: Validator[] = [];
-    for await (const chunk of db.allDocs({ start: '_design/', end: '_design0', inclusiveEnd: false })) {
+    for await (const chunk of db.designDocs()) {
       for (const { id } of chunk) {
         let ddoc: DesignDocument;
         try {

@@ -20,7 +20,7 @@ const defaultExecutor = new ScanExecutor();
 /** Every index of the database: `_all_docs`, then JSON indexes by design document and name. */
 export async function listIndexes(db: Database): Promise<MangoIndex[]> {
   const out: MangoIndex[] = [ALL_DOCS_INDEX];
-  for await (const rows of db.allDocs({ start: '_design/', end: '_design0', inclusiveEnd: false })) {
+  for await (const rows of db.designDocs()) {
     for (const { id, rev } of rows) {
       const opened = await db.openDoc(id, { rev }).catch(() => undefined);
       if (opened) out.push(...indexesOfDesignDoc(JSON.parse(opened.json) as JsonObject));

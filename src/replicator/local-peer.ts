@@ -189,7 +189,7 @@ export async function hasValidation(dbs: DatabaseRegistry, name: string): Promis
   }
   const release = db.retain();
   try {
-    for await (const rows of db.allDocs({ start: '_design/', end: '_design0', inclusiveEnd: false })) {
+    for await (const rows of db.designDocs()) {
       for (const row of rows) {
         const doc = JSON.parse((await db.openDoc(row.id)).json) as Record<string, unknown>;
         if (doc['validate_doc_update'] !== undefined) return true;
