@@ -162,6 +162,7 @@ export class Settee {
         memoryLimitBytes: 256 * 1024 * 1024,
         workers: Math.max(1, Math.min(2, availableParallelism())),
         log: (message) => log.info(message),
+        mapInterpreter: () => config.getBool('query_server_config', 'map_interpreter', true),
       });
       return queryServer;
     };

@@ -21,8 +21,11 @@ export interface ProgramSpec {
 export type WorkerRequest =
   | { op: 'load'; id: number; pid: number; spec: string; memoryLimitBytes: number; timeoutMs: number }
   | { op: 'unload'; id: number; pid: number }
-  /** `docs`: a JSON array of documents. Reply: JSON `[logs, [[rows per map] per doc]]`. */
-  | { op: 'map'; id: number; pid: number; docs: string; timeoutMs: number }
+  /**
+   * `docs`: the documents' JSON texts. Reply: JSON `[logs, [[rows per map] per doc]]`.
+   * `interpret`: maps within the interpreter's subset run there (fast-map.ts).
+   */
+  | { op: 'map'; id: number; pid: number; docs: string[]; interpret: boolean; timeoutMs: number }
   /** `calls`: a JSON array of `[keys, values, rereduce]` for function `fn`. Reply: JSON `[logs, [result per call]]`. */
   | { op: 'reduce'; id: number; pid: number; fn: number; calls: string; timeoutMs: number }
   /** A design-document function over `items` (JSON array), `arg` JSON (the filter's request). Reply: JSON `[logs, [result per item]]`. */

@@ -45,6 +45,11 @@ export interface SandboxOptions {
   maxBatchDocs?: number;
   /** Most bytes of document JSON in one batch (default: memoryLimitBytes / 16, at most 8 MiB). */
   maxBatchBytes?: number;
+  /**
+   * Whether map functions within the interpreter's subset (fast-map.ts) run there instead of in
+   * QuickJS (default: yes). Asked for every batch.
+   */
+  mapInterpreter?: () => boolean;
 }
 
 export interface ViewProgram {
@@ -188,6 +193,11 @@ export class QueryServer {
   }
 
   /** @internal */
+  get mapInterpreter(): boolean {
+    return this.options.mapInterpreter?.() ?? true;
+  }
+
+  /** @internal */
   get limits(): { timeoutMs: number; maxBatchDocs: number; maxBatchBytes: number } {
     const o = this.options;
     return {
@@ -261,10 +271,9 @@ class Program implements ViewProgram {
 
   /** One batch in one worker; a batch that runs out of memory is split in two and retried. */
   private async mapBatch(docs: readonly string[], start: number, end: number, call: { failed: boolean }): Promise<Rows[][]> {
-    const json = end - start === 1 ? `[${docs[start]}]` : `[${docs.slice(start, end).join(',')}]`;
     let text: string;
     try {
-      text = await this.pool.run({ op: 'map', pid: this.pid, docs: json, timeoutMs: this.server.limits.timeoutMs, abandoned: () => call.failed });
+      text = await this.pool.run({ op: 'map', pid: this.pid, docs: docs.slice(start, end), interpret: this.server.mapInterpreter, timeoutMs: this.server.limits.timeoutMs, abandoned: () => call.failed });
     } catch (err) {
       if (err instanceof SandboxError && err.kind === 'memory' && end - start > 1 && !call.failed) {
         // The batch as a whole may be what did not fit: retry its halves (a real memory bomb

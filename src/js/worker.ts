@@ -5,9 +5,10 @@
  * a fresh one.
  */
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
-import { newQuickJSWASMModule, newVariant, RELEASE_SYNC } from 'quickjs-emscripten';
+import { newQuickJSWASMModule, newVariant, RELEASE_SYNC, type QuickJSWASMModule } from 'quickjs-emscripten';
 import { Engine, EngineCrash, SandboxFailure } from './engine.js';
-import type { ListOutput, WorkerEvent, WorkerRequest } from './protocol.js';
+import { FastMapProgram } from './fast-program.js';
+import type { ListOutput, ProgramSpec, WorkerEvent, WorkerRequest } from './protocol.js';
 
 /** A compiled WebAssembly.Module (the WebAssembly global is not in this project's TypeScript lib). */
 export type WasmModule = object;
@@ -27,22 +28,36 @@ const deadline = new Float64Array(setup.deadline);
 const post = (event: WorkerEvent): void => port.postMessage(event);
 
 let engine: Engine | undefined;
+/** Programs whose maps the interpreter runs (fast-map.ts), by pid. */
+const fastPrograms = new Map<number, FastMapProgram>();
+/** Property names on the sandbox's own prototypes: never read as a document's data. */
+let inherited: ReadonlySet<string> = new Set();
 let backlog: WorkerRequest[] | undefined = [];
 
 function handle(req: WorkerRequest): void {
   const e = engine!;
   try {
     switch (req.op) {
-      case 'load':
-        post({ id: req.id, ok: true, result: e.load(req.pid, req.spec, req.memoryLimitBytes, req.timeoutMs) });
+      case 'load': {
+        const result = e.load(req.pid, req.spec, req.memoryLimitBytes, req.timeoutMs);
+        const fast = FastMapProgram.from(JSON.parse(req.spec) as ProgramSpec, inherited);
+        if (fast) fastPrograms.set(req.pid, fast);
+        else fastPrograms.delete(req.pid);
+        post({ id: req.id, ok: true, result });
         return;
+      }
       case 'unload':
+        fastPrograms.delete(req.pid);
         e.unload(req.pid);
         if (req.id !== 0) post({ id: req.id, ok: true, result: '' });
         return;
-      case 'map':
-        post({ id: req.id, ok: true, result: e.map(req.pid, req.docs, req.timeoutMs) });
+      case 'map': {
+        const fast = req.interpret ? fastPrograms.get(req.pid) : undefined;
+        const sandbox = (json: string) => e.map(req.pid, json, req.timeoutMs);
+        const result = fast ? fast.mapBatch(req.docs, sandbox) : sandbox(`[${req.docs.join(',')}]`);
+        post({ id: req.id, ok: true, result });
         return;
+      }
       case 'reduce':
         post({ id: req.id, ok: true, result: e.reduce(req.pid, req.fn, req.calls, req.timeoutMs) });
         return;
@@ -87,6 +102,19 @@ function listPull(listPort: MessagePort, signal: SharedArrayBuffer): (out: strin
   };
 }
 
+/** Own property names of the sandbox's Object, Array, String, Number and Boolean prototypes. */
+function prototypeNames(module: QuickJSWASMModule): Set<string> {
+  const ctx = module.newContext();
+  try {
+    const names = ctx.unwrapResult(ctx.evalCode('[Object, Array, String, Number, Boolean].map(function (c) { return Object.getOwnPropertyNames(c.prototype); })'));
+    const dumped = ctx.dump(names) as string[][];
+    names.dispose();
+    return new Set(dumped.flat());
+  } finally {
+    ctx.dispose();
+  }
+}
+
 port.on('message', (req: WorkerRequest) => {
   if (backlog) backlog.push(req);
   else handle(req);
@@ -95,6 +123,7 @@ port.on('message', (req: WorkerRequest) => {
 const variant = setup.wasm ? newVariant(RELEASE_SYNC, { wasmModule: setup.wasm as never }) : RELEASE_SYNC;
 newQuickJSWASMModule(variant).then(
   (module) => {
+    inherited = prototypeNames(module);
     engine = new Engine(module, {
       maxStackBytes: setup.maxStackBytes,
       maxLivePrograms: setup.maxLivePrograms,

@@ -7,6 +7,7 @@ import {
   type RevNode, type RevPath, type RevTree,
 } from '../../src/core/revtree.js';
 import { ByteReader, ByteWriter } from '../../src/core/bytes.js';
+import { seededRandom } from '../helpers/random.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -45,18 +46,6 @@ const md5 = (s: string): string => createHash('md5').update(s).digest('hex');
 
 function node(hash: string, children: RevNode[] = [], deleted = false, available = true): RevNode {
   return { hash, deleted, available, children };
-}
-
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function shuffle<T>(xs: readonly T[], rand: () => number): T[] {
@@ -494,7 +483,7 @@ test('binary encoding round-trips exactly: flags, forks, several roots, non-MD5 
 });
 
 test('property: binary encoding round-trips random histories', () => {
-  const rand = rng(77);
+  const rand = seededRandom(77);
   for (let round = 0; round < 200; round++) {
     const h = history(rand, 1 + Math.floor(rand() * 30));
     const leavesOf = histLeaves(h);
@@ -573,7 +562,7 @@ test('very deep trees (100k revisions) do not overflow the stack', () => {
 
 test('property: merging the paths of a history in any order yields the same tree', () => {
   for (let seed = 1; seed <= 60; seed++) {
-    const rand = rng(seed);
+    const rand = seededRandom(seed);
     const h = history(rand, 5 + Math.floor(rand() * 40));
     const full = h.map((r, i) => ({ path: histPath(h, i), deleted: r.deleted }));
     const reference = mergeAll(full);
@@ -610,7 +599,7 @@ test('property: merging the paths of a history in any order yields the same tree
 
 test('property: stem(limit) keeps every leaf and exactly its newest `limit` ancestors', () => {
   for (let seed = 100; seed < 140; seed++) {
-    const rand = rng(seed);
+    const rand = seededRandom(seed);
     const h = history(rand, 5 + Math.floor(rand() * 40));
     const t = mergeAll(h.map((r, i) => ({ path: histPath(h, i), deleted: r.deleted })));
     const maxDepth = Math.max(...depths(t));
@@ -651,7 +640,7 @@ test('property: stem(limit) keeps every leaf and exactly its newest `limit` ance
 
 test('property: encode/decode, removeLeaves and winner on random trees', () => {
   for (let seed = 200; seed < 260; seed++) {
-    const rand = rng(seed);
+    const rand = seededRandom(seed);
     const h = history(rand, 2 + Math.floor(rand() * 40));
     let t = mergeAll(shuffle(h.map((r, i) => ({ path: histPath(h, i), deleted: r.deleted })), rand));
     t = markUnavailable(t, new Set(allRevs(t).filter(() => rand() < 0.3)));
