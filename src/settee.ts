@@ -163,6 +163,8 @@ export class Settee {
         workers: Math.max(1, Math.min(2, availableParallelism())),
         log: (message) => log.info(message),
         mapInterpreter: () => config.getBool('query_server_config', 'map_interpreter', true),
+        // View indexes take their rows encoded by the workers (sort keys, stored rows).
+        mapEncoder: new URL('./views/map-rows.js', import.meta.url),
       });
       return queryServer;
     };

@@ -34,3 +34,24 @@ export function parseReply(text: string, count: number | undefined): [unknown[],
   if (count !== undefined && (!Array.isArray(parsed[1]) || parsed[1].length !== count)) throw invalidOutput();
   return [parsed[0] as unknown[], parsed[1]];
 }
+
+/** A map batch's answer: logs, and the rows each map function emitted for each document. */
+export interface MapOutput {
+  logs: unknown[];
+  /** results[d][m]: the [key, value] rows map function m emitted for document d. */
+  results: [unknown, unknown][][][];
+}
+
+/** The sandbox's reply to a map batch (JSON `[logs, results]`), checked for shape: `count` documents, `mapCount` maps each. */
+export function parseMapReply(text: string, count: number, mapCount: number): MapOutput {
+  const [logs, reply] = parseReply(text, count);
+  const results = reply as unknown[];
+  for (const perMap of results) {
+    if (!Array.isArray(perMap) || perMap.length !== mapCount) throw invalidOutput();
+    for (const rows of perMap as unknown[]) {
+      if (!Array.isArray(rows)) throw invalidOutput();
+      for (const row of rows as unknown[]) if (!Array.isArray(row) || row.length !== 2) throw invalidOutput();
+    }
+  }
+  return { logs, results: results as MapOutput['results'] };
+}

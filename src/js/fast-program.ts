@@ -2,6 +2,7 @@
  * A view program whose map functions all fit the interpreter's subset (fast-map.ts): a worker
  * maps batches with it, and hands the sandbox only the documents the interpreter gives up on.
  */
+import type { MapOutput } from './batches.js';
 import { compileFastMap, functionNode, type FastMapFunction, type Row } from './fast-map.js';
 import type { ProgramSpec } from './protocol.js';
 
@@ -33,11 +34,8 @@ export class FastMapProgram {
     return new FastMapProgram(maps);
   }
 
-  /**
-   * Maps a batch: JSON `[logs, [[rows per map] per doc]]`, as the sandbox answers. `sandbox`
-   * maps a JSON array of the documents that fall back, answering the same shape.
-   */
-  mapBatch(docs: readonly string[], sandbox: (json: string) => string): string {
+  /** Maps a batch as the sandbox would. `sandbox` maps the documents that fall back. */
+  mapBatch(docs: readonly string[], sandbox: (docs: readonly string[]) => MapOutput): MapOutput {
     const results = new Array<Row[][]>(docs.length);
     const fallbacks: number[] = [];
     let emitted = 0;
@@ -76,10 +74,10 @@ export class FastMapProgram {
     }
     let logs: unknown[] = [];
     if (fallbacks.length > 0) {
-      const [sandboxLogs, mapped] = JSON.parse(sandbox(`[${fallbacks.map((i) => docs[i]).join(',')}]`)) as [unknown[], Row[][][]];
-      logs = sandboxLogs;
-      fallbacks.forEach((at, j) => { results[at] = mapped[j]!; });
+      const mapped = sandbox(fallbacks.map((i) => docs[i]!));
+      logs = mapped.logs;
+      fallbacks.forEach((at, j) => { results[at] = mapped.results[j]!; });
     }
-    return JSON.stringify([logs, results]);
+    return { logs, results };
   }
 }

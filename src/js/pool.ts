@@ -19,7 +19,7 @@ import { createRequire } from 'node:module';
 import { Worker, type MessagePort } from 'node:worker_threads';
 import type { DesignKind } from './engine.js';
 import { CouchError } from '../errors.js';
-import type { FailureCause, WorkerEvent, WorkerRequest } from './protocol.js';
+import type { EncodedMapRows, FailureCause, WorkerEvent, WorkerRequest, WorkerResult } from './protocol.js';
 import type { WasmModule, WorkerSetup } from './worker.js';
 import { InlineRunner } from './inline.js';
 
@@ -38,13 +38,15 @@ export interface PoolOptions {
   maxLivePrograms: number;
   /** How long past a published deadline a worker may stay inside the sandbox before it is terminated. */
   graceMs: () => number;
+  /** The map encoder module the workers load (protocol.ts MapEncoderModule), if any. */
+  mapEncoder?: URL;
   /** Most list workers at once (default 4); further lists wait for one. */
   maxListWorkers?: number;
 }
 
 type JobRequest = (
   | { op: 'load'; pid: number }
-  | { op: 'map'; pid: number; docs: string[]; interpret: boolean; timeoutMs: number }
+  | { op: 'map'; pid: number; docs: string[]; interpret: boolean; encode?: unknown; timeoutMs: number }
   | { op: 'reduce'; pid: number; fn: number; calls: string; timeoutMs: number }
   | { op: 'design'; pid: number; kind: DesignKind; fn: number; items: string; arg: string; timeoutMs: number }
   | { op: 'list'; pid: number; fn: number; head: string; req: string; timeoutMs: number; port: MessagePort; signal: SharedArrayBuffer }
@@ -55,7 +57,7 @@ type JobRequest = (
 
 interface Job {
   request: JobRequest;
-  resolve: (result: string) => void;
+  resolve: (result: WorkerResult) => void;
   reject: (err: SandboxError) => void;
 }
 
@@ -156,9 +158,23 @@ export class WorkerPool {
     }
   }
 
-  run(request: JobRequest): Promise<string> {
+  /** Runs a job whose reply is text (JSON). */
+  async run(request: JobRequest): Promise<string> {
+    const result = await this.submit(request);
+    if (typeof result !== 'string') throw malformed();
+    return result;
+  }
+
+  /** Runs a map job with an encoder context: its rows come back encoded. */
+  async runEncoded(request: JobRequest & { op: 'map'; encode: unknown }): Promise<EncodedMapRows> {
+    const result = await this.submit(request);
+    if (typeof result === 'string' || !(result.rows instanceof Uint8Array) || !Array.isArray(result.logs)) throw malformed();
+    return result;
+  }
+
+  private submit(request: JobRequest): Promise<WorkerResult> {
     if (this.closed) return Promise.reject(closedError());
-    return new Promise<string>((resolve, reject) => {
+    return new Promise<WorkerResult>((resolve, reject) => {
       this.queue.push({ request, resolve, reject });
       this.pump();
     });
@@ -186,6 +202,7 @@ export class WorkerPool {
       maxStackBytes: this.options.maxStackBytes,
       maxLivePrograms: this.options.maxLivePrograms,
       wasm: this.wasm,
+      mapEncoder: this.options.mapEncoder?.href,
     };
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
       workerData: setup,
@@ -354,7 +371,7 @@ export class WorkerPool {
       this.send(slot, { op: 'load', id: 0, pid: r.pid, spec: program.spec, memoryLimitBytes: program.memoryLimitBytes, timeoutMs: program.timeoutMs() }, undefined);
     }
     switch (r.op) {
-      case 'map': this.send(slot, { op: 'map', id: 0, pid: r.pid, docs: r.docs, interpret: r.interpret, timeoutMs: r.timeoutMs }, job); break;
+      case 'map': this.send(slot, { op: 'map', id: 0, pid: r.pid, docs: r.docs, interpret: r.interpret, encode: r.encode, timeoutMs: r.timeoutMs }, job); break;
       case 'reduce': this.send(slot, { op: 'reduce', id: 0, pid: r.pid, fn: r.fn, calls: r.calls, timeoutMs: r.timeoutMs }, job); break;
       case 'design':
         this.send(slot, { op: 'design', id: 0, pid: r.pid, kind: r.kind, fn: r.fn, items: r.items, arg: r.arg, timeoutMs: r.timeoutMs }, job);
@@ -412,6 +429,10 @@ async function compileQuickJS(): Promise<WasmModule | undefined> {
   } catch {
     return undefined;
   }
+}
+
+function malformed(): SandboxError {
+  return new SandboxError(500, 'os_process_error', 'the sandbox returned malformed output', 'crash');
 }
 
 function closedError(): SandboxError {

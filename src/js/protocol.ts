@@ -22,10 +22,11 @@ export type WorkerRequest =
   | { op: 'load'; id: number; pid: number; spec: string; memoryLimitBytes: number; timeoutMs: number }
   | { op: 'unload'; id: number; pid: number }
   /**
-   * `docs`: the documents' JSON texts. Reply: JSON `[logs, [[rows per map] per doc]]`.
-   * `interpret`: maps within the interpreter's subset run there (fast-map.ts).
+   * `docs`: the documents' JSON texts. Reply: JSON `[logs, [[rows per map] per doc]]`, or with
+   * `encode` (the map encoder's context) an EncodedMapRows. `interpret`: maps within the
+   * interpreter's subset run there (fast-map.ts).
    */
-  | { op: 'map'; id: number; pid: number; docs: string[]; interpret: boolean; timeoutMs: number }
+  | { op: 'map'; id: number; pid: number; docs: string[]; interpret: boolean; encode?: unknown; timeoutMs: number }
   /** `calls`: a JSON array of `[keys, values, rereduce]` for function `fn`. Reply: JSON `[logs, [result per call]]`. */
   | { op: 'reduce'; id: number; pid: number; fn: number; calls: string; timeoutMs: number }
   /** A design-document function over `items` (JSON array), `arg` JSON (the filter's request). Reply: JSON `[logs, [result per item]]`. */
@@ -53,8 +54,25 @@ export interface WorkerError {
   cause: FailureCause;
 }
 
+/** A map batch's logs, and its rows as the map encoder wrote them. */
+export interface EncodedMapRows {
+  logs: string[];
+  rows: Uint8Array;
+}
+
+/**
+ * What a map encoder module exports (QueryServer's `mapEncoder`): it runs in the workers and
+ * turns a batch's rows (`results[d][m]`: map function m's rows for document d) into the caller's
+ * own bytes, given the context the caller sent with the batch.
+ */
+export interface MapEncoderModule {
+  encodeMapRows(results: [unknown, unknown][][][], context: never): Uint8Array;
+}
+
+export type WorkerResult = string | EncodedMapRows;
+
 export type WorkerReply =
-  | { id: number; ok: true; result: string }
+  | { id: number; ok: true; result: WorkerResult }
   /** `exiting`: the worker's QuickJS instance broke; it exits after this reply without running anything else. */
   | { id: number; ok: false; failure: WorkerError; logs: string[]; exiting?: boolean };
 

@@ -18,7 +18,7 @@ import { CouchError } from '../errors.js';
 import { SandboxError, WorkerPool } from './pool.js';
 import type { ProgramSpec } from './protocol.js';
 import { DesignFunction } from './design-function.js';
-import { batchRanges, invalidOutput, parseReply } from './batches.js';
+import { batchRanges, parseMapReply, parseReply } from './batches.js';
 
 export { SandboxError } from './pool.js';
 
@@ -50,6 +50,11 @@ export interface SandboxOptions {
    * QuickJS (default: yes). Asked for every batch.
    */
   mapInterpreter?: () => boolean;
+  /**
+   * A module the workers load to encode map output for the caller (protocol.ts
+   * MapEncoderModule), which ViewProgram.mapEncoded uses.
+   */
+  mapEncoder?: URL;
 }
 
 export interface ViewProgram {
@@ -65,6 +70,13 @@ export interface ViewProgram {
   map(docs: readonly object[]): Promise<[unknown, unknown][][][]>;
   /** As map(), with each document given as its JSON text (as stored), which saves serialising it again. */
   mapJson(docs: readonly string[]): Promise<[unknown, unknown][][][]>;
+  /**
+   * As mapJson(), with the rows encoded in the workers by the query server's map encoder. A batch
+   * of docs[start, end) is encoded with `context(maps, start, end)`, where `maps` gives, for each
+   * of `views`, the index of the map function whose rows the encoder receives for it (-1 if the
+   * program has no such view). One buffer per batch, in document order.
+   */
+  mapEncoded(docs: readonly string[], views: readonly string[], context: (maps: number[], start: number, end: number) => unknown): Promise<Uint8Array[]>;
   /** JavaScript reduce of view `name` (reduce(keys, values, rereduce) with keys [[key, id], ...], or null on rereduce). */
   reduce(name: string, keys: [unknown, string][] | null, values: unknown[], rereduce: boolean): Promise<unknown>;
   /** Many reduce calls of one view in one round trip to the sandbox; results in call order. */
@@ -106,6 +118,7 @@ export class QueryServer {
       stackSizeMb: WORKER_STACK_MB,
       maxLivePrograms: MAX_LIVE_PROGRAMS,
       graceMs: () => Math.max(1000, opts.timeoutMs / 2),
+      mapEncoder: options.mapEncoder,
     });
     return new QueryServer(pool, opts);
   }
@@ -252,35 +265,65 @@ class Program implements ViewProgram {
     this.check();
     if (docs.length === 0) return [];
     if (this.mapCount === 0) return docs.map(() => []);
-    const { maxBatchDocs, maxBatchBytes } = this.server.limits;
-    // Spread over the workers: at least one batch per worker, at most maxBatchDocs per batch.
-    const perBatch = Math.max(1, Math.min(maxBatchDocs, Math.ceil(docs.length / this.pool.size)));
-    const call = { failed: false };
-    const batches = batchRanges(docs, perBatch, maxBatchBytes).map(([start, end]) => this.mapBatch(docs, start, end, call));
-    let parts: Rows[][][];
-    try {
-      parts = await Promise.all(batches);
-    } catch (err) {
-      call.failed = true; // batches not sent yet are dropped
-      throw err;
-    }
+    const parts = await this.mapAll(docs, (start, end, call) => this.mapBatch(docs, start, end, call));
     const results = parts.length === 1 ? parts[0]! : parts.flat();
     if (this.mapCount === this.names.length && this.viewMap.every((m, i) => m === i)) return results;
     return results.map((perMap) => this.viewMap.map((m) => perMap[m]!));
   }
 
-  /** One batch in one worker; a batch that runs out of memory is split in two and retried. */
-  private async mapBatch(docs: readonly string[], start: number, end: number, call: { failed: boolean }): Promise<Rows[][]> {
-    let text: string;
+  async mapEncoded(docs: readonly string[], views: readonly string[], context: (maps: number[], start: number, end: number) => unknown): Promise<Uint8Array[]> {
+    this.check();
+    if (docs.length === 0) return [];
+    const maps = views.map((name) => {
+      const at = this.names.indexOf(name);
+      return at < 0 ? -1 : this.viewMap[at]!;
+    });
+    const parts = await this.mapAll(docs, (start, end, call) => this.batchOf(docs, start, end, call, async (request, from, to) => {
+      const reply = await this.pool.runEncoded({ ...request, encode: context(maps, from, to) });
+      this.server.logAll(reply.logs);
+      return [reply.rows];
+    }));
+    return parts.flat();
+  }
+
+  /** Batches spread over the workers: at least one per worker, at most maxBatchDocs (and maxBatchBytes) each. */
+  private async mapAll<T>(docs: readonly string[], batch: (start: number, end: number, call: { failed: boolean }) => Promise<T>): Promise<T[]> {
+    const { maxBatchDocs, maxBatchBytes } = this.server.limits;
+    const perBatch = Math.max(1, Math.min(maxBatchDocs, Math.ceil(docs.length / this.pool.size)));
+    const call = { failed: false };
+    const batches = batchRanges(docs, perBatch, maxBatchBytes).map(([start, end]) => batch(start, end, call));
     try {
-      text = await this.pool.run({ op: 'map', pid: this.pid, docs: docs.slice(start, end), interpret: this.server.mapInterpreter, timeoutMs: this.server.limits.timeoutMs, abandoned: () => call.failed });
+      return await Promise.all(batches);
+    } catch (err) {
+      call.failed = true; // batches not sent yet are dropped
+      throw err;
+    }
+  }
+
+  /** One batch in one worker; a batch that runs out of memory is split in two and retried. */
+  private mapBatch(docs: readonly string[], start: number, end: number, call: { failed: boolean }): Promise<Rows[][]> {
+    return this.batchOf(docs, start, end, call, async (request) => {
+      const { logs, results } = parseMapReply(await this.pool.run(request), end - start, this.mapCount);
+      this.server.logAll(logs);
+      return results;
+    });
+  }
+
+  /** Runs one batch with `run`; a batch that runs out of memory is split in two and retried. Results concatenate. */
+  private async batchOf<T>(
+    docs: readonly string[], start: number, end: number, call: { failed: boolean },
+    run: (request: { op: 'map'; pid: number; docs: string[]; interpret: boolean; timeoutMs: number; abandoned: () => boolean }, start: number, end: number) => Promise<T[]>,
+  ): Promise<T[]> {
+    try {
+      const request = { op: 'map' as const, pid: this.pid, docs: docs.slice(start, end), interpret: this.server.mapInterpreter, timeoutMs: this.server.limits.timeoutMs, abandoned: () => call.failed };
+      return await run(request, start, end);
     } catch (err) {
       if (err instanceof SandboxError && err.kind === 'memory' && end - start > 1 && !call.failed) {
         // The batch as a whole may be what did not fit: retry its halves (a real memory bomb
         // fails again when it is alone).
         this.server.logAll(err.logs);
         const mid = start + Math.ceil((end - start) / 2);
-        const halves = [this.mapBatch(docs, start, mid, call), this.mapBatch(docs, mid, end, call)];
+        const halves = [this.batchOf(docs, start, mid, call, run), this.batchOf(docs, mid, end, call, run)];
         try {
           const [a, b] = await Promise.all(halves);
           return a!.concat(b!);
@@ -292,17 +335,6 @@ class Program implements ViewProgram {
       call.failed = true;
       throw this.server.report(err);
     }
-    const [logs, reply] = parseReply(text, end - start);
-    const out = reply as unknown[];
-    this.server.logAll(logs);
-    for (const perMap of out) {
-      if (!Array.isArray(perMap) || perMap.length !== this.mapCount) throw invalidOutput();
-      for (const rows of perMap as unknown[]) {
-        if (!Array.isArray(rows)) throw invalidOutput();
-        for (const row of rows as unknown[]) if (!Array.isArray(row) || row.length !== 2) throw invalidOutput();
-      }
-    }
-    return out as Rows[][];
   }
 
   async reduce(name: string, keys: [unknown, string][] | null, values: unknown[], rereduce: boolean): Promise<unknown> {

@@ -7,8 +7,9 @@
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { newQuickJSWASMModule, newVariant, RELEASE_SYNC, type QuickJSWASMModule } from 'quickjs-emscripten';
 import { Engine, EngineCrash, SandboxFailure } from './engine.js';
+import { parseMapReply, type MapOutput } from './batches.js';
 import { FastMapProgram } from './fast-program.js';
-import type { ListOutput, ProgramSpec, WorkerEvent, WorkerRequest } from './protocol.js';
+import type { ListOutput, MapEncoderModule, ProgramSpec, WorkerEvent, WorkerRequest } from './protocol.js';
 
 /** A compiled WebAssembly.Module (the WebAssembly global is not in this project's TypeScript lib). */
 export type WasmModule = object;
@@ -20,6 +21,8 @@ export interface WorkerSetup {
   maxLivePrograms: number;
   /** QuickJS's WebAssembly compiled by the main thread (shared code); undefined: load it here. */
   wasm: WasmModule | undefined;
+  /** URL of the map encoder module (MapEncoderModule), if any. */
+  mapEncoder: string | undefined;
 }
 
 const port = parentPort!;
@@ -28,8 +31,11 @@ const deadline = new Float64Array(setup.deadline);
 const post = (event: WorkerEvent): void => port.postMessage(event);
 
 let engine: Engine | undefined;
+let encoder: MapEncoderModule | undefined;
 /** Programs whose maps the interpreter runs (fast-map.ts), by pid. */
 const fastPrograms = new Map<number, FastMapProgram>();
+/** The number of map functions of each loaded program, by pid. */
+const mapCounts = new Map<number, number>();
 /** Property names on the sandbox's own prototypes: never read as a document's data. */
 let inherited: ReadonlySet<string> = new Set();
 let backlog: WorkerRequest[] | undefined = [];
@@ -40,7 +46,9 @@ function handle(req: WorkerRequest): void {
     switch (req.op) {
       case 'load': {
         const result = e.load(req.pid, req.spec, req.memoryLimitBytes, req.timeoutMs);
-        const fast = FastMapProgram.from(JSON.parse(req.spec) as ProgramSpec, inherited);
+        const spec = JSON.parse(req.spec) as ProgramSpec;
+        mapCounts.set(req.pid, spec.maps.length);
+        const fast = FastMapProgram.from(spec, inherited);
         if (fast) fastPrograms.set(req.pid, fast);
         else fastPrograms.delete(req.pid);
         post({ id: req.id, ok: true, result });
@@ -48,14 +56,21 @@ function handle(req: WorkerRequest): void {
       }
       case 'unload':
         fastPrograms.delete(req.pid);
+        mapCounts.delete(req.pid);
         e.unload(req.pid);
         if (req.id !== 0) post({ id: req.id, ok: true, result: '' });
         return;
       case 'map': {
         const fast = req.interpret ? fastPrograms.get(req.pid) : undefined;
-        const sandbox = (json: string) => e.map(req.pid, json, req.timeoutMs);
-        const result = fast ? fast.mapBatch(req.docs, sandbox) : sandbox(`[${req.docs.join(',')}]`);
-        post({ id: req.id, ok: true, result });
+        const sandbox = (docs: readonly string[]) => e.map(req.pid, `[${docs.join(',')}]`, req.timeoutMs);
+        if (!fast && req.encode === undefined) {
+          post({ id: req.id, ok: true, result: sandbox(req.docs) });
+          return;
+        }
+        const mapCount = mapCounts.get(req.pid) ?? 0;
+        const mapped = (docs: readonly string[]) => parseMapReply(sandbox(docs), docs.length, mapCount);
+        const output = fast ? fast.mapBatch(req.docs, mapped) : mapped(req.docs);
+        post({ id: req.id, ok: true, result: req.encode === undefined ? JSON.stringify([output.logs, output.results]) : encoded(output, req.encode) });
         return;
       }
       case 'reduce':
@@ -102,6 +117,16 @@ function listPull(listPort: MessagePort, signal: SharedArrayBuffer): (out: strin
   };
 }
 
+/** A map batch's rows through the map encoder; a failure there is the batch's, not the worker's. */
+function encoded(output: MapOutput, context: unknown): { logs: string[]; rows: Uint8Array } {
+  if (!encoder) throw new SandboxFailure({ status: 500, error: 'os_process_error', reason: 'no map encoder is loaded', cause: 'crash' }, []);
+  try {
+    return { logs: output.logs.map(String), rows: encoder.encodeMapRows(output.results, context as never) };
+  } catch (err) {
+    throw new SandboxFailure({ status: 500, error: 'os_process_error', reason: `encoding map rows: ${err instanceof Error ? err.message : String(err)}`, cause: 'crash' }, []);
+  }
+}
+
 /** Own property names of the sandbox's Object, Array, String, Number and Boolean prototypes. */
 function prototypeNames(module: QuickJSWASMModule): Set<string> {
   const ctx = module.newContext();
@@ -121,8 +146,9 @@ port.on('message', (req: WorkerRequest) => {
 });
 
 const variant = setup.wasm ? newVariant(RELEASE_SYNC, { wasmModule: setup.wasm as never }) : RELEASE_SYNC;
-newQuickJSWASMModule(variant).then(
-  (module) => {
+Promise.all([newQuickJSWASMModule(variant), setup.mapEncoder ? import(setup.mapEncoder) as Promise<MapEncoderModule> : undefined]).then(
+  ([module, mapEncoder]) => {
+    encoder = mapEncoder;
     inherited = prototypeNames(module);
     engine = new Engine(module, {
       maxStackBytes: setup.maxStackBytes,

@@ -20,7 +20,7 @@ import type { ViewProgram } from '../js/query-server.js';
 import { ViewReductions, type ChangedRow, type ReductionsAt } from './reductions.js';
 import { reducerFor, type Reducer } from './reducer.js';
 import { builtinNamed } from './builtin-reduce.js';
-import { rowNumbers } from './row-numbers.js';
+import { MapRowsReader, SORT_KEY_MAX, type EncodedRow, type MapRowsContext } from './map-rows.js';
 
 export interface ViewDefinition {
   map: string;
@@ -106,8 +106,7 @@ export interface Row {
 const META = Buffer.from('minfo');
 const ROW = 0x6b; // k
 const BACK = 0x62; // b
-/** Longest sort key kept whole; longer ones keep this much and an order tag (long-keys.ts). */
-export const SORT_KEY_MAX = 1400;
+export { SORT_KEY_MAX } from './map-rows.js';
 /** Documents mapped per batch while building. */
 const MAP_BATCH = 500;
 /** Batches mapped or written while the next is read. */
@@ -287,8 +286,6 @@ export class ViewIndex {
 
   private async mapChanges(db: Database, programOf: () => Promise<ViewProgram>): Promise<void> {
     const program = await programOf();
-    // The sandbox answers in its own view order; the index numbers views by sorted name.
-    const order = this.names.map((name) => program.names.indexOf(name));
     const includeDesign = this.ddoc.options?.include_design === true;
     const localSeq = this.ddoc.options?.local_seq === true;
     type Pending = { id: string; seq: number; json: string | undefined };
@@ -308,7 +305,12 @@ export class ViewIndex {
       const docs = batch;
       batch = [];
       const live = docs.filter((d) => d.json !== undefined);
-      const mapped = live.length > 0 ? program.mapJson(live.map((d) => d.json!)) : Promise.resolve([]);
+      // The workers compute sort keys and stored rows too (map-rows.ts).
+      const context = (maps: number[], start: number, end: number): MapRowsContext => ({
+        ids: live.slice(start, end).map((d) => d.id),
+        views: maps.map((map, view) => ({ map, raw: this.isRaw(view) })),
+      });
+      const mapped = live.length > 0 ? program.mapEncoded(live.map((d) => d.json!), this.names, context) : Promise.resolve([]);
       const previous = writing;
       writing = (async () => {
         // Settles only after the batch before it has (written or failed), whatever this batch's
@@ -316,8 +318,9 @@ export class ViewIndex {
         const [results, before] = await Promise.allSettled([mapped, previous]);
         if (before.status === 'rejected') throw before.reason;
         if (results.status === 'rejected') throw results.reason;
-        const emitted = new Map<string, [unknown, unknown][][]>();
-        live.forEach((d, i) => emitted.set(d.id, order.map((v) => (v >= 0 ? results.value[i]![v] ?? [] : []))));
+        const reader = new MapRowsReader(results.value);
+        const emitted = new Map<string, EncodedRow[]>();
+        for (const d of live) emitted.set(d.id, reader.nextDocument());
         await this.apply(docs.map((d) => ({ id: d.id, rows: emitted.get(d.id), fresh: d.seq <= freshUntil })), docs[docs.length - 1]!.seq);
       })();
       // Observed at once, so a failure is never an unhandled rejection while reading goes on.
@@ -370,7 +373,7 @@ export class ViewIndex {
     for await (const { purged } of db.purgesSince(this.info.purgeSeq)) {
       const docs = await Promise.all(Object.keys(purged).map(async (id) => ({
         id,
-        rows: undefined as [unknown, unknown][][] | undefined,
+        rows: undefined as EncodedRow[] | undefined,
         stillThere: (await db.docInfo(id)) !== undefined,
       })));
       // Purged documents lose their rows; survivors are re-mapped by the normal update.
@@ -380,7 +383,7 @@ export class ViewIndex {
   }
 
   /** Replaces each document's rows (undefined rows: the document is gone or not indexed). */
-  private async apply(docs: { id: string; rows: [unknown, unknown][][] | undefined; fresh?: boolean }[], seq: number, purgeSeq?: number): Promise<void> {
+  private async apply(docs: { id: string; rows: EncodedRow[] | undefined; fresh?: boolean }[], seq: number, purgeSeq?: number): Promise<void> {
     const ops: WriteOp[] = [];
     const idBytes = docs.map((d) => Buffer.from(d.id, 'utf8'));
     const backKeys = idBytes.map(backKey);
@@ -413,34 +416,22 @@ export class ViewIndex {
         }
       }
       const added: Buffer[] = [];
-      let idJson: string | undefined;
-      for (let view = 0; view < (doc.rows?.length ?? 0); view++) {
-        const rows = doc.rows![view]!;
-        const raw = this.isRaw(view);
-        const sortKeys: Buffer[] = [];
-        for (const [key] of rows) {
-          let sk = sortKey(key, raw);
-          if (sk.length > SORT_KEY_MAX) {
-            // A long key: its group's prefix and an order tag (long-keys.ts).
-            const group = Buffer.concat([Buffer.of(ROW, view), sk.subarray(0, SORT_KEY_MAX)]);
-            const assigner = tags[raw ? 1 : 0] ??= new TagAssigner(this.store, raw ? collateRaw : collate);
-            sk = Buffer.concat([sk.subarray(0, SORT_KEY_MAX), await assigner.tagFor(group, key), Buffer.of(0x00)]);
-          }
-          sortKeys.push(sk);
+      for (const row of doc.rows ?? []) {
+        const view = row.view;
+        let sk = row.sortKey;
+        if (sk.length > SORT_KEY_MAX) {
+          // A long key: its group's prefix and an order tag (long-keys.ts).
+          const raw = this.isRaw(view);
+          const group = Buffer.concat([Buffer.of(ROW, view), sk.subarray(0, SORT_KEY_MAX)]);
+          const assigner = tags[raw ? 1 : 0] ??= new TagAssigner(this.store, raw ? collateRaw : collate);
+          sk = Buffer.concat([sk.subarray(0, SORT_KEY_MAX), await assigner.tagFor(group, row.key), Buffer.of(0x00)]);
         }
-        // Rows of one key take their numbers in their values' Erlang term order, as CouchDB
-        // stores them. Rows written before this rule keep emit order until their document
-        // changes or the index is rebuilt (the row layout itself is unchanged).
-        const numbers = rowNumbers(sortKeys, rows);
-        for (let e = 0; e < rows.length; e++) {
-          const [key, value] = rows[e]!;
-          const rowKey = rowKeyOf(view, sortKeys[e]!, idBytes[i]!, numbers?.[e] ?? e);
-          // Stored as the row a map query answers, so queries splice it without re-encoding.
-          ops.push({ type: 'put', key: rowKey, value: Buffer.from(`{"id":${idJson ??= JSON.stringify(doc.id)},"key":${JSON.stringify(key ?? null)},"value":${JSON.stringify(value ?? null)}}`) });
-          added.push(rowKey);
-          this.info.counts[view]!++;
-          note(rowKey, true);
-        }
+        // The value is the row a map query answers, so queries splice it without re-encoding.
+        const rowKey = rowKeyOf(view, sk, idBytes[i]!, row.n);
+        ops.push({ type: 'put', key: rowKey, value: row.value });
+        added.push(rowKey);
+        this.info.counts[view]!++;
+        note(rowKey, true);
       }
       if (added.length > 0) ops.push({ type: 'put', key: backKeys[i]!, value: encodeBack(added) });
       else if (old) ops.push({ type: 'del', key: backKeys[i]! });

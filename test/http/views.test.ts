@@ -211,3 +211,16 @@ test('a map function that times out in the middle of a build fails the query; th
     await c.put('/_config/couchdb/os_process_timeout', '"5000"');
   }
 });
+
+test('a document may emit tens of thousands of rows, in the interpreter and in the sandbox', async () => {
+  const many = 'function(doc) { for (var i = 0; i < doc.count; i++) emit([doc._id, i], null); emit([doc._id, 3], "again"); }';
+  // log() keeps this one in the sandbox.
+  const sandboxed = 'function(doc) { for (var i = 0; i < doc.count; i++) emit([doc._id, i], null); emit([doc._id, 3], "again"); log("mapped"); }';
+  await setup('v-many-rows', [{ _id: 'big', count: 70_000 }, { _id: 'small', count: 2 }], { fast: { map: many }, slow: { map: sandboxed } });
+  for (const view of ['fast', 'slow']) {
+    const r = await c.get(`/v-many-rows/_design/test/_view/${view}?limit=3&skip=3`);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.total_rows, 70_004);
+    assert.deepEqual(r.body.rows.map((x: { key: unknown; value: unknown }) => [x.key, x.value]), [[['big', 3], null], [['big', 3], 'again'], [['big', 4], null]]);
+  }
+});

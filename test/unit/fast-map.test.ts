@@ -198,14 +198,14 @@ describe('a fast program', () => {
     const spec = { requireRoot: {}, functions: [{ source: 'function(doc) { emit(doc.a.b, 1); }', require: true }, { source: 'function(k, v) { return 1; }', require: false }], maps: [0] };
     const program = FastMapProgram.from(spec, new Set())!;
     assert.ok(program);
-    const sent: string[] = [];
+    const sent: string[][] = [];
     const docs = ['{"_id":"x","a":{"b":1}}', '{"_id":"y"}', '{"_id":"z","a":{"b":3}}', '{"_id":"w","a":null}'];
-    const reply = program.mapBatch(docs, (json) => {
-      sent.push(json);
-      return JSON.stringify([['sandbox log'], [[[['from sandbox', 1]]], [[]]]]);
+    const reply = program.mapBatch(docs, (fallbacks) => {
+      sent.push([...fallbacks]);
+      return { logs: ['sandbox log'], results: [[[['from sandbox', 1]]], [[]]] };
     });
-    assert.deepEqual(sent, ['[{"_id":"y"},{"_id":"w","a":null}]']);
-    assert.deepEqual(JSON.parse(reply), [['sandbox log'], [[[[1, 1]]], [[['from sandbox', 1]]], [[[3, 1]]], [[]]]]);
+    assert.deepEqual(sent, [['{"_id":"y"}', '{"_id":"w","a":null}']]);
+    assert.deepEqual(reply, { logs: ['sandbox log'], results: [[[[1, 1]]], [[['from sandbox', 1]]], [[[3, 1]]], [[]]] });
   });
 
   test('leaves large documents and large output to the sandbox', async () => {
@@ -214,19 +214,18 @@ describe('a fast program', () => {
     const program = FastMapProgram.from(spec, new Set())!;
     const large = JSON.stringify({ _id: 'large', s: 'x'.repeat(1.5e6) });
     const small = JSON.stringify({ _id: 'small', s: 'y' });
-    const sent: string[] = [];
-    program.mapBatch([small, large], (json) => {
-      sent.push(json);
-      return JSON.stringify([[], [[[]]]]);
+    const sent: string[][] = [];
+    program.mapBatch([small, large], (fallbacks) => {
+      sent.push([...fallbacks]);
+      return { logs: [], results: [[[]]] };
     });
-    assert.deepEqual(sent, [`[${large}]`]);
+    assert.deepEqual(sent, [[large]]);
     // Each of these emits ~5.2 MB (strings count six bytes per character): past 64 MB, the rest go to the sandbox.
     const medium = Array.from({ length: 16 }, (_, i) => JSON.stringify({ _id: `m${i}`, s: 'z'.repeat(0.9e6) }));
     let toSandbox = 0;
-    program.mapBatch(medium, (json) => {
-      const docs = JSON.parse(json) as unknown[];
-      toSandbox = docs.length;
-      return JSON.stringify([[], docs.map(() => [[]])]);
+    program.mapBatch(medium, (fallbacks) => {
+      toSandbox = fallbacks.length;
+      return { logs: [], results: fallbacks.map(() => [[]]) };
     });
     assert.ok(toSandbox > 0 && toSandbox < 16, `${toSandbox} of 16 documents went to the sandbox`);
   });
