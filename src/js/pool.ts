@@ -46,7 +46,7 @@ export interface PoolOptions {
 
 type JobRequest = (
   | { op: 'load'; pid: number }
-  | { op: 'map'; pid: number; docs: string[]; interpret: boolean; encode?: unknown; timeoutMs: number }
+  | { op: 'map'; pid: number; docs: string; lengths: number[]; interpret: boolean; encode?: unknown; timeoutMs: number }
   | { op: 'reduce'; pid: number; fn: number; calls: string; timeoutMs: number }
   | { op: 'design'; pid: number; kind: DesignKind; fn: number; items: string; arg: string; timeoutMs: number }
   | { op: 'list'; pid: number; fn: number; head: string; req: string; timeoutMs: number; port: MessagePort; signal: SharedArrayBuffer }
@@ -371,7 +371,7 @@ export class WorkerPool {
       this.send(slot, { op: 'load', id: 0, pid: r.pid, spec: program.spec, memoryLimitBytes: program.memoryLimitBytes, timeoutMs: program.timeoutMs() }, undefined);
     }
     switch (r.op) {
-      case 'map': this.send(slot, { op: 'map', id: 0, pid: r.pid, docs: r.docs, interpret: r.interpret, encode: r.encode, timeoutMs: r.timeoutMs }, job); break;
+      case 'map': this.send(slot, { op: 'map', id: 0, pid: r.pid, docs: r.docs, lengths: r.lengths, interpret: r.interpret, encode: r.encode, timeoutMs: r.timeoutMs }, job); break;
       case 'reduce': this.send(slot, { op: 'reduce', id: 0, pid: r.pid, fn: r.fn, calls: r.calls, timeoutMs: r.timeoutMs }, job); break;
       case 'design':
         this.send(slot, { op: 'design', id: 0, pid: r.pid, kind: r.kind, fn: r.fn, items: r.items, arg: r.arg, timeoutMs: r.timeoutMs }, job);

@@ -312,10 +312,14 @@ class Program implements ViewProgram {
   /** Runs one batch with `run`; a batch that runs out of memory is split in two and retried. Results concatenate. */
   private async batchOf<T>(
     docs: readonly string[], start: number, end: number, call: { failed: boolean },
-    run: (request: { op: 'map'; pid: number; docs: string[]; interpret: boolean; timeoutMs: number; abandoned: () => boolean }, start: number, end: number) => Promise<T[]>,
+    run: (request: { op: 'map'; pid: number; docs: string; lengths: number[]; interpret: boolean; timeoutMs: number; abandoned: () => boolean }, start: number, end: number) => Promise<T[]>,
   ): Promise<T[]> {
     try {
-      const request = { op: 'map' as const, pid: this.pid, docs: docs.slice(start, end), interpret: this.server.mapInterpreter, timeoutMs: this.server.limits.timeoutMs, abandoned: () => call.failed };
+      const texts = docs.slice(start, end);
+      const request = {
+        op: 'map' as const, pid: this.pid, docs: texts.join(','), lengths: texts.map((t) => t.length),
+        interpret: this.server.mapInterpreter, timeoutMs: this.server.limits.timeoutMs, abandoned: () => call.failed,
+      };
       return await run(request, start, end);
     } catch (err) {
       if (err instanceof SandboxError && err.kind === 'memory' && end - start > 1 && !call.failed) {

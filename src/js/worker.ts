@@ -62,14 +62,15 @@ function handle(req: WorkerRequest): void {
         return;
       case 'map': {
         const fast = req.interpret ? fastPrograms.get(req.pid) : undefined;
-        const sandbox = (docs: readonly string[]) => e.map(req.pid, `[${docs.join(',')}]`, req.timeoutMs);
+        const sandbox = (json: string) => e.map(req.pid, json, req.timeoutMs);
         if (!fast && req.encode === undefined) {
-          post({ id: req.id, ok: true, result: sandbox(req.docs) });
+          post({ id: req.id, ok: true, result: sandbox(`[${req.docs}]`) });
           return;
         }
         const mapCount = mapCounts.get(req.pid) ?? 0;
-        const mapped = (docs: readonly string[]) => parseMapReply(sandbox(docs), docs.length, mapCount);
-        const output = fast ? fast.mapBatch(req.docs, mapped) : mapped(req.docs);
+        const output = fast
+          ? fast.mapBatch(splitTexts(req.docs, req.lengths), (docs) => parseMapReply(sandbox(`[${docs.join(',')}]`), docs.length, mapCount))
+          : parseMapReply(sandbox(`[${req.docs}]`), req.lengths.length, mapCount);
         post({ id: req.id, ok: true, result: req.encode === undefined ? JSON.stringify([output.logs, output.results]) : encoded(output, req.encode) });
         return;
       }
@@ -115,6 +116,16 @@ function listPull(listPort: MessagePort, signal: SharedArrayBuffer): (out: strin
     const answer = receiveMessageOnPort(listPort);
     return typeof answer?.message === 'string' ? answer.message : '[]';
   };
+}
+
+/** The texts of a map request's documents (`joined` by commas, of the given lengths). */
+function splitTexts(joined: string, lengths: readonly number[]): string[] {
+  const out = new Array<string>(lengths.length);
+  for (let i = 0, at = 0; i < lengths.length; i++) {
+    out[i] = joined.slice(at, at + lengths[i]!);
+    at += lengths[i]! + 1;
+  }
+  return out;
 }
 
 /** A map batch's rows through the map encoder; a failure there is the batch's, not the worker's. */
