@@ -111,8 +111,6 @@ export { SORT_KEY_MAX } from './map-rows.js';
 const MAP_BATCH = 500;
 /** Batches mapped or written while the next is read. */
 const MAP_AHEAD = 2;
-/** Document text read ahead while the design document's program is being compiled. */
-const PREFETCH_BYTES = 8 * 1024 * 1024;
 /**
  * An update touching more documents than this share of the index's rows rebuilds the partial
  * reductions in one pass at the end instead of maintaining them batch by batch.
@@ -287,12 +285,7 @@ export class ViewIndex {
   }
 
   private async mapChanges(db: Database, programOf: () => Promise<ViewProgram>): Promise<void> {
-    // Documents are read while the program compiles (the sandbox may be starting): up to
-    // PREFETCH_BYTES of them wait for it, instead of the reading waiting.
-    const programReady = programOf();
-    let program: ViewProgram | undefined;
-    programReady.then((p) => { program = p; }, () => undefined);
-    let waitingBytes = 0;
+    const program = await programOf();
     const includeDesign = this.ddoc.options?.include_design === true;
     const localSeq = this.ddoc.options?.local_seq === true;
     type Pending = { id: string; seq: number; json: string | undefined };
@@ -317,8 +310,7 @@ export class ViewIndex {
         ids: live.slice(start, end).map((d) => d.id),
         views: maps.map((map, view) => ({ map, raw: this.isRaw(view) })),
       });
-      const texts = live.map((d) => d.json!);
-      const mapped = live.length > 0 ? programReady.then((p) => p.mapEncoded(texts, this.names, context)) : Promise.resolve([]);
+      const mapped = live.length > 0 ? program.mapEncoded(live.map((d) => d.json!), this.names, context) : Promise.resolve([]);
       const previous = writing;
       writing = (async () => {
         // Settles only after the batch before it has (written or failed), whatever this batch's
@@ -334,11 +326,7 @@ export class ViewIndex {
       // Observed at once, so a failure is never an unhandled rejection while reading goes on.
       writing.catch((error: unknown) => { failure ??= { error }; });
       inFlight.push(writing);
-      if (!program) {
-        for (const text of texts) waitingBytes += text.length;
-        if (waitingBytes < PREFETCH_BYTES) return;
-      }
-      while (inFlight.length > MAP_AHEAD) await inFlight.shift();
+      if (inFlight.length > MAP_AHEAD) await inFlight.shift();
     };
     const readChanges = async () => {
       for await (const changes of db.changes(this.info.seq)) {
@@ -368,7 +356,6 @@ export class ViewIndex {
       await writing.catch(() => undefined);
     }
     await writing;
-    await programReady; // a design document that does not compile fails even with nothing to map
     if (this.info.seq < db.updateSeq) {
       // Sequences with no change left (superseded, purged): the index is current up to here.
       this.info.seq = db.updateSeq;
