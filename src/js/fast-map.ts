@@ -10,7 +10,8 @@
  * knows how to evaluate with JavaScript's exact semantics over JSON data, and the interpreter
  * touches nothing but that data:
  *
- * - names are the function's parameters and locals (`undefined`, `NaN`, `Infinity` aside);
+ * - names are the function's parameters and locals (`undefined`, `NaN`, `Infinity` aside; a
+ *   named function expression's own name, which shadows them, is never used);
  *   the only global it may use is `emit`, and the only method `.forEach` with an inline function;
  * - properties are read only when they are the value's own data (JSON members, array items,
  *   `length`); a name that exists on a prototype (`constructor`, `toString`, `__proto__`...)
@@ -147,7 +148,8 @@ export function compileFastMap(source: unknown, inherited: ReadonlySet<string> =
 
 interface Binding {
   slot: number;
-  kind: 'var' | 'let' | 'const' | 'param';
+  /** `name`: a named function expression's own name (the function itself, which is never used). */
+  kind: 'var' | 'let' | 'const' | 'param' | 'name';
 }
 
 class Scope {
@@ -284,7 +286,14 @@ class Compiler {
    */
   private compileFunction(fn: FunctionExpression | ArrowFunctionExpression, parent: Scope, maxParams: number): { enter: (s: State) => void; body: Execute; params: number[] } {
     if (fn.async || fn.generator) unsupported(fn);
-    const scope = new Scope(parent);
+    // `function name(...) {...}`: inside, `name` is the function (it shadows `emit`, `NaN`, outer
+    // locals...), between the enclosing scope and the parameters.
+    let outer = parent;
+    if (fn.type === 'FunctionExpression' && fn.id) {
+      outer = new Scope(parent);
+      outer.names.set(fn.id.name, { slot: -1, kind: 'name' });
+    }
+    const scope = new Scope(outer);
     const params: number[] = [];
     for (const param of fn.params) {
       if (param.type !== 'Identifier' || scope.names.has(param.name)) unsupported(param);
@@ -589,7 +598,7 @@ class Compiler {
   private assignable(node: Pattern | Expression, scope: Scope): number {
     if (node.type !== 'Identifier') return unsupported(node);
     const binding = scope.lookup(node.name);
-    if (!binding || binding.kind === 'const') unsupported(node);
+    if (!binding || binding.kind === 'const' || binding.kind === 'name') unsupported(node);
     return binding.slot;
   }
 
@@ -753,6 +762,7 @@ class Compiler {
   private identifier(node: Identifier, scope: Scope): Evaluate {
     const binding = scope.lookup(node.name);
     if (binding) {
+      if (binding.kind === 'name') unsupported(node);
       const slot = binding.slot;
       if (binding.kind === 'let' || binding.kind === 'const') {
         return (s) => {

@@ -55,6 +55,9 @@ const FAST_MAPS: string[] = [
   'function(doc) { if (doc.n > 1) return; emit("small"); }',
   'function(doc) { for (var i = 0; i < 5; i++) { if (i == 3) break; emit(i); } }',
   'function(doc) { emit(doc.tags.forEach); }',
+  // Named function expressions whose names are never used (found by fast-map-fuzz.test.ts).
+  'function map(doc) { var x = 1; (doc.tags || []).forEach(function each(t) { var each; emit(t, [x, each]); }); }',
+  'function doc(doc) { (doc.tags || []).forEach(function tags(tags) { emit(tags, typeof doc); }); }',
 ];
 
 /** Functions the interpreter leaves to QuickJS (calls, `this`, globals, writes to the document...). */
@@ -87,6 +90,11 @@ const SANDBOX_MAPS: string[] = [
   'function(doc) { delete doc.a; }',
   'function({type}) { emit(type); }',
   'async function(doc) { emit(1); }',
+  // Inside a named function expression its name is the function (QuickJS: "function"; the
+  // interpreter once read the document, NaN or emit instead).
+  'function(doc) { (doc.tags || []).forEach(function doc() { emit(typeof doc, 1); }); }',
+  'function NaN(doc) { emit(typeof NaN, 1); }',
+  'function emit(doc) { emit(doc.a, 1); }',
   'not a function',
   '',
 ];
