@@ -75,6 +75,9 @@ function handle(req: WorkerRequest): void {
         return;
       }
       case 'reduce':
+        // A reduce runs in the maps' context and may change what they see (a global, a
+        // prototype): from now on this worker's QuickJS maps this program, as it would have.
+        fastPrograms.delete(req.pid);
         post({ id: req.id, ok: true, result: e.reduce(req.pid, req.fn, req.calls, req.timeoutMs) });
         return;
       case 'design':

@@ -193,6 +193,24 @@ describe('map interpreter', () => {
     }
   });
 
+  test('after a JavaScript reduce has run, maps see what it changed', async () => {
+    const server = await QueryServer.create({ timeoutMs: 5000, memoryLimitBytes: 64 * 1024 * 1024, workers: 1, log: () => undefined, mapInterpreter: () => true });
+    try {
+      const map = 'function(doc) { emit(doc.polluted === undefined ? "own" : "inherited", 1); }';
+      assert.ok(compileFastMap(map));
+      const program = await server.views({ id: '_design/d', views: { v: { map, reduce: 'function(k, v) { Object.prototype.polluted = 1; return 1; }' } } });
+      try {
+        assert.deepEqual(await program.mapJson(['{"a":1}']), [[[['own', 1]]]]);
+        await program.reduce('v', null, [1], true);
+        assert.deepEqual(await program.mapJson(['{"a":1}']), [[[['inherited', 1]]]]);
+      } finally {
+        program.dispose();
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   test('a fatal error still fails the batch', async () => {
     const map = 'function(doc) { if (doc._id === "d7") throw "fatal_error"; emit(1); }';
     assert.ok(compileFastMap(map));
