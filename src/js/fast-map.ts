@@ -73,6 +73,12 @@ const enum Completion { Normal, Break, Continue, Return }
 /** Marks a `let`/`const` binding that is not initialised yet (reading it is a ReferenceError). */
 const UNINITIALISED: unique symbol = Symbol('uninitialised');
 
+/** A binding's value, which must be initialised: using a `let` before its declaration throws. */
+function initialised(value: unknown): unknown {
+  if (value === UNINITIALISED) fallback();
+  return value;
+}
+
 class Unsupported extends Error {}
 
 function unsupported(node: Node): never {
@@ -727,11 +733,17 @@ class Compiler {
         const a = node as Expression & { type: 'AssignmentExpression' };
         const slot = this.assignable(a.left, scope);
         const value = this.expression(a.right, scope);
-        if (a.operator === '=') return (s) => (s.slots[slot] = this.initialised(s.slots[slot], true, value(s)));
+        if (a.operator === '=') {
+          return (s) => {
+            const next = value(s);
+            initialised(s.slots[slot]);
+            return (s.slots[slot] = next);
+          };
+        }
         const op = ARITHMETIC[a.operator.slice(0, -1)];
         if (!op) return unsupported(node);
         return (s) => {
-          const current = this.initialised(s.slots[slot], false, undefined);
+          const current = initialised(s.slots[slot]);
           return (s.slots[slot] = op(current, value(s)));
         };
       }
@@ -741,7 +753,7 @@ class Compiler {
         const delta = u.operator === '++' ? 1 : -1;
         const prefix = u.prefix;
         return (s) => {
-          const old = +(primitive(this.initialised(s.slots[slot], false, undefined)) as number);
+          const old = +(primitive(initialised(s.slots[slot])) as number);
           s.slots[slot] = old + delta;
           return prefix ? old + delta : old;
         };
@@ -751,12 +763,6 @@ class Compiler {
       default:
         return unsupported(node);
     }
-  }
-
-  /** A binding's value once initialised; reading (or assigning) a `let` before its declaration throws. */
-  private initialised(current: unknown, _assigning: boolean, next: unknown): unknown {
-    if (current === UNINITIALISED) fallback();
-    return _assigning ? next : current;
   }
 
   private identifier(node: Identifier, scope: Scope): Evaluate {
