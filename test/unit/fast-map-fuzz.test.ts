@@ -8,7 +8,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileFastMap } from '../../src/js/fast-map.js';
-import { QueryServer } from '../../src/js/query-server.js';
+import type { QueryServer } from '../../src/js/query-server.js';
+import { MapComparison } from '../helpers/map-comparison.js';
 import { seededRandom } from '../helpers/random.js';
 
 /** Generated functions, and documents per design document (FUZZ_SEED / FUZZ_FUNCTIONS explore further). */
@@ -605,30 +606,19 @@ function documentGenerator(rnd: Random): (i: number) => string {
 
 // ------------------------------------------------------------------------------ the comparison
 
-let interpreted: QueryServer;
-let sandboxed: QueryServer;
-const interpretedLogs: string[] = [];
-const sandboxedLogs: string[] = [];
+let servers: MapComparison;
 
 before(async () => {
-  const options = { timeoutMs: 10000, memoryLimitBytes: 256 * 1024 * 1024, workers: 2 };
-  interpreted = await QueryServer.create({ ...options, log: (m) => interpretedLogs.push(m), mapInterpreter: () => true });
-  sandboxed = await QueryServer.create({ ...options, log: (m) => sandboxedLogs.push(m), mapInterpreter: () => false });
+  servers = await MapComparison.start();
 });
 after(async () => {
-  await interpreted.close();
-  await sandboxed.close();
+  await servers.close();
 });
 
+/** The rows, or the error the whole batch failed with. */
 async function mapWith(server: QueryServer, maps: string[], docs: string[]): Promise<{ ok: unknown } | { error: string }> {
-  const views = Object.fromEntries(maps.map((map, i) => [`v${i}`, { map }]));
   try {
-    const program = await server.views({ id: '_design/fuzz', views });
-    try {
-      return { ok: await program.mapJson(docs) };
-    } finally {
-      program.dispose();
-    }
+    return { ok: await servers.map(server, maps, docs) };
   } catch (err) {
     return { error: String(err) };
   }
@@ -674,12 +664,12 @@ describe('map interpreter, fuzzed', () => {
           if (fast.map(JSON.parse(text), text.length) !== undefined) interpretedCalls++;
         }
       }
-      interpretedLogs.length = 0;
-      sandboxedLogs.length = 0;
-      const expected = await mapWith(sandboxed, maps, docs);
-      const actual = await mapWith(interpreted, maps, docs);
+      servers.clearLogs();
+      const expected = await mapWith(servers.sandboxed, maps, docs);
+      const actual = await mapWith(servers.interpreted, maps, docs);
       assert.deepEqual(actual, expected, firstDifference(maps, docs, expected, actual));
-      assert.deepEqual(interpretedLogs.sort(), sandboxedLogs.sort(), firstDifference(maps, docs, expected, actual));
+      const logs = servers.sortedLogs();
+      assert.deepEqual(logs.interpreted, logs.sandboxed, firstDifference(maps, docs, expected, actual));
     }
     const compiledShare = compiled / generated;
     const interpretedShare = interpretedCalls / docCalls;

@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileFastMap } from '../../src/js/fast-map.js';
 import { QueryServer } from '../../src/js/query-server.js';
+import { MapComparison } from '../helpers/map-comparison.js';
 import { seededRandom } from '../helpers/random.js';
 
 /** Maps the interpreter takes (each is checked to compile, then compared with QuickJS). */
@@ -121,30 +122,14 @@ function documents(count: number, seed: number): string[] {
   return texts;
 }
 
-let interpreted: QueryServer;
-let sandboxed: QueryServer;
-const interpretedLogs: string[] = [];
-const sandboxedLogs: string[] = [];
+let servers: MapComparison;
 
 before(async () => {
-  const options = { timeoutMs: 10000, memoryLimitBytes: 256 * 1024 * 1024, workers: 2 };
-  interpreted = await QueryServer.create({ ...options, log: (m) => interpretedLogs.push(m), mapInterpreter: () => true });
-  sandboxed = await QueryServer.create({ ...options, log: (m) => sandboxedLogs.push(m), mapInterpreter: () => false });
+  servers = await MapComparison.start();
 });
 after(async () => {
-  await interpreted.close();
-  await sandboxed.close();
+  await servers.close();
 });
-
-async function mapWith(server: QueryServer, maps: string[], docs: string[]): Promise<unknown> {
-  const views = Object.fromEntries(maps.map((map, i) => [`v${String(i).padStart(2, '0')}`, { map }]));
-  const program = await server.views({ id: '_design/d', views });
-  try {
-    return await program.mapJson(docs);
-  } finally {
-    program.dispose();
-  }
-}
 
 describe('map interpreter', () => {
   test('takes the functions of its subset', () => {
@@ -170,13 +155,12 @@ describe('map interpreter', () => {
   test('each function alone: the same rows and logs as QuickJS', async () => {
     const docs = documents(400, 1);
     for (const map of FAST_MAPS) {
-      interpretedLogs.length = 0;
-      sandboxedLogs.length = 0;
-      const expected = await mapWith(sandboxed, [map], docs);
-      const actual = await mapWith(interpreted, [map], docs);
+      servers.clearLogs();
+      const expected = await servers.map(servers.sandboxed, [map], docs);
+      const actual = await servers.map(servers.interpreted, [map], docs);
       assert.deepEqual(actual, expected, map);
-      // (two workers: logs arrive in the order the batches finish)
-      assert.deepEqual(interpretedLogs.sort(), sandboxedLogs.sort(), map);
+      const logs = servers.sortedLogs();
+      assert.deepEqual(logs.interpreted, logs.sandboxed, map);
     }
   });
 
@@ -186,10 +170,10 @@ describe('map interpreter', () => {
     for (let round = 0; round < 12; round++) {
       const maps = Array.from({ length: 2 + Math.floor(rnd() * 3) }, () => FAST_MAPS[Math.floor(rnd() * FAST_MAPS.length)]!);
       if (round % 3 === 2) maps.push('function(doc) { log("sandbox " + doc._id); emit(doc._id); }');
-      interpretedLogs.length = 0;
-      sandboxedLogs.length = 0;
-      assert.deepEqual(await mapWith(interpreted, maps, docs), await mapWith(sandboxed, maps, docs), maps.join('\n'));
-      assert.deepEqual(interpretedLogs.sort(), sandboxedLogs.sort());
+      servers.clearLogs();
+      assert.deepEqual(await servers.map(servers.interpreted, maps, docs), await servers.map(servers.sandboxed, maps, docs), maps.join('\n'));
+      const logs = servers.sortedLogs();
+      assert.deepEqual(logs.interpreted, logs.sandboxed);
     }
   });
 
@@ -214,7 +198,7 @@ describe('map interpreter', () => {
   test('a fatal error still fails the batch', async () => {
     const map = 'function(doc) { if (doc._id === "d7") throw "fatal_error"; emit(1); }';
     assert.ok(compileFastMap(map));
-    await assert.rejects(mapWith(interpreted, [map], documents(20, 4)), /fatal_error/);
+    await assert.rejects(servers.map(servers.interpreted, [map], documents(20, 4)), /fatal_error/);
   });
 });
 
