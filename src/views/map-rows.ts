@@ -9,7 +9,7 @@
  *   and, when `long` is 1 (a sort key past SORT_KEY_MAX, which the index shortens and tags),
  *   u32 key JSON length, key JSON.
  * The value is the stored row `{"id":…,"key":…,"value":…}`; `n` orders a document's rows of one key
- * (groupRanks).
+ * (row-numbers.ts).
  */
 import { sortKey } from './collation.js';
 import { rowNumbers } from './row-numbers.js';
@@ -39,7 +39,7 @@ export function encodeMapRows(results: readonly (readonly (readonly Row[])[])[],
       const rows = map >= 0 ? perMap[map] ?? [] : [];
       if (rows.length === 0) continue;
       const sortKeys = rows.map(([key]) => sortKey(key, raw));
-      const numbers = groupRanks(sortKeys, rows);
+      const numbers = rowNumbers(sortKeys, rows);
       for (let e = 0; e < rows.length; e++) {
         const [key, value] = rows[e]!;
         const sk = sortKeys[e]!;
@@ -58,29 +58,6 @@ export function encodeMapRows(results: readonly (readonly (readonly Row[])[])[],
     out.setU32(countAt, count);
   }
   return out.finish();
-}
-
-/**
- * Each row's `n`: its rank among the document's rows of the same sort key, which follow each
- * other in their values' Erlang term order (as CouchDB stores them); undefined when no key
- * repeats (every `n` is 0). Only rows of one key and document need telling apart, so a document
- * may emit any number of rows.
- */
-function groupRanks(sortKeys: readonly Buffer[], rows: readonly Row[]): number[] | undefined {
-  const numbers = rowNumbers(sortKeys, rows);
-  if (!numbers) return undefined;
-  const groups = new Map<string, number[]>();
-  for (let e = 0; e < sortKeys.length; e++) {
-    const id = sortKeys[e]!.toString('latin1');
-    const group = groups.get(id);
-    if (group) group.push(e);
-    else groups.set(id, [e]);
-  }
-  const ranks = new Array<number>(sortKeys.length);
-  for (const group of groups.values()) {
-    group.sort((a, b) => numbers[a]! - numbers[b]!).forEach((e, rank) => { ranks[e] = rank; });
-  }
-  return ranks;
 }
 
 /** One row read back (its buffers are views into the batch's). */

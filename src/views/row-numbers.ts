@@ -1,5 +1,5 @@
 /**
- * The emit numbers (`n`) of the rows one document emits in one view. A row's store key ends
+ * The row numbers (`n`) of the rows one document emits in one view. A row's store key ends
  * with its document id and `n`, so `n` orders rows of the same key and document. CouchDB 1.6
  * sorts a document's rows (`lists:sort` over `{Key, Value}`) before storing duplicates, so rows
  * sharing a key follow each other in Erlang term order of their values, not in emit order.
@@ -7,10 +7,10 @@
 import { compareErlangTerms } from './erlang-term-order.js';
 
 /**
- * Each row's `n`, given the rows' sort keys: its emit index, except that the rows of a repeated
- * sort key share out their emit indices in the term order of their keys and values (stable, so
- * equal rows keep emit order). Undefined when no sort key repeats: every row keeps its emit index,
- * which is the common case and costs one pass over the keys.
+ * Each row's `n`, given the rows' sort keys: its rank among the rows of its sort key, in the term
+ * order of their keys and values (stable, so equal rows keep emit order). Only rows of one key
+ * need telling apart, so a document may emit any number of rows. Undefined when no sort key
+ * repeats: every `n` is 0, which is the common case and costs one pass over the keys.
  */
 export function rowNumbers(sortKeys: readonly Buffer[], rows: readonly (readonly [key: unknown, value: unknown])[]): number[] | undefined {
   if (sortKeys.length < 2) return undefined;
@@ -34,11 +34,10 @@ export function rowNumbers(sortKeys: readonly Buffer[], rows: readonly (readonly
     else repeated.set(at, [at, i]);
   }
   if (!repeated) return undefined;
-  const numbers = Array.from(sortKeys, (_, i) => i);
+  const numbers = new Array<number>(sortKeys.length).fill(0);
   for (const emitted of repeated.values()) {
     // Array.prototype.sort is stable: equal rows (values 1 and 1.0) keep emit order.
-    const byValue = [...emitted].sort((a, b) => compareRows(rows[a]!, rows[b]!));
-    byValue.forEach((row, rank) => { numbers[row] = emitted[rank]!; });
+    emitted.sort((a, b) => compareRows(rows[a]!, rows[b]!)).forEach((row, rank) => { numbers[row] = rank; });
   }
   return numbers;
 }

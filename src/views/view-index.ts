@@ -6,7 +6,7 @@
  * Layout (keys):
  *   m info                       {signature, collation, seq, purgeSeq, counts, reductionsValid}
  *   k <view:1> <sortKey> <docid> 0x00 <n:2>   a row: {"id", "key", "value"} as queries answer it
- *                                (n: the row's rank among its document's rows of one key, map-rows.ts)
+ *                                (n: the row's rank among its document's rows of one key, row-numbers.ts)
  *   <0x30+level> <view:1> <row key suffix>     a segment's count and reduction (reductions.ts)
  *   b <docid>                    the row keys a document emitted (to replace them when it changes)
  */

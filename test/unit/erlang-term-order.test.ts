@@ -66,7 +66,7 @@ test('strings compare by UTF-8 bytes, a prefix first', () => {
   }
 });
 
-test('rowNumbers: emit order unless a sort key repeats', () => {
+test('rowNumbers: all 0 unless a sort key repeats', () => {
   const k = (s: string) => Buffer.from(s);
   assert.equal(rowNumbers([], []), undefined);
   assert.equal(rowNumbers([k('a')], [['a', [1]]]), undefined);
@@ -77,12 +77,12 @@ test('rowNumbers: emit order unless a sort key repeats', () => {
   assert.deepEqual(rowNumbers([k('d'), k('d')], [['d', { a: 1 }], ['d', ['foo']]]), [0, 1]);
 });
 
-test('rowNumbers: each repeated key shares out its own emit indices by value, stably', () => {
+test('rowNumbers: the rows of each repeated key are ranked by value, stably', () => {
   const k = (s: string) => Buffer.from(s);
   const keys = [k('x'), k('y'), k('x'), k('z'), k('x'), k('y')];
   const rows: [unknown, unknown][] = [['x', 'c'], ['y', 2], ['x', 1], ['z', null], ['x', true], ['y', 1]];
-  // x: emit indices 0, 2, 4 go to 1, true, "c"; y: 1, 5 go to 1, 2; z keeps 3.
-  assert.deepEqual(rowNumbers(keys, rows), [4, 5, 0, 3, 2, 1]);
+  // x: 1, true, "c" (rows 2, 4, 0); y: 1, 2 (rows 5, 1); z alone.
+  assert.deepEqual(rowNumbers(keys, rows), [2, 1, 0, 0, 1, 0]);
   // Equal values (an integer and an equal float) keep emit order.
   assert.deepEqual(rowNumbers([k('n'), k('n'), k('n')], [['n', 1.0], ['n', 1], ['n', 0]]), [1, 2, 0]);
 });
