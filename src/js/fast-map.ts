@@ -770,13 +770,7 @@ class Compiler {
     if (binding) {
       if (binding.kind === 'name') unsupported(node);
       const slot = binding.slot;
-      if (binding.kind === 'let' || binding.kind === 'const') {
-        return (s) => {
-          const v = s.slots[slot];
-          if (v === UNINITIALISED) fallback();
-          return v;
-        };
-      }
+      if (binding.kind === 'let' || binding.kind === 'const') return (s) => initialised(s.slots[slot]);
       return (s) => s.slots[slot];
     }
     switch (node.name) {
