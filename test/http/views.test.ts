@@ -224,3 +224,21 @@ test('a document may emit tens of thousands of rows, in the interpreter and in t
     assert.deepEqual(r.body.rows.map((x: { key: unknown; value: unknown }) => [x.key, x.value]), [[['big', 3], null], [['big', 3], 'again'], [['big', 4], null]]);
   }
 });
+
+test('[query_server_config] map_interpreter: off, every map runs in the sandbox, with the same rows', async () => {
+  const map = 'function(doc) { if (doc.type === "odd") emit([doc.type, doc.n], doc.n); else emit(doc.missing.x, 1); }';
+  await setup('v-interp-on', numbers(20), { v: { map } });
+  const on = await c.get('/v-interp-on/_design/test/_view/v');
+  assert.equal(on.status, 200, on.text);
+  const off = await c.put('/_config/query_server_config/map_interpreter', '"false"');
+  assert.equal(off.status, 200, off.text);
+  try {
+    await setup('v-interp-off', numbers(20), { v: { map } });
+    const r = await c.get('/v-interp-off/_design/test/_view/v');
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.total_rows, 10);
+    assert.deepEqual(r.body.rows, on.body.rows);
+  } finally {
+    assert.equal((await c.put('/_config/query_server_config/map_interpreter', '"true"')).status, 200);
+  }
+});
