@@ -271,6 +271,23 @@ export class ViewIndex {
   private maintain: (Reducer | undefined)[] | undefined;
 
   /**
+   * Row writes of a build that were submitted but not waited for (see `apply`): the store
+   * applies writes in the order they were made, so a batch of new documents need not wait for
+   * the one before it to commit. Anything that reads the index's rows settles them first.
+   */
+  private unsettledWrites: Promise<unknown> | undefined;
+  /** Set when an unsettled write has failed: the next batch stops the build. */
+  private unsettledWriteFailed = false;
+
+  /** Waits for the unsettled row writes; throws the first one's failure. */
+  private async settleWrites(): Promise<void> {
+    const writes = this.unsettledWrites;
+    this.unsettledWrites = undefined;
+    this.unsettledWriteFailed = false;
+    await writes;
+  }
+
+  /**
    * Runs a rebuild or update of one view's partial reductions; a reduce that fails leaves the
    * view with counts only (its queries then reduce rows and report the error).
    */
@@ -296,7 +313,8 @@ export class ViewIndex {
     const freshUntil = this.info.seq === 0 ? db.updateSeq : 0;
     // A pipeline: while the sandbox's workers map one batch, the next is read and the one before
     // is written, so no stage waits for another to finish. Batches are written in order; at most
-    // MAP_AHEAD are in flight. A failure anywhere stops reading and is thrown below.
+    // MAP_AHEAD are in flight. A batch of new documents does not wait for the write before it to
+    // commit (see apply). A failure anywhere stops reading and is thrown below.
     let writing: Promise<void> = Promise.resolve();
     const inFlight: Promise<void>[] = [];
     let failure: { error: unknown } | undefined;
@@ -321,7 +339,7 @@ export class ViewIndex {
         const reader = new MapRowsReader(results.value);
         const emitted = new Map<string, EncodedRow[]>();
         for (const d of live) emitted.set(d.id, reader.nextDocument());
-        await this.apply(docs.map((d) => ({ id: d.id, rows: emitted.get(d.id), fresh: d.seq <= freshUntil })), docs[docs.length - 1]!.seq);
+        await this.apply(docs.map((d) => ({ id: d.id, rows: emitted.get(d.id), fresh: d.seq <= freshUntil })), docs[docs.length - 1]!.seq, undefined, true);
       })();
       // Observed at once, so a failure is never an unhandled rejection while reading goes on.
       writing.catch((error: unknown) => { failure ??= { error }; });
@@ -354,12 +372,27 @@ export class ViewIndex {
     } finally {
       // Whatever failed, no batch of this update is still being written when it ends.
       await writing.catch(() => undefined);
+      await this.settleWritesOrReset();
     }
     await writing;
     if (this.info.seq < db.updateSeq) {
       // Sequences with no change left (superseded, purged): the index is current up to here.
       this.info.seq = db.updateSeq;
       await this.store.write([{ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) }], { durable: false });
+    }
+  }
+
+  /**
+   * Settles the build's unsettled writes. If one failed, writes after it may still have
+   * committed, each claiming the index is current up to its batch: the index is emptied (the
+   * next update rebuilds it) rather than left missing that batch's rows.
+   */
+  private async settleWritesOrReset(): Promise<void> {
+    try {
+      await this.settleWrites();
+    } catch (err) {
+      await this.reset();
+      throw err;
     }
   }
 
@@ -382,13 +415,20 @@ export class ViewIndex {
     this.info.purgeSeq = db.purgeSeq;
   }
 
-  /** Replaces each document's rows (undefined rows: the document is gone or not indexed). */
-  private async apply(docs: { id: string; rows: EncodedRow[] | undefined; fresh?: boolean }[], seq: number, purgeSeq?: number): Promise<void> {
+  /**
+   * Replaces each document's rows (undefined rows: the document is gone or not indexed).
+   * `pipelined`: when nothing else has to be read or written after the rows (new documents, no
+   * partial reductions to maintain), the rows' write is submitted and left unsettled, so that
+   * the next batch is prepared while this one commits.
+   */
+  private async apply(docs: { id: string; rows: EncodedRow[] | undefined; fresh?: boolean }[], seq: number, purgeSeq?: number, pipelined = false): Promise<void> {
+    if (this.unsettledWriteFailed) await this.settleWrites();
     const ops: WriteOp[] = [];
     const idBytes = docs.map((d) => Buffer.from(d.id, 'utf8'));
     const backKeys = idBytes.map(backKey);
     // Documents known to have no rows yet (`fresh`) need no lookup.
     const lookups = docs.some((d) => d.fresh) ? backKeys.filter((_, i) => !docs[i]!.fresh) : backKeys;
+    if (lookups.length > 0) await this.settleWrites();
     const found = lookups.length > 0 ? await this.store.decodeMany(lookups, (bytes) => (bytes ? decodeBack(bytes) : undefined)) : [];
     let at = 0;
     const previous = lookups === backKeys ? found : docs.map((d) => (d.fresh ? undefined : found[at++]));
@@ -423,6 +463,8 @@ export class ViewIndex {
           // A long key: its group's prefix and an order tag (long-keys.ts).
           const raw = this.isRaw(view);
           const group = Buffer.concat([Buffer.of(ROW, view), sk.subarray(0, SORT_KEY_MAX)]);
+          // Tags are assigned from the rows already stored.
+          await this.settleWrites();
           const assigner = tags[raw ? 1 : 0] ??= new TagAssigner(this.store, raw ? collateRaw : collate);
           sk = Buffer.concat([sk.subarray(0, SORT_KEY_MAX), await assigner.tagFor(group, row.key), Buffer.of(0x00)]);
         }
@@ -442,6 +484,16 @@ export class ViewIndex {
     // marked invalid, to be rebuilt by the next update.
     if (touched) this.info.reductionsValid = false;
     ops.push({ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) });
+    if (pipelined && !touched) {
+      // Each write carries the index's state up to its batch, so a crash leaves a consistent
+      // index whichever writes committed; a failed one is seen by settleWrites.
+      const written = this.store.write(ops, { durable: false });
+      this.unsettledWrites = this.unsettledWrites ? Promise.all([this.unsettledWrites, written]) : written;
+      // Observed here (no unhandled rejection meanwhile); thrown by settleWrites.
+      this.unsettledWrites.catch(() => { this.unsettledWriteFailed = true; });
+      return;
+    }
+    await this.settleWrites();
     await this.store.write(ops, { durable: false });
     if (!touched) return;
     for (let view = 0; view < this.names.length; view++) {

@@ -292,3 +292,54 @@ test('acknowledged writes survive SIGKILL at three different moments', { timeout
     }
   }
 });
+
+test('a view build killed part way resumes to exactly the rows of every document', { timeout: 300_000 }, async (t) => {
+  const own = await startServer();
+  const dir = own.dataDir;
+  let current: TestServer = own;
+  try {
+    const c = client(own.url);
+    const db = 'crash-view';
+    assert.equal((await c.put(`/${db}`)).status, 201);
+    // Enough documents for many batches of the build; every tenth emits a key longer than the
+    // store's keys, whose rows are ordered by tags assigned from the rows already written.
+    const total = 30_000;
+    const long = 'k'.repeat(1500);
+    for (let start = 0; start < total; start += 3000) {
+      const docs = Array.from({ length: 3000 }, (_, i) => ({ _id: `d${String(start + i).padStart(6, '0')}`, n: start + i }));
+      assert.equal((await c.post(`/${db}/_bulk_docs`, { docs })).status, 201);
+    }
+    const map = `function(doc) { emit(doc.n % 10 === 0 ? [${JSON.stringify(long)}, -doc.n] : ['short', doc.n], doc.n); }`;
+    assert.equal((await c.put(`/${db}/_design/v`, { views: { byN: { map, reduce: '_count' } } })).status, 201);
+
+    // Start the build, and kill the server once about a third of it is done.
+    const agent = new Agent({ keepAlive: false });
+    const building = send(agent, own.url, 'GET', `/${db}/_design/v/_view/byN?limit=1&reduce=false`).catch(() => undefined);
+    let seen = 0;
+    for (let polls = 0; polls < 10_000 && seen < total / 3; polls++) {
+      const partial = await c.get(`/${db}/_design/v/_view/byN?stale=ok&reduce=false&limit=0`);
+      seen = partial.body.total_rows ?? 0;
+    }
+    await own.kill();
+    await building;
+    agent.destroy();
+    t.diagnostic(`killed with ${seen} of ${total} rows counted`);
+
+    current = await startServer({ dataDir: dir });
+    const restarted = client(current.url);
+    const count = await restarted.get(`/${db}/_design/v/_view/byN`);
+    assert.equal(count.status, 200, count.text);
+    assert.deepEqual(count.body.rows, [{ key: null, value: total }]);
+    const rows = await restarted.get(`/${db}/_design/v/_view/byN?reduce=false`);
+    assert.equal(rows.body.total_rows, total);
+    // Long keys first (arrays order by their first member), by -n; then the short ones by n.
+    const expected = [
+      ...Array.from({ length: total / 10 }, (_, i) => total - 10 - i * 10),
+      ...Array.from({ length: total }, (_, n) => n).filter((n) => n % 10 !== 0),
+    ];
+    assert.deepEqual(rows.body.rows.map((r: { value: number }) => r.value), expected);
+  } finally {
+    await current.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

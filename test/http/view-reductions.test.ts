@@ -206,6 +206,25 @@ test('keys longer than the store allows sort, range, group and update exactly', 
   assert.deepEqual(after.body.rows.map((r: R) => [r.key[1], r.id]), expected(current));
 });
 
+test('a build of many batches orders long keys exactly (their tags come from the batches already written)', async () => {
+  const db = 'long-keys-build';
+  assert.equal((await c.put(`/${db}`)).status, 201);
+  const long = 'b'.repeat(1500);
+  // Several of the build's batches; ids in an order unrelated to the keys.
+  const docs = Array.from({ length: 2000 }, (_, i) => ({ _id: `d${String((i * 7919) % 2000).padStart(4, '0')}`, n: i }));
+  assert.equal((await c.post(`/${db}/_bulk_docs`, { docs })).status, 201);
+  const map = `function(doc) { emit([${JSON.stringify(long)}, doc.n % 7, -doc.n], null); if (doc.n % 3 === 0) emit(${JSON.stringify(long)} + (doc.n % 5), doc.n); }`;
+  assert.equal((await c.put(`/${db}/_design/l`, { views: { v: { map, reduce: '_count' } } })).status, 201);
+  const rows = await c.get(`/${db}/_design/l/_view/v?reduce=false`);
+  assert.equal(rows.status, 200, rows.text);
+  const strings = docs.filter((d) => d.n % 3 === 0).sort((x, y) => x.n % 5 - y.n % 5 || (x._id < y._id ? -1 : 1)).map((d) => `${d.n % 5} ${d._id}`);
+  const arrays = [...docs].sort((x, y) => x.n % 7 - y.n % 7 || y.n - x.n).map((d) => `${d.n % 7},${-d.n} ${d._id}`);
+  // Strings sort before arrays.
+  assert.deepEqual(rows.body.rows.map((r: { id: string; key: unknown }) => (typeof r.key === 'string' ? `${r.key.slice(1500)} ${r.id}` : `${(r.key as unknown[]).slice(1).join(',')} ${r.id}`)), [...strings, ...arrays]);
+  const count = await c.get(`/${db}/_design/l/_view/v`);
+  assert.deepEqual(count.body.rows, [{ key: null, value: strings.length + arrays.length }]);
+});
+
 test('documents whose ids leave no room in a row key are indexed, updated and removed', async () => {
   const db = 'long-ids';
   assert.equal((await c.put(`/${db}`)).status, 201);
