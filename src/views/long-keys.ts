@@ -3,7 +3,7 @@
  * the first SORT_KEY_MAX bytes of its sort key (its "group": every key sharing those bytes)
  * followed by an order tag, then 0x00 and the document id:
  *
- *   k <view> <sort key prefix> <tag> 0x00 <docid> 0x00 <n:2>
+ *   k <view> <sort key prefix> <tag> 0x00 <docid> 0x00 <n>
  *
  * Tags are strings of bytes 0x01..0xFE, chosen when a key first appears in its group so that
  * their byte order is the keys' collation order (a fraction between its neighbours' tags, so

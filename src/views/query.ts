@@ -2,9 +2,9 @@
  * Queries over a view index: map rows by key range (startkey/endkey with *_docid refinement,
  * inclusive_end, descending, skip, limit, keys) and reductions, grouped or not.
  *
- * Row keys are `k <view> <sortKey> <docid> 0x00 <n:2>`; sort keys are prefix-free and UTF-8 never
- * contains 0xFF, so "every row of key K" is the byte range [K, K 0xFF), and "every row of key K
- * and id D" is [K D, K D 0x00 0xFF 0xFF].
+ * Row keys are `k <view> <sortKey> <docid> 0x00 <n>` (n in 2 or 6 bytes); sort keys are prefix-free
+ * and UTF-8 never contains 0xFF, so "every row of key K" is the byte range [K, K 0xFF), and "every
+ * row of key K and id D" is [K D, K D 0x00 0xFF×6].
  */
 import { CouchError } from '../errors.js';
 import type { Entry, RangeOptions, ReadView } from '../storage/types.js';
@@ -26,7 +26,7 @@ export interface RangeQuery {
 const FF = Buffer.of(0xff);
 const ZERO = Buffer.of(0x00);
 const ROW = 0x6b; // k: view rows, as in view-index.ts
-const ROW_END = Buffer.of(0x00, 0xff, 0xff);
+const ROW_END = Buffer.of(0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff);
 
 /** The store range of a query's rows. */
 export async function rowRange(index: ViewIndex, view: number, q: RangeQuery): Promise<RangeOptions> {

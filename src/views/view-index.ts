@@ -5,8 +5,9 @@
  *
  * Layout (keys):
  *   m info                       {signature, collation, seq, purgeSeq, counts, reductionsValid}
- *   k <view:1> <sortKey> <docid> 0x00 <n:2>   a row: {"id", "key", "value"} as queries answer it
- *                                (n: the row's rank among its document's rows of one key, row-numbers.ts)
+ *   k <view:1> <sortKey> <docid> 0x00 <n>   a row: {"id", "key", "value"} as queries answer it
+ *                                (n: the row's rank among its document's rows of one key, row-numbers.ts;
+ *                                two bytes, or 0xFFFF and four more from 0xFFFF on: see rowKeyOf)
  *   <0x30+level> <view:1> <row key suffix>     a segment's count and reduction (reductions.ts)
  *   b <docid>                    the row keys a document emitted (to replace them when it changes)
  */
@@ -527,16 +528,27 @@ export class ViewIndex {
   }
 }
 
-/** `k <view> <sort key> <docid> 0x00 <n:2>` */
+/**
+ * `k <view> <sort key> <docid> 0x00 <n>`, n in two bytes below 0xFFFF, else 0xFFFF and four more
+ * bytes of n - 0xFFFF: byte order stays n's order, and a document may emit any number of rows
+ * with one key.
+ */
 function rowKeyOf(view: number, sk: Buffer, id: Buffer, n: number): Buffer {
-  const idBytes = idBytesWithin(id, MAX_KEY_BYTES - 2 - sk.length - 3);
-  const out = Buffer.allocUnsafe(2 + sk.length + idBytes.length + 3);
+  const nBytes = n < 0xffff ? 2 : 6;
+  const idBytes = idBytesWithin(id, MAX_KEY_BYTES - 2 - sk.length - 1 - nBytes);
+  const out = Buffer.allocUnsafe(2 + sk.length + idBytes.length + 1 + nBytes);
   out[0] = ROW;
   out[1] = view;
   sk.copy(out, 2);
   idBytes.copy(out, 2 + sk.length);
-  out[2 + sk.length + idBytes.length] = 0;
-  out.writeUInt16BE(n, 3 + sk.length + idBytes.length);
+  const at = 2 + sk.length + idBytes.length;
+  out[at] = 0;
+  if (n < 0xffff) {
+    out.writeUInt16BE(n, at + 1);
+  } else {
+    out.writeUInt16BE(0xffff, at + 1);
+    out.writeUInt32BE(n - 0xffff, at + 3);
+  }
   return out;
 }
 

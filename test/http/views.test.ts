@@ -225,6 +225,24 @@ test('a document may emit tens of thousands of rows, in the interpreter and in t
   }
 });
 
+test('a document may emit more than 65,535 rows with one key; document-id bounds cover all of them', async () => {
+  const map = 'function(doc) { for (var i = 0; i < doc.count; i++) emit("same", i); }';
+  await setup('v-one-key', [{ _id: 'big', count: 70_000 }, { _id: 'small', count: 2 }], { v: { map, reduce: '_count' } });
+  const view = '/v-one-key/_design/test/_view/v';
+  const count = await c.get(view);
+  assert.equal(count.status, 200, count.text);
+  assert.deepEqual(count.body.rows, [{ key: null, value: 70_002 }]);
+  const values = (r: { body: { rows: { id: string; value: number }[] } }) => r.body.rows.map((x) => `${x.id} ${x.value}`);
+  // A document's rows of one key are in the order of their values.
+  const across = await c.get(`${view}?reduce=false&key="same"&skip=65534&limit=4`);
+  assert.deepEqual(values(across), ['big 65534', 'big 65535', 'big 65536', 'big 65537']);
+  const endOfBig = await c.get(`${view}?reduce=false&key="same"&endkey_docid=big&skip=69998`);
+  assert.deepEqual(values(endOfBig), ['big 69998', 'big 69999']);
+  const fromEnd = await c.get(`${view}?reduce=false&key="same"&descending=true&startkey_docid=big&limit=2`);
+  assert.deepEqual(values(fromEnd), ['big 69999', 'big 69998']);
+  assert.equal(fromEnd.body.offset, 2);
+});
+
 test('[query_server_config] map_interpreter: off, every map runs in the sandbox, with the same rows', async () => {
   const map = 'function(doc) { if (doc.type === "odd") emit([doc.type, doc.n], doc.n); else emit(doc.missing.x, 1); }';
   await setup('v-interp-on', numbers(20), { v: { map } });
