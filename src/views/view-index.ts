@@ -112,6 +112,8 @@ export { SORT_KEY_MAX } from './map-rows.js';
 const MAP_BATCH = 500;
 /** Batches mapped or written while the next is read. */
 const MAP_AHEAD = 2;
+/** Batch writes of a build submitted and not yet committed, at most (see ViewIndex.apply). */
+const MAX_UNSETTLED_WRITES = 4;
 /**
  * An update touching more documents than this share of the index's rows rebuilds the partial
  * reductions in one pass at the end instead of maintaining them batch by batch.
@@ -276,16 +278,16 @@ export class ViewIndex {
    * applies writes in the order they were made, so a batch of new documents need not wait for
    * the one before it to commit. Anything that reads the index's rows settles them first.
    */
-  private unsettledWrites: Promise<unknown> | undefined;
-  /** Set when an unsettled write has failed: the next batch stops the build. */
-  private unsettledWriteFailed = false;
+  private readonly unsettledWrites: Promise<void>[] = [];
+  /** The first unsettled write that failed, until settleWrites throws it (the next batch does). */
+  private unsettledWriteFailure: { error: unknown } | undefined;
 
-  /** Waits for the unsettled row writes; throws the first one's failure. */
+  /** Waits for the unsettled row writes; throws the first failure among them. */
   private async settleWrites(): Promise<void> {
-    const writes = this.unsettledWrites;
-    this.unsettledWrites = undefined;
-    this.unsettledWriteFailed = false;
-    await writes;
+    await Promise.allSettled(this.unsettledWrites.splice(0));
+    const failure = this.unsettledWriteFailure;
+    this.unsettledWriteFailure = undefined;
+    if (failure) throw failure.error;
   }
 
   /**
@@ -423,7 +425,7 @@ export class ViewIndex {
    * the next batch is prepared while this one commits.
    */
   private async apply(docs: { id: string; rows: EncodedRow[] | undefined; fresh?: boolean }[], seq: number, purgeSeq?: number, pipelined = false): Promise<void> {
-    if (this.unsettledWriteFailed) await this.settleWrites();
+    if (this.unsettledWriteFailure) await this.settleWrites();
     const ops: WriteOp[] = [];
     const idBytes = docs.map((d) => Buffer.from(d.id, 'utf8'));
     const backKeys = idBytes.map(backKey);
@@ -486,12 +488,14 @@ export class ViewIndex {
     if (touched) this.info.reductionsValid = false;
     ops.push({ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) });
     if (pipelined && !touched) {
-      // Each write carries the index's state up to its batch, so a crash leaves a consistent
-      // index whichever writes committed; a failed one is seen by settleWrites.
+      // Writes commit in order and each carries the index's state up to its batch, so a crash
+      // leaves a consistent index; a failed one stops the build (settleWritesOrReset).
       const written = this.store.write(ops, { durable: false });
-      this.unsettledWrites = this.unsettledWrites ? Promise.all([this.unsettledWrites, written]) : written;
-      // Observed here (no unhandled rejection meanwhile); thrown by settleWrites.
-      this.unsettledWrites.catch(() => { this.unsettledWriteFailed = true; });
+      // Recorded here (no unhandled rejection meanwhile); thrown by settleWrites.
+      written.catch((error: unknown) => { this.unsettledWriteFailure ??= { error }; });
+      this.unsettledWrites.push(written);
+      // A bounded queue: a store slower than the workers holds the build back here.
+      if (this.unsettledWrites.length > MAX_UNSETTLED_WRITES) await this.unsettledWrites.shift()!.catch(() => undefined);
       return;
     }
     await this.settleWrites();
