@@ -5,7 +5,7 @@
  * back as one buffer instead of JSON to parse and serialise again.
  *
  * Per document (in batch order): u32 row count; per row:
- *   u8 view, u8 long, u32 n, u32 sort key length, sort key, u32 value length, value
+ *   u32 view, u8 long, u32 n, u32 sort key length, sort key, u32 value length, value
  *   and, when `long` is 1 (a sort key past SORT_KEY_MAX, which the index shortens and tags),
  *   u32 key JSON length, key JSON.
  * The value is the stored row `{"id":…,"key":…,"value":…}`; `n` orders a document's rows of one key
@@ -45,7 +45,7 @@ export function encodeMapRows(results: readonly (readonly (readonly Row[])[])[],
         const sk = sortKeys[e]!;
         const long = sk.length > SORT_KEY_MAX;
         const keyJson = JSON.stringify(key ?? null);
-        out.u8(view);
+        out.u32(view);
         out.u8(long ? 1 : 0);
         out.u32(numbers?.[e] ?? 0);
         out.u32(sk.length);
@@ -85,11 +85,11 @@ export class MapRowsReader {
     this.at += 4;
     const rows = new Array<EncodedRow>(count);
     for (let i = 0; i < count; i++) {
-      const view = buf[this.at]!;
-      const long = buf[this.at + 1] === 1;
-      const n = buf.readUInt32LE(this.at + 2);
-      const skLength = buf.readUInt32LE(this.at + 6);
-      this.at += 10;
+      const view = buf.readUInt32LE(this.at);
+      const long = buf[this.at + 4] === 1;
+      const n = buf.readUInt32LE(this.at + 5);
+      const skLength = buf.readUInt32LE(this.at + 9);
+      this.at += 13;
       const sk = buf.subarray(this.at, this.at + skLength);
       this.at += skLength;
       const valueLength = buf.readUInt32LE(this.at);

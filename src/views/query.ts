@@ -13,6 +13,7 @@ import { decodeRow, rowText, SORT_KEY_MAX, type ViewIndex } from './view-index.j
 import { collate, collateRaw, sortKey } from './collation.js';
 import type { Reducer, RowsToReduce } from './reducer.js';
 import type { Aggregate, ReductionsAt } from './reductions.js';
+import { viewEnd, viewPrefix } from './view-keys.js';
 
 export interface RangeQuery {
   startKey?: { key: unknown };
@@ -30,8 +31,8 @@ const ROW_END = Buffer.of(0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff);
 
 /** The store range of a query's rows. */
 export async function rowRange(index: ViewIndex, view: number, q: RangeQuery): Promise<RangeOptions> {
-  const prefix = index.viewPrefix(view);
-  const next = Buffer.of(prefix[0]!, view + 1);
+  const prefix = viewPrefix(ROW, view);
+  const next = viewEnd(ROW, view);
   const start = q.startKey ? await index.keyBounds(view, q.startKey.key) : undefined;
   const end = q.endKey ? await index.keyBounds(view, q.endKey.key) : undefined;
   // Bounds refined by document id exist only where the key has rows.
@@ -134,8 +135,8 @@ export async function rowsWithin(index: ViewIndex, view: number, range: RangeOpt
 
 /** rowsBefore by counting keys in the store (no partial reductions to use). */
 async function countBefore(index: ViewIndex, view: number, snapshot: ReadView, range: RangeOptions): Promise<number> {
-  const prefix = index.viewPrefix(view);
-  const next = Buffer.of(prefix[0]!, view + 1);
+  const prefix = viewPrefix(ROW, view);
+  const next = viewEnd(ROW, view);
   if (!range.reverse) {
     const start = range.gte ?? range.gt;
     if (!start || Buffer.compare(start, prefix) <= 0) return 0;
@@ -150,12 +151,12 @@ async function countBefore(index: ViewIndex, view: number, snapshot: ReadView, r
  * meaning the view's end.
  */
 function windowOf(view: number, range: RangeOptions): { lo: Buffer; hi: Buffer | undefined } {
-  const prefix = Buffer.of(ROW, view);
-  const next = Buffer.of(ROW, view + 1);
+  const prefix = viewPrefix(ROW, view);
+  const next = viewEnd(ROW, view);
   const suffix = (bound: Uint8Array): Buffer | undefined => {
     if (Buffer.compare(bound, prefix) <= 0) return Buffer.alloc(0);
     if (Buffer.compare(bound, next) >= 0) return undefined;
-    return Buffer.from(bound.subarray(2));
+    return Buffer.from(bound.subarray(prefix.length));
   };
   const lo = range.gte ? suffix(range.gte) : range.gt ? suffix(Buffer.concat([range.gt, ZERO])) : Buffer.alloc(0);
   const hi = range.lt ? suffix(range.lt) : range.lte ? suffix(Buffer.concat([range.lte, ZERO])) : undefined;
@@ -202,8 +203,8 @@ export async function* reduceRows(
       return;
     }
     const groupKey = (key: unknown): unknown => groupLevel !== Infinity && Array.isArray(key) ? key.slice(0, groupLevel) : key;
-    const rowKeyOf = (suffix: Buffer) => Buffer.concat([Buffer.of(ROW, view), suffix]);
-    const viewEnd = Buffer.of(ROW, view + 1);
+    const rowKeyOf = (suffix: Buffer) => Buffer.concat([viewPrefix(ROW, view), suffix]);
+    const rowsEnd = viewEnd(ROW, view);
     let produced = 0;
     // Groups of few rows are reduced together, one batch per sandbox round trip.
     let pending: { key: unknown; rows?: RowsToReduce; whole?: Aggregate }[] = [];
@@ -219,7 +220,7 @@ export async function* reduceRows(
     for (;;) {
       if (hi !== undefined && Buffer.compare(lo, hi) >= 0) break;
       // The next row in the query's direction starts the next group.
-      const [edge] = await firstEntries(snapshot.rangeChunks({ gte: rowKeyOf(lo), lt: hi ? rowKeyOf(hi) : viewEnd, reverse: range.reverse === true, limit: 1 }, 1));
+      const [edge] = await firstEntries(snapshot.rangeChunks({ gte: rowKeyOf(lo), lt: hi ? rowKeyOf(hi) : rowsEnd, reverse: range.reverse === true, limit: 1 }, 1));
       if (!edge) break;
       const row = decodeRow(edge.value);
       const key = groupKey(row.key);

@@ -20,6 +20,7 @@
 import type { Entry, KeyValueStore, RangeOptions, ReadView, WriteOp } from '../storage/types.js';
 import type { Reducer, RowsToReduce } from './reducer.js';
 import { decodeRow } from './view-index.js';
+import { viewEnd, viewPrefix } from './view-keys.js';
 
 export const MAX_LEVEL = 6;
 const ROW = 0x6b; // k, as in view-index.ts
@@ -116,22 +117,27 @@ export class ViewReductions {
    * `storesValues` false: the view has no reduce (or one whose partials cannot be stored);
    * segments then hold counts only, which still serve `offset`.
    */
-  constructor(private readonly store: KeyValueStore, private readonly view: number, readonly storesValues: boolean) {}
+  /** Where a row's or a record's suffix starts in its key (after `<kind> <view>`, view-keys.ts). */
+  private readonly suffixAt: number;
+
+  constructor(private readonly store: KeyValueStore, private readonly view: number, readonly storesValues: boolean) {
+    this.suffixAt = viewPrefix(ROW, view).length;
+  }
 
   private rowKey(suffix: Uint8Array): Buffer {
-    return Buffer.concat([Buffer.of(ROW, this.view), suffix]);
+    return Buffer.concat([viewPrefix(ROW, this.view), suffix]);
   }
 
   private recordKey(level: number, suffix: Uint8Array): Buffer {
-    return Buffer.concat([Buffer.of(LEVEL_BASE + level, this.view), suffix]);
+    return Buffer.concat([viewPrefix(LEVEL_BASE + level, this.view), suffix]);
   }
 
   private levelStart(level: number): Buffer {
-    return level === 0 ? Buffer.of(ROW, this.view) : Buffer.of(LEVEL_BASE + level, this.view);
+    return viewPrefix(level === 0 ? ROW : LEVEL_BASE + level, this.view);
   }
 
   private levelEnd(level: number): Buffer {
-    return level === 0 ? Buffer.of(ROW, this.view + 1) : Buffer.of(LEVEL_BASE + level, this.view + 1);
+    return viewEnd(level === 0 ? ROW : LEVEL_BASE + level, this.view);
   }
 
   /** Rewrites every segment of this view from its rows. */
@@ -149,9 +155,9 @@ export class ViewReductions {
         for await (const entries of snapshot.rangeChunks({ gte: this.levelStart(level - 1), lt: this.levelEnd(level - 1) }, 1024)) {
           for (const entry of entries) {
             // The head of the level below belongs to this level's head.
-            if (entry.key.length > 2 && levelOf(entry.key, 2) >= level) {
+            if (entry.key.length > this.suffixAt && levelOf(entry.key, this.suffixAt) >= level) {
               pending.push(current);
-              current = { suffix: Buffer.from(entry.key.subarray(2)), count: 0, rows: { keys: [], values: [] }, partials: [] };
+              current = { suffix: Buffer.from(entry.key.subarray(this.suffixAt)), count: 0, rows: { keys: [], values: [] }, partials: [] };
               if (pending.length >= SEGMENT_BATCH) {
                 ops.push(...await this.records(level, pending));
                 pending = [];
@@ -273,7 +279,7 @@ export class ViewReductions {
     const ranks: OuterRanks = { starts: [], before: [], inner: new Map() };
     let rows = 0;
     for (const { key, value } of levels[CACHED_LEVEL]!) {
-      ranks.starts.push(Buffer.from(key.subarray(2)));
+      ranks.starts.push(Buffer.from(key.subarray(this.suffixAt)));
       ranks.before.push(rows);
       rows += recordCount(value);
     }
@@ -320,7 +326,7 @@ export class ViewReductions {
     const range = { gte: this.recordKey(1, start), lt: end ? this.recordKey(1, end) : this.levelEnd(1) };
     for await (const chunk of read.rangeChunks(range, 64)) {
       for (const { key, value } of chunk) {
-        table.starts.push(Buffer.from(key.subarray(2)));
+        table.starts.push(Buffer.from(key.subarray(this.suffixAt)));
         table.before.push(rows);
         rows += recordCount(value);
       }
@@ -357,8 +363,8 @@ export class ViewReductions {
     if (!at) {
       const first = rowsFrom(lo, LEVEL_CHUNK);
       for (let entry = await first.next(); entry; entry = await first.next()) {
-        if (levelOf(entry.key, 2) >= 1) {
-          at = Buffer.from(entry.key.subarray(2));
+        if (levelOf(entry.key, this.suffixAt) >= 1) {
+          at = Buffer.from(entry.key.subarray(this.suffixAt));
           break;
         }
         takeRow(entry.value);
@@ -372,11 +378,11 @@ export class ViewReductions {
       if (!descending && pos.length > 0) while (level < MAX_LEVEL && levelOf(pos) > level) level++;
       const records = await this.levelCursor(read, generation, level, pos, LEVEL_CHUNK);
       let current = await records.next();
-      if (!current || Buffer.compare(current.key.subarray(2), pos) !== 0) return undefined;
+      if (!current || Buffer.compare(current.key.subarray(this.suffixAt), pos) !== 0) return undefined;
       let climbed = false;
       for (;;) {
         const next = await records.next();
-        const end: Buffer | undefined = next ? Buffer.from(next.key.subarray(2)) : undefined;
+        const end: Buffer | undefined = next ? Buffer.from(next.key.subarray(this.suffixAt)) : undefined;
         if (!fits(end)) break;
         take(current.value);
         if (!end || !next) return out;

@@ -5,13 +5,15 @@
  *
  * Layout (keys):
  *   m info                       {signature, collation, seq, purgeSeq, counts, reductionsValid}
- *   k <view:1> <sortKey> <docid> 0x00 <n>   a row: {"id", "key", "value"} as queries answer it
+ *   k <view> <sortKey> <docid> 0x00 <n>   a row: {"id", "key", "value"} as queries answer it
+ *                                (view: the view's number, one byte below 255, view-keys.ts)
  *                                (n: the row's rank among its document's rows of one key, row-numbers.ts;
  *                                two bytes, or 0xFFFF and four more from 0xFFFF on: see rowKeyOf)
- *   <0x30+level> <view:1> <row key suffix>     a segment's count and reduction (reductions.ts)
+ *   <0x30+level> <view> <row key suffix>     a segment's count and reduction (reductions.ts)
  *   b <docid>                    the row keys a document emitted (to replace them when it changes)
  */
 import { createHash } from 'node:crypto';
+import { badRequest } from '../errors.js';
 import { MAX_KEY_BYTES, type Bytes, type KeyValueStore, type ReadView, type WriteOp } from '../storage/types.js';
 import type { Database } from '../core/database.js';
 import { withMembers } from '../core/document.js';
@@ -22,6 +24,7 @@ import { ViewReductions, type ChangedRow, type ReductionsAt } from './reductions
 import { reducerFor, type Reducer } from './reducer.js';
 import { builtinNamed } from './builtin-reduce.js';
 import { MapRowsReader, SORT_KEY_MAX, type EncodedRow, type MapRowsContext } from './map-rows.js';
+import { MAX_VIEWS, suffixStart, viewOf, viewPrefix } from './view-keys.js';
 
 export interface ViewDefinition {
   map: string;
@@ -142,6 +145,7 @@ export class ViewIndex {
 
   static async open(store: KeyValueStore, ddoc: DesignDoc, signature: string): Promise<ViewIndex> {
     const index = new ViewIndex(store, ddoc, signature);
+    if (index.names.length > MAX_VIEWS) throw badRequest(`A design document may hold at most ${MAX_VIEWS} views`);
     const stored = await store.get(META);
     const info = stored ? (JSON.parse(Buffer.from(stored).toString('utf8')) as IndexInfo) : undefined;
     if (info && info.signature === signature && info.collation === COLLATION_VERSION && info.rowFormat === ROW_FORMAT && info.counts.length === index.names.length) {
@@ -440,12 +444,12 @@ export class ViewIndex {
     const changed = maintain ? this.names.map(() => new Map<string, ChangedRow>()) : undefined;
     const viewSeqs = this.info.viewSeqs ??= this.names.map(() => 0);
     const viewPurgeSeqs = this.info.viewPurgeSeqs ??= this.names.map(() => 0);
-    const note = (rowKey: Buffer, present: boolean) => {
-      if (purgeSeq === undefined) viewSeqs[rowKey[1]!] = seq;
-      else viewPurgeSeqs[rowKey[1]!] = purgeSeq;
+    const note = (rowKey: Buffer, view: number, present: boolean) => {
+      if (purgeSeq === undefined) viewSeqs[view] = seq;
+      else viewPurgeSeqs[view] = purgeSeq;
       if (!changed) return;
-      const suffix = rowKey.subarray(2);
-      changed[rowKey[1]!]!.set(suffix.toString('latin1'), { suffix, present });
+      const suffix = rowKey.subarray(suffixStart(rowKey));
+      changed[view]!.set(suffix.toString('latin1'), { suffix, present });
     };
     const tags: (TagAssigner | undefined)[] = [undefined, undefined];
     for (let i = 0; i < docs.length; i++) {
@@ -453,9 +457,10 @@ export class ViewIndex {
       const old = previous[i];
       if (old) {
         for (const rowKey of old) {
+          const view = viewOf(rowKey);
           ops.push({ type: 'del', key: rowKey });
-          this.info.counts[rowKey[1]!]!--;
-          note(rowKey, false);
+          this.info.counts[view]!--;
+          note(rowKey, view, false);
         }
       }
       const added: Buffer[] = [];
@@ -465,7 +470,7 @@ export class ViewIndex {
         if (sk.length > SORT_KEY_MAX) {
           // A long key: its group's prefix and an order tag (long-keys.ts).
           const raw = this.isRaw(view);
-          const group = Buffer.concat([Buffer.of(ROW, view), sk.subarray(0, SORT_KEY_MAX)]);
+          const group = Buffer.concat([viewPrefix(ROW, view), sk.subarray(0, SORT_KEY_MAX)]);
           // Tags are assigned from the rows already stored.
           await this.settleWrites();
           const assigner = tags[raw ? 1 : 0] ??= new TagAssigner(this.store, raw ? collateRaw : collate);
@@ -476,7 +481,7 @@ export class ViewIndex {
         ops.push({ type: 'put', key: rowKey, value: row.value });
         added.push(rowKey);
         this.info.counts[view]!++;
-        note(rowKey, true);
+        note(rowKey, view, true);
       }
       if (added.length > 0) ops.push({ type: 'put', key: backKeys[i]!, value: encodeBack(added) });
       else if (old) ops.push({ type: 'del', key: backKeys[i]! });
@@ -518,34 +523,29 @@ export class ViewIndex {
   async keyBounds(view: number, key: unknown): Promise<{ start: Buffer; end: Buffer; rows: Buffer | undefined }> {
     const raw = this.isRaw(view);
     const sk = sortKey(key, raw);
-    const prefix = Buffer.of(ROW, view);
+    const prefix = viewPrefix(ROW, view);
     if (sk.length > SORT_KEY_MAX) {
       return longKeyBounds(this.store, Buffer.concat([prefix, sk.subarray(0, SORT_KEY_MAX)]), key, raw ? collateRaw : collate);
     }
     const rows = Buffer.concat([prefix, sk]);
     return { start: rows, end: Buffer.concat([rows, Buffer.of(0xff)]), rows };
   }
-
-  /** The key range of a view, optionally narrowed by sort-key bounds. */
-  viewPrefix(view: number): Buffer {
-    return Buffer.from([ROW, view]);
-  }
 }
 
 /**
- * `k <view> <sort key> <docid> 0x00 <n>`, n in two bytes below 0xFFFF, else 0xFFFF and four more
- * bytes of n - 0xFFFF: byte order stays n's order, and a document may emit any number of rows
- * with one key.
+ * `k <view> <sort key> <docid> 0x00 <n>` (the view number as view-keys.ts writes it), n in two
+ * bytes below 0xFFFF, else 0xFFFF and four more bytes of n - 0xFFFF: byte order stays n's order,
+ * and a document may emit any number of rows with one key.
  */
 function rowKeyOf(view: number, sk: Buffer, id: Buffer, n: number): Buffer {
+  const prefix = viewPrefix(ROW, view);
   const nBytes = n < 0xffff ? 2 : 6;
-  const idBytes = idBytesWithin(id, MAX_KEY_BYTES - 2 - sk.length - 1 - nBytes);
-  const out = Buffer.allocUnsafe(2 + sk.length + idBytes.length + 1 + nBytes);
-  out[0] = ROW;
-  out[1] = view;
-  sk.copy(out, 2);
-  idBytes.copy(out, 2 + sk.length);
-  const at = 2 + sk.length + idBytes.length;
+  const idBytes = idBytesWithin(id, MAX_KEY_BYTES - prefix.length - sk.length - 1 - nBytes);
+  const out = Buffer.allocUnsafe(prefix.length + sk.length + idBytes.length + 1 + nBytes);
+  prefix.copy(out, 0);
+  sk.copy(out, prefix.length);
+  idBytes.copy(out, prefix.length + sk.length);
+  const at = prefix.length + sk.length + idBytes.length;
   out[at] = 0;
   if (n < 0xffff) {
     out.writeUInt16BE(n, at + 1);

@@ -243,6 +243,30 @@ test('a document may emit more than 65,535 rows with one key; document-id bounds
   assert.equal(fromEnd.body.offset, 2);
 });
 
+test('a design document with 300 views keeps every view apart (numbers from 255 on take three bytes)', async () => {
+  const views: Record<string, { map: string; reduce?: string }> = {};
+  for (let i = 0; i < 300; i++) views[`v${String(i).padStart(3, '0')}`] = { map: `function(doc) { emit([doc.n, ${i}], ${i}); }`, reduce: '_sum' };
+  await setup('v-300-views', numbers(20), views);
+  for (const i of [0, 1, 254, 255, 256, 299]) {
+    const name = `v${String(i).padStart(3, '0')}`;
+    const all = await c.get(`/v-300-views/_design/test/_view/${name}?reduce=false`);
+    assert.equal(all.status, 200, all.text);
+    assert.equal(all.body.total_rows, 20, name);
+    assert.deepEqual(all.body.rows.map((r: { key: [number, number] }) => r.key), Array.from({ length: 20 }, (_, n) => [n, i]), name);
+    const range = await c.get(`/v-300-views/_design/test/_view/${name}?reduce=false&startkey=${q([5, i])}&endkey=${q([7, i])}`);
+    assert.equal(range.body.offset, 5, name);
+    assert.deepEqual(range.body.rows.map((r: { key: [number, number] }) => r.key[0]), [5, 6, 7], name);
+    const sum = await c.get(`/v-300-views/_design/test/_view/${name}`);
+    assert.deepEqual(sum.body.rows, [{ key: null, value: 20 * i }], name);
+  }
+  // An update moves rows of high-numbered views as well.
+  const doc = await c.get('/v-300-views/d005');
+  assert.equal((await c.put('/v-300-views/d005', { ...doc.body, n: 100 })).status, 201);
+  const moved = await c.get(`/v-300-views/_design/test/_view/v299?reduce=false&startkey=${q([100, 0])}`);
+  assert.deepEqual(moved.body.rows.map((r: { id: string; key: unknown }) => [r.id, r.key]), [['d005', [100, 299]]]);
+  assert.equal(moved.body.offset, 19);
+});
+
 test('[query_server_config] map_interpreter: off, every map runs in the sandbox, with the same rows', async () => {
   const map = 'function(doc) { if (doc.type === "odd") emit([doc.type, doc.n], doc.n); else emit(doc.missing.x, 1); }';
   await setup('v-interp-on', numbers(20), { v: { map } });
