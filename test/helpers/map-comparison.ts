@@ -3,6 +3,7 @@
  * the other runs every map in QuickJS. Each keeps its logs, so tests can require the same rows
  * and logs from both.
  */
+import { after } from 'node:test';
 import { QueryServer } from '../../src/js/query-server.js';
 
 export class MapComparison {
@@ -13,7 +14,14 @@ export class MapComparison {
     readonly sandboxedLogs: string[],
   ) {}
 
-  static async start(): Promise<MapComparison> {
+  /** A pair for the whole test file, closed after its tests (as serverForFile does for servers). */
+  static async forFile(): Promise<MapComparison> {
+    const servers = await MapComparison.start();
+    after(() => servers.close());
+    return servers;
+  }
+
+  private static async start(): Promise<MapComparison> {
     const options = { timeoutMs: 10000, memoryLimitBytes: 256 * 1024 * 1024, workers: 2 };
     const interpretedLogs: string[] = [];
     const sandboxedLogs: string[] = [];

@@ -5,7 +5,7 @@
  * a query server with the interpreter and by one with QuickJS alone; rows and logs must be the
  * same. Seeded: a failure names the seed, the function and the first document that differs.
  */
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileFastMap } from '../../src/js/fast-map.js';
 import type { QueryServer } from '../../src/js/query-server.js';
@@ -606,14 +606,7 @@ function documentGenerator(rnd: Random): (i: number) => string {
 
 // ------------------------------------------------------------------------------ the comparison
 
-let servers: MapComparison;
-
-before(async () => {
-  servers = await MapComparison.start();
-});
-after(async () => {
-  await servers.close();
-});
+const servers = await MapComparison.forFile();
 
 /** The rows, or the error the whole batch failed with. */
 async function mapWith(server: QueryServer, maps: string[], docs: string[]): Promise<{ ok: unknown } | { error: string }> {

@@ -3,7 +3,7 @@
  * view program gives the same rows and logs with it as in QuickJS alone, over random documents
  * built to reach every corner (missing members, inherited names, odd numbers, unicode).
  */
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileFastMap } from '../../src/js/fast-map.js';
 import { QueryServer } from '../../src/js/query-server.js';
@@ -122,14 +122,7 @@ function documents(count: number, seed: number): string[] {
   return texts;
 }
 
-let servers: MapComparison;
-
-before(async () => {
-  servers = await MapComparison.start();
-});
-after(async () => {
-  await servers.close();
-});
+const servers = await MapComparison.forFile();
 
 describe('map interpreter', () => {
   test('takes the functions of its subset', () => {
