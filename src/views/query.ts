@@ -13,7 +13,7 @@ import { decodeRow, rowText, SORT_KEY_MAX, type ViewIndex } from './view-index.j
 import { collate, collateRaw, sortKey } from './collation.js';
 import type { Reducer, RowsToReduce } from './reducer.js';
 import type { Aggregate, ReductionsAt } from './reductions.js';
-import { viewEnd, viewPrefix } from './view-keys.js';
+import { ROW, viewEnd, viewPrefix } from './view-keys.js';
 
 export interface RangeQuery {
   startKey?: { key: unknown };
@@ -26,7 +26,6 @@ export interface RangeQuery {
 
 const FF = Buffer.of(0xff);
 const ZERO = Buffer.of(0x00);
-const ROW = 0x6b; // k: view rows, as in view-index.ts
 const ROW_END = Buffer.of(0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff);
 
 /** The store range of a query's rows. */

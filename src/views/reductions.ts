@@ -20,10 +20,9 @@
 import type { Entry, KeyValueStore, RangeOptions, ReadView, WriteOp } from '../storage/types.js';
 import type { Reducer, RowsToReduce } from './reducer.js';
 import { decodeRow } from './view-index.js';
-import { viewEnd, viewPrefix } from './view-keys.js';
+import { ROW, viewEnd, viewPrefix } from './view-keys.js';
 
 export const MAX_LEVEL = 6;
-const ROW = 0x6b; // k, as in view-index.ts
 const LEVEL_BASE = 0x30;
 const COUNT_BYTES = 6;
 /** The suffix of every level's first segment: the view's start. */
@@ -113,13 +112,13 @@ function addRow(rows: RowsToReduce, value: Uint8Array, reads: Reducer['reads']):
 export class ViewReductions {
   private reducer: Reducer | undefined;
 
+  /** Where a row's or a record's suffix starts in its key (after `<kind> <view>`, view-keys.ts). */
+  private readonly suffixAt: number;
+
   /**
    * `storesValues` false: the view has no reduce (or one whose partials cannot be stored);
    * segments then hold counts only, which still serve `offset`.
    */
-  /** Where a row's or a record's suffix starts in its key (after `<kind> <view>`, view-keys.ts). */
-  private readonly suffixAt: number;
-
   constructor(private readonly store: KeyValueStore, private readonly view: number, readonly storesValues: boolean) {
     this.suffixAt = viewPrefix(ROW, view).length;
   }

@@ -24,7 +24,7 @@ import { ViewReductions, type ChangedRow, type ReductionsAt } from './reductions
 import { reducerFor, type Reducer } from './reducer.js';
 import { builtinNamed } from './builtin-reduce.js';
 import { MapRowsReader, SORT_KEY_MAX, type EncodedRow, type MapRowsContext } from './map-rows.js';
-import { MAX_VIEWS, suffixStart, viewOf, viewPrefix } from './view-keys.js';
+import { MAX_VIEWS, ROW, suffixStart, viewOf, viewPrefix } from './view-keys.js';
 
 export interface ViewDefinition {
   map: string;
@@ -108,7 +108,6 @@ export interface Row {
 }
 
 const META = Buffer.from('minfo');
-const ROW = 0x6b; // k
 const BACK = 0x62; // b
 export { SORT_KEY_MAX } from './map-rows.js';
 /** Documents mapped per batch while building. */

@@ -6,6 +6,9 @@
  * than 255 views keep the one-byte keys they always had.
  */
 
+/** The kind byte of view rows (`k`); reductions.ts keeps its levels' kinds. */
+export const ROW = 0x6b;
+
 /**
  * Views one design document may hold: 255 one-byte numbers and 65,535 three-byte ones (the
  * 65,536th three-byte number is the end of the last view).

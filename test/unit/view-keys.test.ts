@@ -1,9 +1,8 @@
 /** The view number in index keys: order-preserving, prefix-free, one byte below 255. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_VIEWS, suffixStart, viewEnd, viewOf, viewPrefix } from '../../src/views/view-keys.js';
+import { MAX_VIEWS, ROW, suffixStart, viewEnd, viewOf, viewPrefix } from '../../src/views/view-keys.js';
 
-const ROW = 0x6b;
 const views = [0, 1, 100, 253, 254, 255, 256, 300, 511, 0x10000, MAX_VIEWS - 2, MAX_VIEWS - 1];
 
 test('views below 255 keep one byte; from 255 on, 0xFF and two more', () => {
