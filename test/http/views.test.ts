@@ -267,6 +267,15 @@ test('a design document with 300 views keeps every view apart (numbers from 255 
   assert.equal(moved.body.offset, 19);
 });
 
+test('a design document with more views than index keys can number answers 400 bad_request', async () => {
+  const views: Record<string, { map: string }> = {};
+  for (let i = 0; i <= 65_790; i++) views[`v${i}`] = { map: 'function(doc) {}' };
+  await setup('v-too-many-views', numbers(1), views);
+  const r = await c.get('/v-too-many-views/_design/test/_view/v0');
+  assert.equal(r.status, 400, r.text);
+  assert.deepEqual(r.body, { error: 'bad_request', reason: 'A design document may hold at most 65790 views' });
+});
+
 test('[query_server_config] map_interpreter: off, every map runs in the sandbox, with the same rows', async () => {
   const map = 'function(doc) { if (doc.type === "odd") emit([doc.type, doc.n], doc.n); else emit(doc.missing.x, 1); }';
   await setup('v-interp-on', numbers(20), { v: { map } });
