@@ -32,6 +32,8 @@ export class DatabaseRegistry {
   private readonly open = new Map<string, Promise<Database>>();
   private readonly lastUsed = new Map<string, number>();
   private readonly creating = new Set<string>();
+  /** Deletions under way, which opens of the same name wait for (settled, never rejecting). */
+  private readonly deleting = new Map<string, Promise<void>>();
   private readonly listeners = new Set<(name: string, type: DbEventType) => unknown>();
 
   private readonly sweeper: NodeJS.Timeout;
@@ -119,6 +121,9 @@ export class DatabaseRegistry {
       return cached;
     }
     const opening = (async () => {
+      // An open racing a deletion (a background job's, say) could find the store half gone, or
+      // bring its directory back: it waits for the deletion, and then finds no store.
+      await this.deleting.get(name);
       const store = await this.backend.open(name, { create });
       if (!store) throw notFound('no_db_file');
       const db = await Database.open(name, store, {
@@ -164,6 +169,21 @@ export class DatabaseRegistry {
 
   async delete(name: string): Promise<void> {
     validateDbName(name);
+    const deletion = this.remove(name);
+    const settled = deletion.then(() => undefined, () => undefined);
+    this.deleting.set(name, settled);
+    try {
+      await deletion;
+    } finally {
+      if (this.deleting.get(name) === settled) this.deleting.delete(name);
+    }
+    // After the deletion is over: a listener may open the name again (the users database).
+    await this.emit(name, 'deleted');
+  }
+
+  /** Closes the database if open and removes its store; 404 when there is none. */
+
+  private async remove(name: string): Promise<void> {
     const pending = this.open.get(name);
     this.open.delete(name);
     if (pending) {
@@ -174,7 +194,6 @@ export class DatabaseRegistry {
       }
     }
     if (!(await this.backend.destroy(name))) throw notFound('missing');
-    await this.emit(name, 'deleted');
   }
 
   list(): Promise<string[]> {
