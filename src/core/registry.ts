@@ -32,7 +32,10 @@ export class DatabaseRegistry {
   private readonly open = new Map<string, Promise<Database>>();
   private readonly lastUsed = new Map<string, number>();
   private readonly creating = new Set<string>();
-  /** Deletions under way, which opens of the same name wait for (settled, never rejecting). */
+  /**
+   * Deletions under way, which opens and later deletions of the same name wait for (settled,
+   * never rejecting).
+   */
   private readonly deleting = new Map<string, Promise<void>>();
   private readonly listeners = new Set<(name: string, type: DbEventType) => unknown>();
 
@@ -169,7 +172,10 @@ export class DatabaseRegistry {
 
   async delete(name: string): Promise<void> {
     validateDbName(name);
-    const deletion = this.remove(name);
+    // Deletions of one name take turns: the second finds the store gone (404), rather than
+    // racing the first to rename it.
+    const before = this.deleting.get(name);
+    const deletion = before ? before.then(() => this.remove(name)) : this.remove(name);
     const settled = deletion.then(() => undefined, () => undefined);
     this.deleting.set(name, settled);
     try {
@@ -182,7 +188,6 @@ export class DatabaseRegistry {
   }
 
   /** Closes the database if open and removes its store; 404 when there is none. */
-
   private async remove(name: string): Promise<void> {
     const pending = this.open.get(name);
     this.open.delete(name);

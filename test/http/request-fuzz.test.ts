@@ -171,3 +171,15 @@ test('requests racing a database deletion get 200 or 404, never a 500, and the d
     assert.ok(!(await c.get('/_all_dbs')).body.includes(name));
   }
 });
+
+test('concurrent deletions of one database: one answers 200, the others 404 not_found', async () => {
+  for (let round = 0; round < 10; round++) {
+    const name = `fuzz_twice_${round}`;
+    assert.equal((await c.put(`/${name}`)).status, 201);
+    assert.equal((await c.put(`/${name}/doc`, { round })).status, 201);
+    const answers = await Promise.all([1, 2, 3].map(() => c.del(`/${name}`)));
+    assert.deepEqual(answers.map((a) => a.status).sort(), [200, 404, 404], answers.map((a) => a.text).join(' '));
+    for (const a of answers.filter((x) => x.status === 404)) assert.equal(a.body.error, 'not_found');
+    assert.equal((await c.get(`/${name}`)).status, 404);
+  }
+});
