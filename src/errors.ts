@@ -28,6 +28,8 @@ export const unauthorized = (reason: string): CouchError => new CouchError(401, 
 export const tooLarge = (reason = 'Document too large'): CouchError => new CouchError(413, 'too_large', reason);
 export const badContentType = (reason = 'Content-Type must be application/json'): CouchError =>
   new CouchError(415, 'bad_content_type', reason);
+/** Work cut short because the server is stopping or restarting: clients retry a 503. */
+export const serverStopping = (): CouchError => new CouchError(503, 'service_unavailable', 'The server is restarting');
 export const preconditionFailed = (error: string, reason: string): CouchError => new CouchError(412, error, reason);
 
 /** Turns anything thrown into a CouchError; unknown failures become 500s without leaking internals. */

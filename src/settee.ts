@@ -59,6 +59,8 @@ export class Settee {
   private tlsAddress: { port: number; host: string } | undefined;
   private replicatorDb: ReplicatorDatabase | undefined;
   private compactionDaemon: CompactionDaemon | undefined;
+  /** The restart under way: requests that arrive meanwhile wait for the new services. */
+  private restarting: Promise<void> | undefined;
 
   private constructor(private readonly options: SetteeOptions) {}
 
@@ -125,7 +127,7 @@ export class Settee {
       overrides,
     });
     this.services = await this.buildServices(config);
-    this.http = new HttpServer(routes, () => this.services);
+    this.http = new HttpServer(routes, () => this.services, () => this.restarting);
     this.http.onRequest((method, status, ms, req) => {
       this.services.stats.collector.recordRequest(method, status, ms);
       this.services.log.info(`${req.raw.socket?.remoteAddress ?? '-'} - - ${method} ${req.raw.url} ${status}`);
@@ -244,8 +246,16 @@ export class Settee {
     await services.replicator.stop();
   }
 
-  /** Reloads configuration and reopens storage, keeping the listening socket. */
-  async restart(): Promise<void> {
+  /**
+   * Reloads configuration and reopens storage, keeping the listening socket. Restarts asked for
+   * while one is under way join it.
+   */
+  restart(): Promise<void> {
+    this.restarting ??= this.reopen().finally(() => { this.restarting = undefined; });
+    return this.restarting;
+  }
+
+  private async reopen(): Promise<void> {
     const old = this.services;
     old.auth.close();
     old.stats.close();

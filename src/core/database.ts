@@ -7,7 +7,7 @@
  * transaction and one fsync (group commit), and every read-modify-write of a revision tree is
  * serialised without locks.
  */
-import { CouchError, conflict, notFound, badRequest, toCouchError } from '../errors.js';
+import { CouchError, conflict, notFound, badRequest, serverStopping, toCouchError } from '../errors.js';
 import type { Entry, KeyValueStore, WriteOp } from '../storage/types.js';
 import { skipAndLimit } from '../storage/slice.js';
 import * as revtree from './revtree.js';
@@ -154,6 +154,9 @@ export class Database {
   private listeners = new Set<(seq: number) => void>();
   private holders = 0;
   private closed = false;
+  /** Set when closing: what an edit fails with (404 once deleted, else 503: the server stops). */
+  private refusal: CouchError | undefined;
+  private closing: Promise<void> | undefined;
   /**
    * Bumped after every commit that changed a design document (and every purge): caches of
    * design-document code (validators) compare it instead of reading anything per write.
@@ -462,7 +465,9 @@ export class Database {
 
   /** Applies edits through the updater queue; resolves with one result per document, in order. */
   edit(docs: IncomingDoc[], options: EditOptions): Promise<EditResult[]> {
-    if (this.closed) return Promise.reject(new CouchError(500, 'db_closed', 'Database is closed'));
+    // A database closes under a request that holds it (see retain) only when it is deleted, or
+    // the server stops or restarts.
+    if (this.refusal) return Promise.reject(this.refusal);
     return new Promise((resolve, reject) => {
       this.queue.push({ kind: 'edit', request: { docs, options, resolve, reject } });
       this.kick();
@@ -798,8 +803,14 @@ export class Database {
     };
   }
 
+  /** Closed or closing: it takes no new work. */
   get isClosed(): boolean {
-    return this.closed;
+    return this.refusal !== undefined;
+  }
+
+  /** Closed because it is deleted (or being deleted). */
+  get isDeleted(): boolean {
+    return this.refusal?.status === 404;
   }
 
   /** Nothing queued, running or held: safe for the LRU to close. */
@@ -828,6 +839,8 @@ export class Database {
       let done = 0;
       let after: Uint8Array | undefined;
       for (;;) {
+        // Deleted meanwhile: nothing left to compact.
+        if (this.closed) return;
         const chunk = await this.exclusive(async () => {
           const { gte, lt } = prefixRange(Prefix.Info);
           const ops: WriteOp[] = [];
@@ -862,6 +875,7 @@ export class Database {
         if (!chunk.last || chunk.n < 500) break;
         after = chunk.last;
       }
+      if (this.closed) return;
       await this.attachments.collectGarbage(referenced);
       await this.store.compact();
     };
@@ -876,12 +890,16 @@ export class Database {
     await this.store.sync();
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    await this.exclusive(async () => {});
-    this.closed = true;
-    this.notify();
-    await this.store.close();
+  /** Closes after the writes queued so far; `deleted` when its store is about to be destroyed. */
+  close(options: { deleted?: boolean } = {}): Promise<void> {
+    this.closing ??= (async () => {
+      this.refusal = options.deleted ? notFound('no_db_file') : serverStopping();
+      await this.exclusive(async () => {});
+      this.closed = true;
+      this.notify();
+      await this.store.close(options);
+    })();
+    return this.closing;
   }
 }
 

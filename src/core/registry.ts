@@ -2,7 +2,7 @@
  * The server's databases: creating, opening (behind an LRU bounded by `max_dbs_open`), deleting
  * and listing them, and telling `_db_updates` listeners about each event.
  */
-import { CouchError, notFound } from '../errors.js';
+import { CouchError, notFound, serverStopping } from '../errors.js';
 import type { StorageBackend } from '../storage/types.js';
 import { Database } from './database.js';
 import type { AttachmentSettings } from './attachments.js';
@@ -38,6 +38,11 @@ export class DatabaseRegistry {
    */
   private readonly deleting = new Map<string, Promise<void>>();
   private readonly listeners = new Set<(name: string, type: DbEventType) => unknown>();
+  /**
+   * Set by closeAll. A request still under way when the server restarts holds the old registry:
+   * it must not open a database beside the new registry's copy of it.
+   */
+  private closed = false;
 
   private readonly sweeper: NodeJS.Timeout;
 
@@ -115,6 +120,12 @@ export class DatabaseRegistry {
   }
 
   private load(name: string, create: boolean): Promise<Database> {
+    if (this.closed) return Promise.reject(serverStopping());
+    // An open racing a deletion (a background job's, say) could find the store half gone, or
+    // bring its directory back: it waits for the deletion, and then finds no store. It waits
+    // outside `open`, where a deletion queued behind the current one would wait for it in turn.
+    const deletion = this.deleting.get(name);
+    if (deletion) return deletion.then(() => this.load(name, create));
     this.lastUsed.set(name, Date.now());
     const cached = this.open.get(name);
     if (cached) {
@@ -124,9 +135,6 @@ export class DatabaseRegistry {
       return cached;
     }
     const opening = (async () => {
-      // An open racing a deletion (a background job's, say) could find the store half gone, or
-      // bring its directory back: it waits for the deletion, and then finds no store.
-      await this.deleting.get(name);
       const store = await this.backend.open(name, { create });
       if (!store) throw notFound('no_db_file');
       const db = await Database.open(name, store, {
@@ -172,6 +180,7 @@ export class DatabaseRegistry {
 
   async delete(name: string): Promise<void> {
     validateDbName(name);
+    if (this.closed) throw serverStopping();
     // Deletions of one name take turns: the second finds the store gone (404), rather than
     // racing the first to rename it.
     const before = this.deleting.get(name);
@@ -193,7 +202,7 @@ export class DatabaseRegistry {
     this.open.delete(name);
     if (pending) {
       try {
-        await (await pending).close();
+        await (await pending).close({ deleted: true });
       } catch {
         // A database that failed to open has nothing to close.
       }
@@ -214,6 +223,7 @@ export class DatabaseRegistry {
   }
 
   async closeAll(): Promise<void> {
+    this.closed = true;
     clearInterval(this.sweeper);
     const all = [...this.open.values()];
     this.open.clear();

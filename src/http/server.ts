@@ -37,7 +37,15 @@ export class HttpServer {
    */
   private bound: { config: Config; vhosts: VhostRule[]; vhostGlobals: string[]; release: () => void } | undefined;
 
-  constructor(routes: readonly Route[], private readonly services: () => Services) {
+  /**
+   * `services` are the server's current ones; `restarting`, a restart under way, which a new
+   * request waits for rather than reach services being closed.
+   */
+  constructor(
+    routes: readonly Route[],
+    private readonly services: () => Services,
+    private readonly restarting: () => Promise<void> | undefined = () => undefined,
+  ) {
     this.router = new Router(routes);
     this.server = createServer({ keepAliveTimeout: 60_000, requestTimeout: 0 }, (req, res) => {
       this.handle(req, res, false).catch((err: unknown) => this.lastResort(res, err));
@@ -92,6 +100,8 @@ export class HttpServer {
     let status = 500;
     try {
       if (req.badQuery) throw badRequest('Invalid URL encoding in query string');
+      const restarting = this.restarting();
+      if (restarting) await restarting.catch(() => undefined);
       const services = this.services();
       const cors = corsFor(req, services.config);
       if (cors.kind === 'preflight') {
@@ -275,10 +285,13 @@ export class HttpServer {
       res.uncork();
     } catch (err) {
       if (scheduled) clearImmediate(scheduled);
-      this.services().log.error(`stream ${req.method} ${req.rawPath} failed: ${describe(err)}`);
+      const error = toCouchError(err);
+      // A stream cut by its database's deletion (404) is no fault of the server's.
+      if (error.status >= 500) this.services().log.error(`stream ${req.method} ${req.rawPath} failed: ${describe(err)}`);
+      else this.services().log.info(`stream ${req.method} ${req.rawPath} ended: ${error.error}: ${error.reason}`);
       if (!started && !res.headersSent) {
         // Nothing sent yet: the failure can still be an honest error reply.
-        this.writeError(req, res, toCouchError(err));
+        this.writeError(req, res, error);
         return;
       }
       // Headers are gone: the only honest signal left is an unterminated chunked body.

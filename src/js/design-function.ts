@@ -10,7 +10,7 @@
  */
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { CouchError } from '../errors.js';
-import type { WorkerPool } from './pool.js';
+import { programDisposed, type WorkerPool } from './pool.js';
 import type { ListOutput } from './protocol.js';
 import { batchRanges, invalidOutput, parseReply } from './batches.js';
 
@@ -224,7 +224,7 @@ export class DesignFunction {
   }
 
   private check(): void {
-    if (this.disposed) throw new CouchError(500, 'os_process_error', 'the design document program was disposed');
+    if (this.disposed) throw programDisposed();
   }
 }
 

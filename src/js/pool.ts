@@ -30,6 +30,14 @@ export class SandboxError extends CouchError {
   }
 }
 
+/**
+ * A program released while a request still used it: the server is restarting (or the program
+ * was evicted from a full cache). Not the design document's fault: the client retries a 503.
+ */
+export function programDisposed(): SandboxError {
+  return new SandboxError(503, 'service_unavailable', 'the design document program was disposed', 'crash');
+}
+
 export interface PoolOptions {
   workers: number;
   maxStackBytes: number;
@@ -358,7 +366,7 @@ export class WorkerPool {
     }
     const program = this.programs.get(r.pid);
     if (!program) {
-      job.reject(new SandboxError(500, 'os_process_error', 'the design document program was disposed', 'crash'));
+      job.reject(programDisposed());
       return;
     }
     if (r.op === 'load') {

@@ -15,7 +15,7 @@
  * call is split across the workers and reassembled in document order.
  */
 import { CouchError } from '../errors.js';
-import { SandboxError, WorkerPool } from './pool.js';
+import { SandboxError, WorkerPool, programDisposed } from './pool.js';
 import type { ProgramSpec } from './protocol.js';
 import { DesignFunction } from './design-function.js';
 import { batchRanges, parseMapReply, parseReply } from './batches.js';
@@ -374,6 +374,6 @@ class Program implements ViewProgram {
   }
 
   private check(): void {
-    if (this.disposed) throw new CouchError(500, 'os_process_error', 'the design document program was disposed');
+    if (this.disposed) throw programDisposed();
   }
 }

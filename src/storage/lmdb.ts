@@ -2,7 +2,7 @@ import { open, type RootDatabase } from 'lmdb';
 import { mkdir, readdir, rm, stat, rename, open as openFile } from 'node:fs/promises';
 import { closeSync, createReadStream, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { CouchError } from '../errors.js';
+import { CouchError, notFound, serverStopping } from '../errors.js';
 import type {
   BlobStore, Bytes, Entry, KeyValueStore, RangeOptions, ReadView, Snapshot, StorageBackend, WriteOp, WriteOptions,
 } from './types.js';
@@ -36,8 +36,14 @@ export class LmdbBackend implements StorageBackend {
     const path = this.path(name);
     if (!(await isDir(path))) return false;
     // Rename first so the name is free at once and a crash mid-delete leaves no half store.
-    const doomed = `${path}.deleted-${Date.now()}`;
-    await rename(path, doomed);
+    const doomed = `${path}.deleted-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    try {
+      await rename(path, doomed);
+    } catch (err) {
+      // A concurrent destroy of the same store renamed it first.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
     await rm(doomed, { recursive: true, force: true });
     return true;
   }
@@ -91,47 +97,60 @@ type Env = RootDatabase<Buffer, Buffer>;
 
 /**
  * One generation of a store's data file. Compaction writes the next generation beside it and
- * swaps; the old environment closes when its last reader is done.
+ * swaps; the old one closes when its last reader is done. A store closed for good (its
+ * database deleted) closes the same way: new reads are refused at once, while reads in progress
+ * (a snapshot, a range scan paused between chunks, a compaction's copy) finish on the
+ * environment, which lmdb must not close under them: it would free memory they still use.
  */
 class Generation {
-  readers = 0;
-  retired = false;
-  /** Set when the environment is being closed: lmdb must not be read or written after that. */
-  private closed = false;
+  private readers = 0;
+  /** Set once the generation is being closed: what a new read or write fails with. */
+  private closing: CouchError | undefined;
+  private removeFile = false;
+  private disposal: Promise<void> | undefined;
   constructor(private readonly env: Env, readonly file: string) {}
 
   /**
-   * The environment, unless it is closed or closing (its database deleted): a read that got
-   * into a closing lmdb environment leaves a timer behind that throws outside any request.
+   * The environment, unless it is closed or closing: a read that got into a closing lmdb
+   * environment leaves a timer behind that throws outside any request.
    */
   liveEnv(): Env {
-    if (this.closed) throw new CouchError(404, 'not_found', 'no_db_file');
+    if (this.closing) throw this.closing;
     return this.env;
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    await this.env.close();
-  }
-
-  acquire(): void {
+  /** The environment, held open until `release` (for reads that span several turns). */
+  acquire(): Env {
+    const env = this.liveEnv();
     this.readers++;
+    return env;
   }
 
   release(): void {
     this.readers--;
-    if (this.retired && this.readers === 0) void this.dispose();
+    if (this.closing && this.readers === 0) void this.dispose();
   }
 
-  retire(): void {
-    this.retired = true;
-    if (this.readers === 0) void this.dispose();
+  /**
+   * Refuses new reads and writes; the environment closes once the reads in progress are done.
+   * Resolves when it has closed, or at once when reads still hold it (they may take as long as
+   * a slow client: closing, or deleting the database, does not wait for them).
+   */
+  close(options: { removeFile: boolean; refusal: CouchError }): Promise<void> {
+    this.closing ??= options.refusal;
+    this.removeFile ||= options.removeFile;
+    return this.readers === 0 ? this.dispose() : Promise.resolve();
   }
 
-  private async dispose(): Promise<void> {
-    await this.close();
-    await rm(this.file, { force: true });
-    await rm(`${this.file}-lock`, { force: true });
+  private dispose(): Promise<void> {
+    this.disposal ??= (async () => {
+      await this.env.close();
+      if (this.removeFile) {
+        await rm(this.file, { force: true });
+        await rm(`${this.file}-lock`, { force: true });
+      }
+    })();
+    return this.disposal;
   }
 }
 
@@ -139,9 +158,20 @@ function toBuffer(bytes: Bytes): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
+/** An environment held open for a read that spans several turns, until `release`. */
+interface HeldEnv {
+  env: Env;
+  release(): void;
+}
+
 /** Reads from one environment, optionally inside one read transaction (a snapshot). */
-class LmdbReader implements ReadView {
-  constructor(protected readonly source: () => Env, protected readonly txn?: LmdbTxn) {}
+abstract class LmdbReader implements ReadView {
+  constructor(protected readonly txn?: LmdbTxn) {}
+
+  /** The environment for a read that completes within the current turn. */
+  protected abstract source(): Env;
+  /** The environment for a read that spans turns: a range scan pauses between its entries. */
+  protected abstract hold(): HeldEnv;
 
   /** lmdb's typings omit getBinary's options argument, which carries the snapshot. */
   private getSync(key: Bytes): Bytes | undefined {
@@ -201,23 +231,28 @@ class LmdbReader implements ReadView {
     const lower = gte ?? gt;
     let remaining = limit ?? Infinity;
     if (remaining <= 0) return;
-    const iterable = this.source().getRange({
-      start: start ? toBuffer(start) : undefined,
-      end: end ? toBuffer(end) : undefined,
-      reverse: reverse ?? false,
-      ...(this.txn ? { transaction: this.txn } : {}),
-    } as Parameters<Env['getRange']>[0]);
-    for (const { key, value } of iterable) {
-      const k = key as Buffer;
-      if (reverse) {
-        if (lt && compare(k, lt) >= 0) continue;
-        if (lower) {
-          const c = compare(k, lower);
-          if (c < 0 || (c === 0 && gt)) break;
+    const held = this.hold();
+    try {
+      const iterable = held.env.getRange({
+        start: start ? toBuffer(start) : undefined,
+        end: end ? toBuffer(end) : undefined,
+        reverse: reverse ?? false,
+        ...(this.txn ? { transaction: this.txn } : {}),
+      } as Parameters<Env['getRange']>[0]);
+      for (const { key, value } of iterable) {
+        const k = key as Buffer;
+        if (reverse) {
+          if (lt && compare(k, lt) >= 0) continue;
+          if (lower) {
+            const c = compare(k, lower);
+            if (c < 0 || (c === 0 && gt)) break;
+          }
         }
+        yield { key: k, value: (value as Buffer | undefined) ?? EMPTY };
+        if (--remaining <= 0) break;
       }
-      yield { key: k, value: (value as Buffer | undefined) ?? EMPTY };
-      if (--remaining <= 0) break;
+    } finally {
+      held.release();
     }
   }
 
@@ -235,10 +270,21 @@ class LmdbReader implements ReadView {
 
 class LmdbSnapshot extends LmdbReader implements Snapshot {
   private released = false;
+  private readonly env: Env;
   constructor(private readonly generation: Generation) {
-    const env = generation.liveEnv();
-    generation.acquire();
-    super(() => env, env.useReadTransaction());
+    const env = generation.acquire();
+    super(env.useReadTransaction());
+    this.env = env;
+  }
+
+  /** The snapshot holds its generation until released. */
+  protected source(): Env {
+    if (this.released) throw new Error('read from a released snapshot');
+    return this.env;
+  }
+
+  protected hold(): HeldEnv {
+    return { env: this.source(), release: () => undefined };
   }
 
   release(): void {
@@ -259,8 +305,22 @@ const GENERATION_FILE = /^data-(\d+)\.mdb$/;
 export class FileBlobStore implements BlobStore {
   /** Running total of blob bytes; counted from the directory on first use. */
   private total: number | undefined;
+  /** Set once the store is closed: what new work fails with. */
+  private refusal: CouchError | undefined;
 
   constructor(private readonly dir: string) {}
+
+  /**
+   * Refuses new work: the store is closed, its directory perhaps being removed. Work under way
+   * that fails for that (a file renamed away mid-write) fails as the store's reads do.
+   */
+  close(refusal: CouchError): void {
+    this.refusal ??= refusal;
+  }
+
+  private refuseIfClosed(): void {
+    if (this.refusal) throw this.refusal;
+  }
 
   async totalSize(): Promise<number> {
     if (this.total === undefined) {
@@ -277,7 +337,21 @@ export class FileBlobStore implements BlobStore {
   }
 
   async write(id: string, data: AsyncIterable<Uint8Array>): Promise<number> {
-    await mkdir(this.dir, { recursive: true });
+    try {
+      return await this.writeFile(id, data);
+    } catch (err) {
+      this.refuseIfClosed();
+      throw err;
+    }
+  }
+
+  private async writeFile(id: string, data: AsyncIterable<Uint8Array>): Promise<number> {
+    this.refuseIfClosed();
+    // Not recursive: when the store's directory is gone (its database deleted), fail rather
+    // than bring it back.
+    await mkdir(this.dir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
     const final = this.path(id);
     const temp = `${final}.partial`;
     const file = await openFile(temp, 'w');
@@ -312,6 +386,16 @@ export class FileBlobStore implements BlobStore {
   }
 
   async *read(id: string, range: { start?: number; end?: number } = {}): AsyncIterable<Buffer> {
+    try {
+      yield* this.readFile(id, range);
+    } catch (err) {
+      this.refuseIfClosed();
+      throw err;
+    }
+  }
+
+  private async *readFile(id: string, range: { start?: number; end?: number }): AsyncIterable<Buffer> {
+    this.refuseIfClosed();
     const path = this.path(id);
     const small = readSmallSync(path, range);
     if (small) {
@@ -334,6 +418,7 @@ export class FileBlobStore implements BlobStore {
     const path = this.path(id);
     const size = await stat(path).then((st) => st.size, () => 0);
     await rm(path, { force: true });
+    await rm(`${path}.partial`, { force: true });
     if (this.total !== undefined) this.total = Math.max(0, this.total - size);
   }
 
@@ -344,11 +429,14 @@ export class FileBlobStore implements BlobStore {
     } catch {
       return;
     }
+    // Blobs still being written are listed too: whether a write is under way, or was cut short
+    // by a crash and left for deletion, only the caller knows.
+    const ids = new Set<string>();
     for (const name of names) {
-      if (/^[0-9a-f]{32}$/.test(name)) yield name;
-      // Leftovers of writes a crash interrupted.
-      else if (name.endsWith('.partial')) await rm(join(this.dir, name), { force: true });
+      const blob = /^([0-9a-f]{32})(?:\.partial)?$/.exec(name);
+      if (blob) ids.add(blob[1]!);
     }
+    yield* ids;
   }
 }
 
@@ -383,16 +471,26 @@ function readSmallSync(path: string, range: { start?: number; end?: number }): B
 
 export class LmdbStore extends LmdbReader implements KeyValueStore {
   private current: Generation;
-  readonly blobs: BlobStore;
+  readonly blobs: FileBlobStore;
   /** Writes made while a compaction copies the file, to replay into the copy. */
   private journal: (readonly WriteOp[])[] | undefined;
   /** Set while a compaction makes its final replay and swaps generations. */
   private swapping: Promise<void> | undefined;
+  private closed = false;
 
   private constructor(private readonly dir: string, generation: Generation) {
-    super(() => this.current.liveEnv());
+    super();
     this.current = generation;
     this.blobs = new FileBlobStore(join(dir, 'blobs'));
+  }
+
+  protected source(): Env {
+    return this.current.liveEnv();
+  }
+
+  protected hold(): HeldEnv {
+    const generation = this.current;
+    return { env: generation.acquire(), release: () => generation.release() };
   }
 
   /** Opens the newest generation in `dir`, removing older ones a crash may have left behind. */
@@ -415,8 +513,8 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
       await this.swapping;
       return this.write(ops, options);
     }
-    this.journal?.push(ops);
     const env = this.current.liveEnv();
+    this.journal?.push(ops);
     await applyOps(env, ops);
     if (options.durable) await env.flushed;
   }
@@ -444,47 +542,72 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
    * LMDB reuses freed pages but never shrinks its file: copy the live pages into the next
    * generation and swap. Writes go on meanwhile: they are journaled during the copy and
    * replayed into the new generation, and held only for the last, short replay and the swap.
-   * Readers of the old generation finish undisturbed.
+   * Readers of the old generation finish undisturbed. A store closed meanwhile (its database
+   * deleted) ends the compaction, which then leaves nothing behind.
    */
   async compact(): Promise<void> {
     const old = this.current;
+    // Held for the copy, which reads the old environment from another thread.
+    const oldEnv = old.acquire();
     const gen = Number(GENERATION_FILE.exec(old.file.slice(this.dir.length + 1))![1]) + 1;
     const file = join(this.dir, `data-${gen}.mdb`);
     const temp = `${file}.compacting`;
-    await rm(temp, { force: true });
+    let fresh: Env | undefined;
     // Writes before the copy's snapshot are in the copy; those after it are in the journal.
     // Starting the journal first may replay a few already copied: puts and deletes are
     // idempotent, so replaying them again is harmless.
     this.journal = [];
     try {
-      await old.liveEnv().flushed;
-      await (old.liveEnv() as unknown as { backup(path: string, compact: boolean): Promise<void> }).backup(temp, true);
+      await rm(temp, { force: true });
+      await oldEnv.flushed;
+      await (oldEnv as unknown as { backup(path: string, compact: boolean): Promise<void> }).backup(temp, true);
+      if (this.closed) return;
       await rename(temp, file);
-      const fresh = openEnv(file);
+      fresh = openEnv(file);
       // Catch up while writers go on, until little is left; then hold writers for the rest.
-      while (this.journal.length > 64) {
+      while (this.journal.length > 64 && !this.closed) {
         const pending = this.journal.splice(0, this.journal.length);
         for (const ops of pending) await applyOps(fresh, ops);
       }
+      if (this.closed) return;
       let release!: () => void;
       this.swapping = new Promise((resolve) => { release = resolve; });
       try {
         for (const ops of this.journal.splice(0, this.journal.length)) await applyOps(fresh, ops);
         await fresh.flushed;
+        if (this.closed) return;
         this.current = new Generation(fresh, file);
+        fresh = undefined;
       } finally {
         this.swapping = undefined;
         release();
       }
-      old.retire();
+      void old.close({ removeFile: true, refusal: serverStopping() });
+    } catch (err) {
+      // The deletion of the database may have taken the directory the copy was going to.
+      if (!this.closed) throw err;
     } finally {
       this.journal = undefined;
+      old.release();
+      // A compaction the store's closing cut short drops its copy.
+      if (fresh) {
+        await fresh.close();
+        await rm(file, { force: true });
+        await rm(`${file}-lock`, { force: true });
+      }
       await rm(temp, { force: true });
     }
   }
 
-  async close(): Promise<void> {
-    await this.current.close();
+  /**
+   * Refuses new reads and writes at once, and closes the environment once the reads in
+   * progress are done.
+   */
+  async close(options: { deleted?: boolean } = {}): Promise<void> {
+    this.closed = true;
+    const refusal = options.deleted ? notFound('no_db_file') : serverStopping();
+    this.blobs.close(refusal);
+    await this.current.close({ removeFile: false, refusal });
   }
 }
 

@@ -75,8 +75,9 @@ export interface BlobStore {
   write(id: string, data: AsyncIterable<Uint8Array>): Promise<number>;
   /** Streams a blob, or bytes `start`..`end` (inclusive) of it. */
   read(id: string, range?: { start?: number; end?: number }): AsyncIterable<Buffer>;
+  /** Removes a blob, or what a write of it left (one under way fails). */
   delete(id: string): Promise<void>;
-  /** Every blob id, for garbage collection. */
+  /** Every blob id, those being written included, for garbage collection. */
   list(): AsyncIterable<string>;
   /** Bytes all blobs occupy. */
   totalSize(): Promise<number>;
@@ -97,7 +98,11 @@ export interface KeyValueStore extends ReadView {
   dataSize(): Promise<number>;
   /** Rewrites the store to reclaim free space. Reads and writes keep working meanwhile. */
   compact(): Promise<void>;
-  close(): Promise<void>;
+  /**
+   * Refuses new reads and writes: with 404 `not_found` when `deleted` (the store is about to be
+   * destroyed), else 503 (the server is stopping or restarting). Reads already under way finish.
+   */
+  close(options?: { deleted?: boolean }): Promise<void>;
 }
 
 /** A family of named stores: one per database. */

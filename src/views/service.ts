@@ -3,7 +3,7 @@
  * so identical design documents share one), compiles its code once in the sandbox, and removes
  * indexes no design document uses. Indexes live in their own stores, apart from databases.
  */
-import { notFound, CouchError } from '../errors.js';
+import { notFound, serverStopping, CouchError } from '../errors.js';
 import type { StorageBackend } from '../storage/types.js';
 import type { Database } from '../core/database.js';
 import * as revtree from '../core/revtree.js';
@@ -22,6 +22,7 @@ export class ViewService {
   private readonly programs = new Map<string, Promise<ViewProgram>>();
   /** The last opening of each design document, by database and id, with its revision. */
   private readonly recent = new Map<string, { rev: string; seq: number; purgeSeq: number; view: OpenedView }>();
+  private closed = false;
 
   constructor(private readonly backend: StorageBackend, private readonly queryServer: () => Promise<QueryServer>) {}
 
@@ -70,6 +71,9 @@ export class ViewService {
     if (requireCode) requireJavaScript(ddoc.language);
     const signature = viewSignature(ddoc);
     const name = `${db.name}$${signature}`;
+    // A request under way when the server restarted holds this closed service: an index opened
+    // here would have two writers, this one and the new service's.
+    if (this.closed) throw serverStopping();
     let index = this.indexes.get(name);
     if (!index) {
       index = (async () => {
@@ -78,6 +82,14 @@ export class ViewService {
       })();
       this.indexes.set(name, index);
       index.catch(() => this.indexes.delete(name));
+    }
+    const opened = await index;
+    // A request that began before its database was deleted must not leave an index behind
+    // (its deletion dropped those it found): a database created under the name later would
+    // take it for its own.
+    if (db.isDeleted) {
+      await this.drop(name);
+      throw notFound('no_db_file');
     }
     const program = () => {
       let compiled = this.programs.get(signature);
@@ -93,7 +105,7 @@ export class ViewService {
       }
       return compiled;
     };
-    return { ddoc, index: await index, program };
+    return { ddoc, index: opened, program };
   }
 
   /** Removes the indexes of `db` that no current design document uses (`_view_cleanup`). */
@@ -129,11 +141,12 @@ export class ViewService {
     this.recent.clear();
     const pending = this.indexes.get(name);
     this.indexes.delete(name);
-    if (pending) await (await pending.catch(() => undefined))?.store.close();
+    if (pending) await (await pending.catch(() => undefined))?.store.close({ deleted: true });
     await this.backend.destroy(name);
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.recent.clear();
     for (const pending of this.indexes.values()) await (await pending.catch(() => undefined))?.store.close();
     this.indexes.clear();

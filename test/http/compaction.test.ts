@@ -1,7 +1,9 @@
 /** Compaction gives space back while the database keeps taking writes, and loses none of them. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { serverForFile } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const { server, c } = await serverForFile();
 
@@ -52,4 +54,36 @@ test('writes made during compaction all survive it, and disk_size falls', async 
   assert.equal((await c.get('/compact-live/after')).status, 200);
   assert.equal((await c.get(`/compact-live/${written[written.length - 1]}`)).status, 200);
   assert.equal((await c.get('/compact-live')).body.doc_count, 2001 + written.length);
+});
+
+test('an attachment still streaming in while compaction collects unused content is kept whole', async () => {
+  assert.equal((await c.put('/compact-upload')).status, 201);
+  // Something for the compaction to collect: content the next revision no longer uses.
+  const first = await c.request('PUT', '/compact-upload/old/a.bin', { raw: Buffer.alloc(1000, 1), headers: { 'Content-Type': 'application/octet-stream' } });
+  assert.equal((await c.del(`/compact-upload/old?rev=${first.body.rev}`)).status, 200);
+
+  // The upload sends its first half, then waits for the compaction to finish before the rest.
+  const half = Buffer.alloc(200_000, 7);
+  const upload = httpRequest(new URL('compact-upload/doc/big.bin', server.url), {
+    method: 'PUT', headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': String(half.length * 2) },
+  });
+  const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    upload.on('response', (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => { text += chunk; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    upload.on('error', reject);
+  });
+  upload.write(half);
+  // Give the server time to start writing the content to disk.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal((await c.post('/compact-upload/_compact', undefined, { headers: json })).status, 202);
+  await waitFor('compaction over', async () => !(await c.get('/compact-upload')).body.compact_running);
+  upload.end(half);
+  const { status, text } = await answer;
+  assert.equal(status, 201, text);
+  const stored = await c.get('/compact-upload/doc/big.bin');
+  assert.equal(stored.status, 200);
+  assert.equal(stored.text.length, half.length * 2);
 });

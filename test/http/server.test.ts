@@ -278,6 +278,30 @@ test('POST /_restart answers 202 {ok:true} and the server keeps answering', asyn
   assert.equal(doc.status, 201, doc.text);
 });
 
+test('requests sent while the server restarts wait for it and are answered by the restarted server', async () => {
+  assert.equal((await c.put('/srv-restart-window')).status, 201);
+  assert.equal((await c.put('/srv-restart-window/_design/d', { views: { v: { map: 'function (doc) { emit(doc.n, null); }' } } })).status, 201);
+  let written = 0;
+  for (let round = 0; round < 5; round++) {
+    assert.equal((await c.post('/_restart', {})).status, 202);
+    // Without waiting for the restart, spread over its course: each request must find its
+    // database, and every write must stay.
+    const answers: Promise<{ status: number; text: string }>[] = [];
+    for (let i = 0; i < 20; i++) {
+      answers.push(c.put(`/srv-restart-window/doc-${round}-${i}`, { n: i }), c.get('/srv-restart-window/_design/d/_view/v'));
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    for (const a of await Promise.all(answers)) assert.ok(a.status === 200 || a.status === 201, `${a.status} ${a.text}`);
+    written += 20;
+  }
+  const info = (await c.get('/srv-restart-window')).body;
+  assert.equal(info.doc_count, written + 1);
+  assert.equal(info.update_seq, written + 1);
+  assert.equal((await c.get('/srv-restart-window/_design/d/_view/v')).body.total_rows, written);
+  await server.restart();
+  assert.equal((await c.get('/srv-restart-window')).body.doc_count, written + 1);
+});
+
 test('POST /_restart drops configuration changes made with X-Couch-Persist: false', async () => {
   const put = await c.put('/_config/srv_restart/volatile', 'yes', { headers: { 'X-Couch-Persist': 'false' } });
   assert.equal(put.status, 200);
