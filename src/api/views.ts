@@ -344,14 +344,28 @@ async function renderRow(db: Database, text: string, q: ViewParams): Promise<str
 }
 
 
-/** Starts a stream so that an error in its first chunk becomes an ordinary error reply. */
+/**
+ * Starts a stream so that an error in its first chunk becomes an ordinary error reply. The
+ * source is returned (its store reads released) when the reply's consumer stops, even one that
+ * stops before asking for anything.
+ */
 async function primed(source: AsyncIterable<string>): Promise<AsyncIterable<string>> {
   const it = source[Symbol.asyncIterator]();
-  const first = await it.next();
-  return (async function* () {
-    if (!first.done) yield first.value;
-    for (let next = await it.next(); !next.done; next = await it.next()) yield next.value;
-  })();
+  let first: IteratorResult<string> | undefined = await it.next();
+  return {
+    [Symbol.asyncIterator]: () => ({
+      next: () => {
+        const result = first ?? it.next();
+        first = undefined;
+        return Promise.resolve(result);
+      },
+      return: async (): Promise<IteratorResult<string>> => {
+        first = undefined;
+        await it.return?.();
+        return { done: true, value: undefined };
+      },
+    }),
+  };
 }
 
 async function* fromArray(rows: readonly string[]): AsyncIterable<string> {

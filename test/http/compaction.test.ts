@@ -2,6 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { serverForFile } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -86,4 +88,34 @@ test('an attachment still streaming in while compaction collects unused content 
   const stored = await c.get('/compact-upload/doc/big.bin');
   assert.equal(stored.status, 200);
   assert.equal(stored.text.length, half.length * 2);
+});
+
+test('streams a client abandons, and HEAD requests, leave nothing holding an old data file after compaction', async () => {
+  assert.equal((await c.put('/compact-held')).status, 201);
+  const docs = Array.from({ length: 3000 }, (_, n) => ({ _id: `d${n}`, n, pad: 'p'.repeat(200) }));
+  assert.equal((await c.post('/compact-held/_bulk_docs', { docs })).status, 201);
+  assert.equal((await c.put('/compact-held/_design/d', { views: { v: { map: 'function (doc) { emit(doc.n, null); }' } } })).status, 201);
+  assert.equal((await c.get('/compact-held/_design/d/_view/v?limit=1')).status, 200);
+  const streams = ['_all_docs?include_docs=true', '_changes?include_docs=true', '_design/d/_view/v', '_design/d/_view/v?include_docs=true'];
+  for (const path of streams) assert.equal((await c.head(`/compact-held/${path}`)).status, 200);
+  // Each stream read until its first chunk, then the client goes away.
+  await Promise.all(streams.map((path) => new Promise<void>((resolve) => {
+    const r = httpRequest(new URL(`compact-held/${path}`, server.url), (res) => {
+      res.once('data', () => { r.destroy(); resolve(); });
+    });
+    r.on('error', () => resolve());
+    r.end();
+  })));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal((await c.post('/compact-held/_compact', undefined, { headers: json })).status, 202);
+  assert.equal((await c.post('/compact-held/_compact/d', undefined, { headers: json })).status, 202);
+  const generations = (dir: string) => readdirSync(dir).filter((f) => /^data-\d+\.mdb$/.test(f));
+  const viewDir = join(server.dataDir, '.views');
+  const indexDir = () => join(viewDir, readdirSync(viewDir).find((f) => f.startsWith('compact-held$'))!);
+  // One generation each, the new one, once the compactions are over and the old files released.
+  await waitFor('old data files released', async () => {
+    const db = generations(join(server.dataDir, 'compact-held.settee'));
+    const index = generations(indexDir());
+    return db.length === 1 && db[0] !== 'data-1.mdb' && index.length === 1 && index[0] !== 'data-1.mdb';
+  }, 10_000);
 });
