@@ -30,6 +30,8 @@ export const badContentType = (reason = 'Content-Type must be application/json')
   new CouchError(415, 'bad_content_type', reason);
 /** Work cut short because the server is stopping or restarting: clients retry a 503. */
 export const serverStopping = (): CouchError => new CouchError(503, 'service_unavailable', 'The server is restarting');
+/** What work on a closed database fails with: 404 once it is deleted, else 503 (the server stops). */
+export const databaseClosed = (deleted: boolean): CouchError => (deleted ? notFound('no_db_file') : serverStopping());
 export const preconditionFailed = (error: string, reason: string): CouchError => new CouchError(412, error, reason);
 
 /** Turns anything thrown into a CouchError; unknown failures become 500s without leaking internals. */

@@ -7,7 +7,7 @@
  * transaction and one fsync (group commit), and every read-modify-write of a revision tree is
  * serialised without locks.
  */
-import { CouchError, conflict, notFound, badRequest, serverStopping, toCouchError } from '../errors.js';
+import { CouchError, conflict, notFound, badRequest, databaseClosed, toCouchError } from '../errors.js';
 import type { Entry, KeyValueStore, WriteOp } from '../storage/types.js';
 import { skipAndLimit } from '../storage/slice.js';
 import * as revtree from './revtree.js';
@@ -839,8 +839,9 @@ export class Database {
       let done = 0;
       let after: Uint8Array | undefined;
       for (;;) {
-        // Deleted meanwhile: nothing left to compact.
-        if (this.closed) return;
+        // Deleted meanwhile (or closing): nothing left to compact. Checked from the start of the
+        // close, before a chunk queues behind it and finds the store refusing reads.
+        if (this.refusal) return;
         const chunk = await this.exclusive(async () => {
           const { gte, lt } = prefixRange(Prefix.Info);
           const ops: WriteOp[] = [];
@@ -875,7 +876,7 @@ export class Database {
         if (!chunk.last || chunk.n < 500) break;
         after = chunk.last;
       }
-      if (this.closed) return;
+      if (this.refusal) return;
       await this.attachments.collectGarbage(referenced);
       await this.store.compact();
     };
@@ -893,7 +894,7 @@ export class Database {
   /** Closes after the writes queued so far; `deleted` when its store is about to be destroyed. */
   close(options: { deleted?: boolean } = {}): Promise<void> {
     this.closing ??= (async () => {
-      this.refusal = options.deleted ? notFound('no_db_file') : serverStopping();
+      this.refusal = databaseClosed(options.deleted ?? false);
       await this.exclusive(async () => {});
       this.closed = true;
       this.notify();

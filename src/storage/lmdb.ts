@@ -2,7 +2,7 @@ import { open, type RootDatabase } from 'lmdb';
 import { mkdir, readdir, rm, stat, rename, open as openFile } from 'node:fs/promises';
 import { closeSync, createReadStream, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { CouchError, notFound, serverStopping } from '../errors.js';
+import { CouchError, databaseClosed, serverStopping } from '../errors.js';
 import type {
   BlobStore, Bytes, Entry, KeyValueStore, RangeOptions, ReadView, Snapshot, StorageBackend, WriteOp, WriteOptions,
 } from './types.js';
@@ -605,7 +605,7 @@ export class LmdbStore extends LmdbReader implements KeyValueStore {
    */
   async close(options: { deleted?: boolean } = {}): Promise<void> {
     this.closed = true;
-    const refusal = options.deleted ? notFound('no_db_file') : serverStopping();
+    const refusal = databaseClosed(options.deleted ?? false);
     this.blobs.close(refusal);
     await this.current.close({ removeFile: false, refusal });
   }
