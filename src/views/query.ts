@@ -85,16 +85,23 @@ export async function smallMapQuery(index: ViewIndex, view: number, range: Range
   const wanted = Math.min(limit, SMALL_ROWS);
   const snapshot = await index.store.snapshot();
   try {
-    // The offset comes from the partial reductions (an anchor and a count of keys after it),
-    // so only the range's own rows are read.
+    // The offset comes from the partial reductions: an anchor at most a level-1 segment before
+    // the range, whose rows up to the range are counted by the same scan that reads the range.
     const tree = await index.reductionsIn(snapshot, view);
-    let offset = await rowsBeforeIn(index, view, snapshot, range, tree);
+    // (Only where the range does not end before it starts: the scan must reach `start`.)
+    const end = range.lt ?? range.lte;
+    const start = range.reverse || (end && range.gte && Buffer.compare(end, range.gte) < 0) ? undefined : range.gte;
+    const anchor = start && tree ? await tree.anchor(windowOf(view, range).lo) : undefined;
+    let offset = anchor ? anchor.before : await rowsBeforeIn(index, view, snapshot, range, tree);
+    const scan = anchor && Buffer.compare(anchor.rowKey, start!) < 0 ? { ...range, gte: anchor.rowKey } : range;
     let toSkip = skip;
     const rows: string[] = [];
     let more = false;
-    scanning: for await (const chunk of snapshot.rangeChunks(range, 64)) {
-      for (const { value } of chunk) {
-        if (toSkip > 0) {
+    scanning: for await (const chunk of snapshot.rangeChunks(scan, 64)) {
+      for (const { key, value } of chunk) {
+        if (scan !== range && Buffer.compare(key, start!) < 0) {
+          offset++;
+        } else if (toSkip > 0) {
           toSkip--;
           offset++;
         } else if (rows.length < wanted) {

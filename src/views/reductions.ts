@@ -256,6 +256,10 @@ export class ViewReductions {
       total,
       aggregate: (lo, hi, withValues, reads) => this.aggregate(read, generation, lo, hi, withValues, reads),
       rank: (suffix) => this.rank(read, generation, suffix),
+      anchor: async (suffix) => {
+        const found = await this.anchor(read, generation, suffix);
+        return found && { rowKey: this.rowKey(found.start), before: found.before };
+      },
     };
   }
 
@@ -421,6 +425,12 @@ export interface ReductionsAt {
   readonly total: number;
   /** How many rows have key suffixes below `suffix`; undefined if the records disagree with the rows. */
   rank(suffix: Buffer): Promise<number | undefined>;
+  /**
+   * A row key at or below the row of `suffix`, at most a level-1 segment before it, and the rows
+   * below that key: rank(suffix) is `before` plus the rows from `rowKey` up to `suffix`.
+   * Undefined if the records disagree with the rows.
+   */
+  anchor(suffix: Buffer): Promise<{ rowKey: Buffer; before: number } | undefined>;
   /**
    * What the rows with key suffixes in [lo, hi) reduce to (hi undefined: to the view's end).
    * Undefined if the stored segments disagree with the rows (never expected).

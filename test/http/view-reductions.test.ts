@@ -287,4 +287,17 @@ test('map queries: rows and offset match the documents for random ranges, both d
       assert.equal(r.body.total_rows, all.length);
     }
   }
+  // Document ids that end the range before it starts (the keys are equal): no rows, and the
+  // offset is still where the start lies, whatever segments lie between the two bounds.
+  const key = all[1500]!.key;
+  const ofKey = all.filter((r) => cmp(r.key, key) === 0);
+  const n = ofKey.length;
+  assert.ok(n >= 20, `${n} rows of one key`);
+  for (const [from, to] of [[n - 5, 2], [n >> 1, (n >> 1) - 1], [n - 1, 0]]) {
+    const r = await c.get(`/${db}/_design/m/_view/summed?reduce=false&startkey=${q(key)}&endkey=${q(key)}` +
+      `&startkey_docid=${encodeURIComponent(ofKey[from]!.id)}&endkey_docid=${encodeURIComponent(ofKey[to]!.id)}`);
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(r.body.rows, []);
+    assert.equal(r.body.offset, all.indexOf(ofKey[from]!));
+  }
 });
