@@ -140,15 +140,34 @@ export class WorkerPool {
     return this.slots.length;
   }
 
-  /** Registers a program and compiles it in one worker (the others compile it when they first need it). */
-  async compile(spec: string, memoryLimitBytes: number, timeoutMs: () => number): Promise<{ pid: number; info: string }> {
+  /**
+   * Registers a program and compiles it in one worker; the others compile it when they first
+   * need it, or at once with `everywhere` (a view's program: every worker maps its first batch).
+   */
+  async compile(spec: string, memoryLimitBytes: number, timeoutMs: () => number, options: { everywhere?: boolean } = {}): Promise<{ pid: number; info: string }> {
     const pid = this.nextPid++;
     this.programs.set(pid, { spec, memoryLimitBytes, timeoutMs });
     try {
-      return { pid, info: await this.run({ op: 'load', pid }) };
+      const loaded = this.run({ op: 'load', pid });
+      if (options.everywhere) this.preload(pid);
+      return { pid, info: await loaded };
     } catch (err) {
       this.release(pid);
       throw err;
+    }
+  }
+
+  /**
+   * Loads a program in every core worker that has not loaded it, alongside the load whose reply
+   * compile() awaits. A worker where it fails to load fails it again with its first job.
+   */
+  private preload(pid: number): void {
+    const program = this.programs.get(pid);
+    if (!program) return;
+    for (const slot of this.slots) {
+      if (!slot.ready || !slot.worker || slot.loaded.has(pid)) continue;
+      slot.loaded.add(pid);
+      this.send(slot, { op: 'load', id: 0, pid, spec: program.spec, memoryLimitBytes: program.memoryLimitBytes, timeoutMs: program.timeoutMs() }, undefined);
     }
   }
 

@@ -163,7 +163,7 @@ export class QueryServer {
     const timeoutMs = () => this.options.timeoutMs;
     let compiled: { pid: number; info: string };
     try {
-      compiled = await this.pool.compile(JSON.stringify(spec), this.options.memoryLimitBytes, timeoutMs);
+      compiled = await this.pool.compile(JSON.stringify(spec), this.options.memoryLimitBytes, timeoutMs, { everywhere: true });
     } catch (err) {
       throw this.report(err);
     }

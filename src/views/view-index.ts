@@ -429,7 +429,6 @@ export class ViewIndex {
    */
   private async apply(docs: { id: string; rows: EncodedRow[] | undefined; fresh?: boolean }[], seq: number, purgeSeq?: number, pipelined = false): Promise<void> {
     if (this.unsettledWriteFailure) await this.settleWrites();
-    const ops: WriteOp[] = [];
     const idBytes = docs.map((d) => Buffer.from(d.id, 'utf8'));
     const backKeys = idBytes.map(backKey);
     // Documents known to have no rows yet (`fresh`) need no lookup.
@@ -450,41 +449,8 @@ export class ViewIndex {
       const suffix = rowKey.subarray(suffixStart(rowKey));
       changed[view]!.set(suffix.toString('latin1'), { suffix, present });
     };
-    const tags: (TagAssigner | undefined)[] = [undefined, undefined];
-    for (let i = 0; i < docs.length; i++) {
-      const doc = docs[i]!;
-      const old = previous[i];
-      if (old) {
-        for (const rowKey of old) {
-          const view = viewOf(rowKey);
-          ops.push({ type: 'del', key: rowKey });
-          this.info.counts[view]!--;
-          note(rowKey, view, false);
-        }
-      }
-      const added: Buffer[] = [];
-      for (const row of doc.rows ?? []) {
-        const view = row.view;
-        let sk = row.sortKey;
-        if (sk.length > SORT_KEY_MAX) {
-          // A long key: its group's prefix and an order tag (long-keys.ts).
-          const raw = this.isRaw(view);
-          const group = Buffer.concat([viewPrefix(ROW, view), sk.subarray(0, SORT_KEY_MAX)]);
-          // Tags are assigned from the rows already stored.
-          await this.settleWrites();
-          const assigner = tags[raw ? 1 : 0] ??= new TagAssigner(this.store, raw ? collateRaw : collate);
-          sk = Buffer.concat([sk.subarray(0, SORT_KEY_MAX), await assigner.tagFor(group, row.key), Buffer.of(0x00)]);
-        }
-        // The value is the row a map query answers, so queries splice it without re-encoding.
-        const rowKey = rowKeyOf(view, sk, idBytes[i]!, row.n);
-        ops.push({ type: 'put', key: rowKey, value: row.value });
-        added.push(rowKey);
-        this.info.counts[view]!++;
-        note(rowKey, view, true);
-      }
-      if (added.length > 0) ops.push({ type: 'put', key: backKeys[i]!, value: encodeBack(added) });
-      else if (old) ops.push({ type: 'del', key: backKeys[i]! });
-    }
+    const sortKeys = await this.storedSortKeys(docs);
+    const ops = this.rowOps(docs, previous, idBytes, backKeys, sortKeys, note);
     this.info.seq = Math.max(this.info.seq, seq);
     const touched = changed?.some((rows) => rows.size > 0) ?? false;
     // Rows and reductions are written separately; a crash between them leaves the reductions
@@ -512,6 +478,68 @@ export class ViewIndex {
     this.info.reductionsValid = true;
     this.info.generation = (this.info.generation ?? 0) + 1;
     await this.store.write([{ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) }], { durable: false });
+  }
+
+  /**
+   * The sort keys rows are stored under, where they differ from the rows' own: a key longer than
+   * SORT_KEY_MAX is stored as its group's prefix and an order tag (long-keys.ts), assigned from
+   * the rows already stored. Undefined when no row has a long key (almost always).
+   */
+  private async storedSortKeys(docs: readonly { rows: EncodedRow[] | undefined }[]): Promise<Map<EncodedRow, Buffer> | undefined> {
+    let stored: Map<EncodedRow, Buffer> | undefined;
+    const tags: (TagAssigner | undefined)[] = [undefined, undefined];
+    for (const doc of docs) {
+      for (const row of doc.rows ?? []) {
+        const sk = row.sortKey;
+        if (sk.length <= SORT_KEY_MAX) continue;
+        const raw = this.isRaw(row.view);
+        const group = Buffer.concat([viewPrefix(ROW, row.view), sk.subarray(0, SORT_KEY_MAX)]);
+        await this.settleWrites();
+        const assigner = tags[raw ? 1 : 0] ??= new TagAssigner(this.store, raw ? collateRaw : collate);
+        stored ??= new Map();
+        stored.set(row, Buffer.concat([sk.subarray(0, SORT_KEY_MAX), await assigner.tagFor(group, row.key), Buffer.of(0x00)]));
+      }
+    }
+    return stored;
+  }
+
+  /**
+   * The writes that replace each document's previous rows (`previous[i]`, their row keys) by its
+   * new ones. Synchronous and kept apart from apply's awaits: this loop is the build's hot path.
+   */
+  private rowOps(
+    docs: readonly { rows: EncodedRow[] | undefined }[], previous: readonly (Buffer[] | undefined)[], idBytes: readonly Buffer[],
+    backKeys: readonly Buffer[], sortKeys: Map<EncodedRow, Buffer> | undefined, note: (rowKey: Buffer, view: number, present: boolean) => void,
+  ): WriteOp[] {
+    const ops: WriteOp[] = [];
+    const counts = this.info.counts;
+    for (let i = 0; i < docs.length; i++) {
+      const old = previous[i];
+      if (old) {
+        for (const rowKey of old) {
+          const view = viewOf(rowKey);
+          ops.push({ type: 'del', key: rowKey });
+          counts[view]!--;
+          note(rowKey, view, false);
+        }
+      }
+      const rows = docs[i]!.rows;
+      if (rows && rows.length > 0) {
+        const added: Buffer[] = [];
+        for (const row of rows) {
+          // The value is the row a map query answers, so queries splice it without re-encoding.
+          const rowKey = rowKeyOf(row.view, sortKeys?.get(row) ?? row.sortKey, idBytes[i]!, row.n);
+          ops.push({ type: 'put', key: rowKey, value: row.value });
+          added.push(rowKey);
+          counts[row.view]!++;
+          note(rowKey, row.view, true);
+        }
+        ops.push({ type: 'put', key: backKeys[i]!, value: encodeBack(added) });
+      } else if (old) {
+        ops.push({ type: 'del', key: backKeys[i]! });
+      }
+    }
+    return ops;
   }
 
   /**
