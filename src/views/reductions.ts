@@ -79,8 +79,10 @@ interface Segment {
  * a `"value"` member: then that text has unbalanced brackets, does not parse, and the whole row
  * is decoded instead.
  */
-function rowValue(bytes: Uint8Array): unknown {
+export function rowValue(bytes: Uint8Array): unknown {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const number = numberValue(buf);
+  if (number !== undefined) return number;
   const at = buf.lastIndexOf(VALUE_MEMBER);
   if (at > 0) {
     try {
@@ -93,6 +95,27 @@ function rowValue(bytes: Uint8Array): unknown {
 }
 
 const VALUE_MEMBER = Buffer.from('"value":');
+
+/**
+ * The value of a row whose value is a plain number (what _sum and _stats mostly read), read
+ * from the row's last bytes: `"value":<number>}`. A number nested in a value would be followed
+ * by a bracket, so only the row's own value matches. Undefined for any other value.
+ */
+function numberValue(buf: Buffer): number | undefined {
+  const end = buf.length - 1;
+  let at = end - 1;
+  while (at > 0 && NUMBER_BYTE[buf[at]!] === 1) at--;
+  if (at === end - 1 || at < VALUE_MEMBER.length || buf[at] !== 0x3a) return undefined;
+  for (let i = 0; i < VALUE_MEMBER.length - 1; i++) {
+    if (buf[at - VALUE_MEMBER.length + 1 + i] !== VALUE_MEMBER[i]) return undefined;
+  }
+  const n = Number(buf.toString('latin1', at + 1, end));
+  return Number.isNaN(n) ? undefined : n;
+}
+
+/** Bytes of a JSON number's text. */
+const NUMBER_BYTE = new Uint8Array(256);
+for (const c of '0123456789+-.eE') NUMBER_BYTE[c.charCodeAt(0)] = 1;
 
 /** Adds a stored row to rows to reduce, decoding only what is read. */
 function addRow(rows: RowsToReduce, value: Uint8Array, reads: Reducer['reads']): void {

@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { badRequest } from '../errors.js';
 import { MAX_KEY_BYTES, type Bytes, type KeyValueStore, type ReadView, type WriteOp } from '../storage/types.js';
-import type { Database } from '../core/database.js';
+import type { ChangeRow, Database } from '../core/database.js';
 import { withMembers } from '../core/document.js';
 import { COLLATION_VERSION, collate, collateRaw, sortKey } from './collation.js';
 import { TagAssigner, longKeyBounds } from './long-keys.js';
@@ -354,19 +354,9 @@ export class ViewIndex {
     };
     const readChanges = async () => {
       for await (const changes of db.changes(this.info.seq)) {
-        const wanted = changes.filter((c) => !c.deleted && (includeDesign || !c.id.startsWith('_design/')));
-        const bodies = await db.renderKnownMany(wanted);
-        const conflicts = await Promise.all(wanted.map((c) => (c.others.length > 0 ? db.conflictMembers(c.id, true) : '')));
-        const byId = new Map<string, string>();
-        wanted.forEach((c, i) => {
-          const opened = bodies[i];
-          if (!opened) return;
-          // The stored JSON goes to the sandbox as it is, with _conflicts, _deleted_conflicts and
-          // _local_seq spliced in (map functions see them, as CouchDB's do).
-          byId.set(c.id, withMembers(opened.json, conflicts[i]! + (localSeq ? `,"_local_seq":${c.seq}` : '')));
-        });
-        for (const change of changes) {
-          batch.push({ id: change.id, seq: change.seq, json: byId.get(change.id) });
+        const texts = await mapInputs(db, changes, includeDesign, localSeq);
+        for (let i = 0; i < changes.length; i++) {
+          batch.push({ id: changes[i]!.id, seq: changes[i]!.seq, json: texts[i] });
           if (batch.length >= MAP_BATCH) await flush();
         }
         if (failure) return;
@@ -557,6 +547,27 @@ export class ViewIndex {
     const rows = Buffer.concat([prefix, sk]);
     return { start: rows, end: Buffer.concat([rows, Buffer.of(0xff)]), rows };
   }
+}
+
+/**
+ * What the map functions see of each change: the document's JSON as stored, with _conflicts,
+ * _deleted_conflicts and _local_seq spliced in (as CouchDB's see them); undefined for a deletion
+ * or a design document the index leaves out.
+ */
+async function mapInputs(db: Database, changes: readonly ChangeRow[], includeDesign: boolean, localSeq: boolean): Promise<(string | undefined)[]> {
+  const wanted = changes.filter((c) => !c.deleted && (includeDesign || !c.id.startsWith('_design/')));
+  const bodies = await db.renderKnownMany(wanted);
+  const texts = new Array<string | undefined>(changes.length);
+  let at = 0;
+  for (let i = 0; i < changes.length; i++) {
+    const c = changes[i]!;
+    if (c !== wanted[at]) continue;
+    const opened = bodies[at++];
+    if (!opened) continue;
+    const conflicts = c.others.length > 0 ? await db.conflictMembers(c.id, true) : '';
+    texts[i] = withMembers(opened.json, localSeq ? `${conflicts},"_local_seq":${c.seq}` : conflicts);
+  }
+  return texts;
 }
 
 /**

@@ -293,3 +293,34 @@ test('[query_server_config] map_interpreter: off, every map runs in the sandbox,
     assert.equal((await c.put('/_config/query_server_config/map_interpreter', '"true"')).status, 200);
   }
 });
+
+test('map functions see each document exactly as stored: non-ASCII text, attachments, empty bodies, both map runners', async () => {
+  const db = 'v-texts';
+  const docs: Record<string, unknown>[] = [
+    { _id: 'ascii', s: 'plain', n: 1 },
+    { _id: 'café', s: 'crème brûlée', n: 2, nested: { k: ['日本語', 'Ελληνικά', '😀 emoji'] } },
+    { _id: '日本', s: '\u0000 control \u2028 separators \ud83d\ude00', n: 3 },
+    { _id: 'empty' },
+    { _id: 'spaced', ' key with spaces ': ' value ', '': 'empty name' },
+    { _id: 'with-att', n: 4, _attachments: { 'a.txt': { content_type: 'text/plain', data: Buffer.from('héllo').toString('base64') } } },
+  ];
+  // One map within the interpreter's subset, one outside it (QuickJS maps it).
+  await setup(db, docs, {
+    whole: { map: 'function(doc) { emit(doc._id, doc); }' },
+    keys: { map: 'function(doc) { var names = Object.keys(doc).sort(); emit(doc._id, names.join("|")); }' },
+  });
+  const whole = await c.get(`/${db}/_design/test/_view/whole`);
+  assert.equal(whole.status, 200, whole.text);
+  const seen = new Map((whole.body.rows as { id: string; value: Record<string, unknown> }[]).map((r) => [r.id, r.value]));
+  for (const doc of docs) {
+    const got = seen.get(doc._id as string)!;
+    assert.ok(got, `row of ${String(doc._id)}`);
+    const stored = await c.get(`/${db}/${encodeURIComponent(doc._id as string)}`);
+    assert.deepEqual(got, stored.body, `the map saw ${String(doc._id)} as a GET returns it`);
+  }
+  assert.deepEqual(Object.keys((seen.get('with-att')!['_attachments'] as object)), ['a.txt']);
+  const keys = await c.get(`/${db}/_design/test/_view/keys?key=${q('café')}`);
+  assert.deepEqual(keys.body.rows, [{ id: 'café', key: 'café', value: '_id|_rev|n|nested|s' }]);
+  const spaced = await c.get(`/${db}/_design/test/_view/keys?key=${q('spaced')}`);
+  assert.deepEqual(spaced.body.rows[0].value, '| key with spaces |_id|_rev');
+});

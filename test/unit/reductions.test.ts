@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LmdbBackend } from '../../src/storage/lmdb.js';
 import type { KeyValueStore, WriteOp } from '../../src/storage/types.js';
-import { ViewReductions, levelOf, type ChangedRow } from '../../src/views/reductions.js';
+import { ViewReductions, levelOf, rowValue as storedRowValue, type ChangedRow } from '../../src/views/reductions.js';
 import { reducerFor } from '../../src/views/reducer.js';
 import type { ViewProgram } from '../../src/js/query-server.js';
 
@@ -182,4 +182,17 @@ test('deleting every row leaves only empty heads; counts-only views store no val
     // One head per level, each counting nothing.
     assert.deepEqual(left, [1, 2, 3, 4, 5, 6].map((l) => `${(0x30 + l).toString(16)}00=000000000000`));
   });
+});
+
+test('a stored row gives back its value, read from its last bytes when it is a number', () => {
+  const values: unknown[] = [0, -1, 42, 3.5, -0.25, 1e21, 2.5e-7, -1.5E+300, 'x', '7', 'a"value":1', null, true,
+    [1, 2], { value: 3 }, { a: { value: 4 } }, [{ value: 5 }], ''];
+  for (const value of values) {
+    for (const key of [null, 'k', ['value', 7], { value: 8 }]) {
+      const row = Buffer.from(`{"id":"d\\"value\\":9","key":${JSON.stringify(key)},"value":${JSON.stringify(value)}}`);
+      assert.deepEqual(storedRowValue(row), value, row.toString());
+    }
+  }
+  // A row with no value member (a JSON null was stored) reads as null.
+  assert.equal(storedRowValue(Buffer.from('{"id":"d","key":1,"value":null}')), null);
 });
