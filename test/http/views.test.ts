@@ -143,6 +143,18 @@ test('a map function that does not compile is a compilation_error; one that thro
   await c.put('/v-bad/_design/ok', { views: { throws: { map: 'function(doc) { if (doc.n === 2) throw new Error("boom"); emit(doc.n, null); }' } } });
   const r = await c.get('/v-bad/_design/ok/_view/throws');
   assert.deepEqual(r.body.rows.map((x: { key: number }) => x.key), [0, 1, 3]);
+  // The same on an empty database (nothing to map), and on one large enough that documents are
+  // read ahead while the sandbox compiles: the error every time, never an index left half built.
+  await setup('v-bad-empty', [], { broken: { map: 'function(doc) { emit(doc.n; }' } });
+  await setup('v-bad-large', numbers(999).concat(numbers(999).map((d) => ({ ...d, _id: `e${d._id}` }))).concat(numbers(999).map((d) => ({ ...d, _id: `f${d._id}` }))),
+    { broken: { map: 'function(doc) { emit(doc.n; }' } });
+  for (const db of ['v-bad-empty', 'v-bad-large', 'v-bad-large']) {
+    const again = await c.get(`/${db}/_design/test/_view/broken`);
+    assert.equal(again.status, 400, `${db}: ${again.text}`);
+    assert.equal(again.body.error, 'compilation_error');
+    const info = await c.get(`/${db}/_design/test/_info`);
+    assert.equal(info.body.view_index.update_seq, 0, db);
+  }
 });
 
 test('ETag and 304, _info, _temp_view, _view_cleanup', async () => {
