@@ -239,8 +239,8 @@ abstract class LmdbReader implements ReadView {
         reverse: reverse ?? false,
         ...(this.txn ? { transaction: this.txn } : {}),
       } as Parameters<Env['getRange']>[0]);
-      for (const { key, value } of iterable) {
-        const k = key as Buffer;
+      for (const entry of iterable) {
+        const k = entry.key as Buffer;
         if (reverse) {
           if (lt && compare(k, lt) >= 0) continue;
           if (lower) {
@@ -248,7 +248,8 @@ abstract class LmdbReader implements ReadView {
             if (c < 0 || (c === 0 && gt)) break;
           }
         }
-        yield { key: k, value: (value as Buffer | undefined) ?? EMPTY };
+        // lmdb makes a fresh entry (key and value copied) for every step: handed on as it is.
+        yield entry.value === undefined ? { key: k, value: EMPTY } : entry as Entry;
         if (--remaining <= 0) break;
       }
     } finally {

@@ -17,9 +17,23 @@ export const MAX_VIEWS = 255 + 0xffff;
 
 const WIDE = 0xff;
 
-/** `<kind> <view>`: the start of every key of `view` of that kind. */
+/** One-byte prefixes, made once: every row written and every query asks for them. */
+const shortPrefixes = new Map<number, Buffer>();
+
+/**
+ * `<kind> <view>`: the start of every key of `view` of that kind. Shared: callers read it
+ * (concatenate, compare, bound a range) and never write into it.
+ */
 export function viewPrefix(kind: number, view: number): Buffer {
-  if (view < WIDE) return Buffer.of(kind, view);
+  if (view < WIDE) {
+    const id = (kind << 8) | view;
+    let prefix = shortPrefixes.get(id);
+    if (!prefix) {
+      prefix = Buffer.of(kind, view);
+      shortPrefixes.set(id, prefix);
+    }
+    return prefix;
+  }
   const out = Buffer.allocUnsafe(4);
   out[0] = kind;
   out[1] = WIDE;
