@@ -62,9 +62,23 @@ export function prefixed(prefix: Prefix, body: Uint8Array): Buffer {
 type Id = string | IdKey;
 const keyOf = (id: Id): IdKey => (typeof id === 'string' ? idKey(id) : id);
 
-export const infoKey = (id: Id): Buffer => prefixed(Prefix.Info, keyOf(id).bytes);
-export const liveKey = (id: Id): Buffer => prefixed(Prefix.Live, keyOf(id).bytes);
-export const localKey = (id: Id): Buffer => prefixed(Prefix.Local, keyOf(id).bytes);
+/** `<prefix> <id key>`, written straight from the id when it is short enough to be kept whole. */
+function idKeyed(prefix: Prefix, id: Id): Buffer {
+  if (typeof id === 'string') {
+    const length = Buffer.byteLength(id, 'utf8');
+    if (length <= IDKEY_MAX) {
+      const out = Buffer.allocUnsafe(1 + length);
+      out[0] = prefix;
+      out.write(id, 1, 'utf8');
+      return out;
+    }
+  }
+  return prefixed(prefix, keyOf(id).bytes);
+}
+
+export const infoKey = (id: Id): Buffer => idKeyed(Prefix.Info, id);
+export const liveKey = (id: Id): Buffer => idKeyed(Prefix.Live, id);
+export const localKey = (id: Id): Buffer => idKeyed(Prefix.Local, id);
 export const metaKey = (name: string): Buffer => prefixed(Prefix.Meta, Buffer.from(name, 'utf8'));
 
 export function seqKey(seq: number): Buffer {
@@ -89,8 +103,20 @@ export function seqFromKey(key: Uint8Array): number {
 }
 
 export function revKey(id: Id, rev: string): Buffer {
-  const idBytes = keyOf(id).bytes;
   const revLength = Buffer.byteLength(rev, 'utf8');
+  if (typeof id === 'string') {
+    // A short id is written straight into the key (no intermediate buffer).
+    const idLength = Buffer.byteLength(id, 'utf8');
+    if (idLength <= IDKEY_MAX) {
+      const out = Buffer.allocUnsafe(5 + idLength + revLength);
+      out[0] = Prefix.Rev;
+      out.writeUInt32BE(idLength, 1);
+      out.write(id, 5, 'utf8');
+      out.write(rev, 5 + idLength, 'utf8');
+      return out;
+    }
+  }
+  const idBytes = keyOf(id).bytes;
   const out = Buffer.allocUnsafe(5 + idBytes.length + revLength);
   out[0] = Prefix.Rev;
   out.writeUInt32BE(idBytes.length, 1);
