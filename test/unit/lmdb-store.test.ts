@@ -11,15 +11,20 @@ import { join } from 'node:path';
 import { LmdbBackend } from '../../src/storage/lmdb.js';
 import type { KeyValueStore } from '../../src/storage/types.js';
 
-async function withStore(run: (store: KeyValueStore) => Promise<void>): Promise<void> {
+/** A backend in a fresh directory, closed and removed afterwards. */
+async function withBackend(run: (backend: LmdbBackend, dir: string) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'settee-lmdb-store-'));
   const backend = new LmdbBackend(dir);
   try {
-    await run((await backend.open('lent', { create: true }))!);
+    await run(backend, dir);
   } finally {
     await backend.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+async function withStore(run: (store: KeyValueStore) => Promise<void>): Promise<void> {
+  await withBackend(async (backend) => run((await backend.open('lent', { create: true }))!));
 }
 
 test('decodeMany hands each value with its exact length, in key order, undefined where absent', async () => {
@@ -56,26 +61,24 @@ test('decodeMany on a snapshot reads the snapshot, not later writes', async () =
 });
 
 test('a store read or written after it is closed (its database deleted) fails with not_found; nothing is left to throw later', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'settee-lmdb-closed-'));
-  const backend = new LmdbBackend(dir);
   const uncaught: unknown[] = [];
   const onUncaught = (err: unknown) => uncaught.push(err);
   process.on('uncaughtException', onUncaught);
   try {
-    const store = (await backend.open('closing', { create: true }))!;
-    await store.write([{ type: 'put', key: Buffer.from('k'), value: Buffer.from('v') }], { durable: false });
-    // A read right before the close leaves lmdb a pending reset of its read transaction.
-    assert.equal(Buffer.from((await store.get(Buffer.from('k')))!).toString(), 'v');
-    const closing = store.close({ deleted: true });
-    await assert.rejects(store.get(Buffer.from('k')), (err: { status?: number; error?: string }) => err.status === 404 && err.error === 'not_found');
-    await assert.rejects(store.write([{ type: 'put', key: Buffer.from('k2'), value: Buffer.from('v') }], { durable: false }), (err: { status?: number }) => err.status === 404);
-    await closing;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.deepEqual(uncaught, []);
+    await withBackend(async (backend) => {
+      const store = (await backend.open('closing', { create: true }))!;
+      await store.write([{ type: 'put', key: Buffer.from('k'), value: Buffer.from('v') }], { durable: false });
+      // A read right before the close leaves lmdb a pending reset of its read transaction.
+      assert.equal(Buffer.from((await store.get(Buffer.from('k')))!).toString(), 'v');
+      const closing = store.close({ deleted: true });
+      await assert.rejects(store.get(Buffer.from('k')), (err: { status?: number; error?: string }) => err.status === 404 && err.error === 'not_found');
+      await assert.rejects(store.write([{ type: 'put', key: Buffer.from('k2'), value: Buffer.from('v') }], { durable: false }), (err: { status?: number }) => err.status === 404);
+      await closing;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.deepEqual(uncaught, []);
+    });
   } finally {
     process.off('uncaughtException', onUncaught);
-    await backend.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -114,9 +117,7 @@ test('a range scan paused when its store closes, and a snapshot taken before, re
 });
 
 test('a compaction its store\'s closing cuts short leaves the old generation alone and no copy behind', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'settee-lmdb-compact-close-'));
-  const backend = new LmdbBackend(dir);
-  try {
+  await withBackend(async (backend, dir) => {
     for (let round = 0; round < 10; round++) {
       const store = (await backend.open(`c${round}`, { create: true }))!;
       const ops = Array.from({ length: 3000 }, (_, i) => ({ type: 'put' as const, key: Buffer.from(`k${i}`), value: Buffer.alloc(500, i % 251) }));
@@ -134,10 +135,7 @@ test('a compaction its store\'s closing cuts short leaves the old generation alo
       assert.equal(Buffer.from((await reopened.get(Buffer.from('k2999')))!).toString(), Buffer.alloc(500, 2999 % 251).toString());
       await reopened.close();
     }
-  } finally {
-    await backend.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('the blob list names blobs still being written, so a collector can tell them apart', async () => {
