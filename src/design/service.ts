@@ -6,7 +6,7 @@
  */
 import { CouchError, notFound } from '../errors.js';
 import type { Database } from '../core/database.js';
-import { requireJavaScript, type QueryServer } from '../js/query-server.js';
+import { languageOf, type QueryServer } from '../js/query-server.js';
 import type { DesignFunction } from '../js/design-function.js';
 
 /** A design document as stored: its id, revision and parsed body. */
@@ -118,8 +118,8 @@ export class DesignService {
   }
 }
 
-/** The design document when its language is one this server runs (JavaScript); a 500 `EXIT` otherwise. */
+/** The design document when its language is one this server runs (languages.ts); a 500 `EXIT` otherwise. */
 function runnable(ddoc: DesignDocument): DesignDocument {
-  requireJavaScript(ddoc.body['language']);
+  languageOf(ddoc.body['language']);
   return ddoc;
 }

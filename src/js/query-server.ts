@@ -19,13 +19,17 @@ import { SandboxError, WorkerPool, programDisposed } from './pool.js';
 import type { ProgramSpec } from './protocol.js';
 import { DesignFunction } from './design-function.js';
 import { batchRanges, parseMapReply, parseReply } from './batches.js';
+import { javaScriptSource, languageOf } from './languages.js';
 
 export { SandboxError } from './pool.js';
+export { languageOf } from './languages.js';
 
 export interface ViewSource { map: string; reduce?: string }
 
 export interface DesignDocCode {
   id: string;
+  /** The design document's `language` (languages.ts). */
+  language?: unknown;
   views: Record<string, ViewSource>;
   /** `views.lib` of the design document: what `require('views/lib/...')` resolves in. */
   lib?: unknown;
@@ -97,16 +101,6 @@ const WORKER_STACK_MB = 32;
 const MAX_LIVE_PROGRAMS = 64;
 const DEFAULT_BATCH_DOCS = 250;
 
-/**
- * Throws CouchDB's 500 `EXIT` for a design document written in a language other than
- * JavaScript (`language` absent or null means JavaScript): the only one this query server runs.
- */
-export function requireJavaScript(language: unknown): void {
-  if ((language ?? 'javascript') !== 'javascript') {
-    throw new CouchError(500, 'EXIT', `Language '${String(language)}' is not supported: only javascript`);
-  }
-}
-
 export class QueryServer {
   private constructor(private readonly pool: WorkerPool, private readonly options: SandboxOptions) {}
 
@@ -134,6 +128,7 @@ export class QueryServer {
    * a map are not views. Builtin reduces (`_sum`, ...) are left to the caller.
    */
   async views(ddoc: DesignDocCode): Promise<ViewProgram> {
+    const language = languageOf(ddoc.language);
     const names: string[] = [];
     const functions: ProgramSpec['functions'] = [];
     const mapOf = new Map<string, number>(); // map source → index among the distinct maps
@@ -149,13 +144,13 @@ export class QueryServer {
         m = maps.length;
         mapOf.set(key, m);
         maps.push(functions.length);
-        functions.push({ source: view.map, require: true });
+        functions.push({ source: javaScriptSource(language, view.map), require: true });
       }
       viewMap.push(m);
       const reduce = view.reduce;
       if (reduce !== undefined && !(typeof reduce === 'string' && reduce.trim().startsWith('_'))) {
         reduceOf.set(name, functions.length);
-        functions.push({ source: reduce, require: false });
+        functions.push({ source: javaScriptSource(language, reduce), require: false });
       }
     }
     const lib = ddoc.lib === undefined ? (ddoc.views as Record<string, unknown> | undefined)?.['lib'] : ddoc.lib;
@@ -184,8 +179,9 @@ export class QueryServer {
    * show, list or update): `require()` resolves in the whole design document, as in CouchDB.
    * A function that does not compile is a CouchError 400 {error: 'compilation_error'}.
    */
-  async designFunction(ddoc: object, source: unknown): Promise<DesignFunction> {
-    const spec: ProgramSpec = { requireRoot: ddoc, functions: [{ source, require: true }], maps: [] };
+  async designFunction(ddoc: { language?: unknown }, source: unknown): Promise<DesignFunction> {
+    const code = javaScriptSource(languageOf(ddoc.language), source);
+    const spec: ProgramSpec = { requireRoot: ddoc, functions: [{ source: code, require: true }], maps: [] };
     let compiled: { pid: number };
     try {
       compiled = await this.pool.compile(JSON.stringify(spec), this.options.memoryLimitBytes, () => this.options.timeoutMs);

@@ -7,7 +7,7 @@ import { notFound, serverStopping, CouchError } from '../errors.js';
 import type { StorageBackend } from '../storage/types.js';
 import type { Database } from '../core/database.js';
 import * as revtree from '../core/revtree.js';
-import { requireJavaScript, type QueryServer, type ViewProgram } from '../js/query-server.js';
+import { languageOf, type QueryServer, type ViewProgram } from '../js/query-server.js';
 import { ViewIndex, viewNames, viewSignature, type DesignDoc } from './view-index.js';
 
 export interface OpenedView {
@@ -33,7 +33,7 @@ export class ViewService {
    */
   async open(db: Database, ddocId: string, requireCode = true): Promise<OpenedView> {
     const view = await this.openCached(db, ddocId);
-    if (requireCode) requireJavaScript(view.ddoc.language);
+    if (requireCode) languageOf(view.ddoc.language);
     return view;
   }
 
@@ -68,7 +68,7 @@ export class ViewService {
 
   /** Index and code of a design document given as is (also `_temp_view`). */
   async openDesign(db: Database, ddoc: DesignDoc, requireCode = true): Promise<OpenedView> {
-    if (requireCode) requireJavaScript(ddoc.language);
+    if (requireCode) languageOf(ddoc.language);
     const signature = viewSignature(ddoc);
     const name = `${db.name}$${signature}`;
     // A request under way when the server restarted holds this closed service: an index opened
@@ -96,6 +96,7 @@ export class ViewService {
       if (!compiled) {
         compiled = this.queryServer().then((qs) => qs.views({
           id: ddoc._id,
+          language: ddoc.language,
           views: Object.fromEntries(viewNames(ddoc).map((n) => [n, ddoc.views![n]!])),
           lib: (ddoc.views as Record<string, unknown> | undefined)?.['lib'],
           options: ddoc.options,

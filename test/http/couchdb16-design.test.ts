@@ -1,8 +1,9 @@
 /**
  * CouchDB 1.6's browser-suite scripts for builtin reduces, temporary views, multi-key
- * `_all_docs`, views over attachments, lists, shows and updates (share/www/script/test/*.js),
- * ported one test per script over real HTTP: the same documents, design documents and
- * assertions. Functions are written as the suite's `stringFun` sends them, `(function ...)`.
+ * `_all_docs`, views over attachments, lists, shows, updates and CoffeeScript design documents
+ * (share/www/script/test/*.js), ported one test per script over real HTTP: the same documents,
+ * design documents and assertions. Functions are written as the suite's `stringFun` sends
+ * them, `(function ...)`.
  *
  * Parts that need E4X (`new XML(...)`, SpiderMonkey-only and gone from every modern engine) are
  * left out where they are, and view_xml, which is nothing but E4X, keeps only its setup.
@@ -893,4 +894,80 @@ test('view_xml: its documents save; both of its maps parse XML with E4X, so its 
   const attr = await c.post(`/${db}/_temp_view`, { language: 'javascript', map: 'function(doc) {\n  var xml = new XML(doc.content);\n  emit(xml.title.@id.toXMLString(), null);\n}' });
   assert.ok(attr.status >= 400 && attr.status < 600, attr.text);
   assert.equal(typeof attr.body.error, 'string', attr.text);
+});
+
+// ---------------------------------------------------------------------------------------------
+// coffee
+
+test('coffee: a CoffeeScript design document maps, reduces, shows, lists and filters', async () => {
+  const db = 'c16-coffee';
+  await freshDb(db);
+  const ddoc = {
+    _id: '_design/coffee',
+    language: 'coffeescript',
+    views: {
+      myview: {
+        map: '(doc) -> if doc.foo\n  emit(doc.foo, 1)',
+        reduce: '(keys, values, rereduce) ->\n  sum = 0\n  for x in values\n    sum = sum + x\n  sum',
+      },
+    },
+    shows: { myshow: '(doc) ->\n  "Foo #{doc.foo}"' },
+    lists: { mylist: '(head, req) ->\n  while row = getRow()\n    send("Foo #{row.value}")\n  return "Foo"' },
+    filters: { filter: '(doc) ->\n  doc.foo' },
+  };
+  assert.ok((await save(db, ddoc)).ok);
+  await bulkSave(db, [{ _id: 'a', foo: 100 }, { foo: 1 }, { foo: 1 }, { foo: 2 }, { foo: 2 }, { bar: 1 }, { bar: 1 }, { bar: 2 }, { bar: 2 }]);
+
+  const view = await c.get(`/${db}/_design/coffee/_view/myview`);
+  assert.equal(view.status, 200, view.text);
+  assert.equal(view.body.rows[0].value, 5, 'should sum up values');
+
+  const show = await request('GET', `/${db}/_design/coffee/_show/myshow/a`);
+  assert.equal(show.text, 'Foo 100', 'should show 100');
+
+  const list = await request('GET', `/${db}/_design/coffee/_list/mylist/myview`);
+  assert.equal(list.text, 'Foo 5Foo', 'should list');
+
+  const changes = await c.get(`/${db}/_changes?filter=coffee/filter`);
+  assert.equal(changes.body.results.length, 5, 'should have changes');
+});
+
+test('coffee: map rows and the errors of CoffeeScript that does not compile or a language that is not run', async () => {
+  const db = 'c16-coffee-errors';
+  await freshDb(db);
+  await bulkSave(db, [{ _id: 'x', n: 1 }, { _id: 'y', n: 2 }]);
+  const temp = await c.post(`/${db}/_temp_view`, { language: 'coffeescript', map: '(doc) ->\n  emit([doc.n, "#{doc._id}!"], doc.n * 10)' });
+  assert.equal(temp.status, 200, temp.text);
+  assert.deepEqual(temp.body.rows, [{ id: 'x', key: [1, 'x!'], value: 10 }, { id: 'y', key: [2, 'y!'], value: 20 }]);
+
+  // The same source is not JavaScript: a JavaScript design document does not compile it.
+  const asJs = await c.post(`/${db}/_temp_view`, { language: 'javascript', map: '(doc) ->\n  emit(doc.n, null)' });
+  assert.equal(asJs.status, 400, asJs.text);
+  assert.equal(asJs.body.error, 'compilation_error');
+
+  assert.ok((await save(db, { _id: '_design/bad', language: 'coffeescript', views: { v: { map: '(doc) -> if (' } } })).ok);
+  const bad = await c.get(`/${db}/_design/bad/_view/v`);
+  assert.equal(bad.status, 400, bad.text);
+  assert.equal(bad.body.error, 'compilation_error');
+  assert.match(bad.body.reason, /^SyntaxError: .* \(\(doc\) -> if \(\)$/);
+
+  // Validation and update functions in CoffeeScript.
+  assert.ok((await save(db, {
+    _id: '_design/rules',
+    language: 'coffeescript',
+    validate_doc_update: '(newDoc, oldDoc, userCtx) ->\n  throw {forbidden: "no bad docs"} if newDoc.bad',
+    updates: { stamp: '(doc, req) ->\n  doc.stamped = req.query.by\n  [doc, "stamped #{doc._id}"]' },
+  })).ok);
+  const refused = await c.put(`/${db}/z`, { bad: true });
+  assert.equal(refused.status, 403, refused.text);
+  assert.deepEqual(refused.body, { error: 'forbidden', reason: 'no bad docs' });
+  const stamped = await request('PUT', `/${db}/_design/rules/_update/stamp/x?by=coffee`);
+  assert.equal(stamped.status, 201, stamped.text);
+  assert.equal(stamped.text, 'stamped x');
+  assert.equal((await open(db, 'x')).stamped, 'coffee');
+
+  assert.ok((await save(db, { _id: '_design/python', language: 'python', views: { v: { map: 'def fun(doc): yield None, doc' } } })).ok);
+  const other = await c.get(`/${db}/_design/python/_view/v`);
+  assert.equal(other.status, 500, other.text);
+  assert.equal(other.body.error, 'EXIT');
 });

@@ -566,6 +566,7 @@ for (const rewriteDb of ['c16m_rewrite', 'c16m_rewrite/with_slashes']) {
         { from: 'simpleForm/complexView6', to: '_list/simpleForm/complexView3', query: { key: [':a', ':b'] } },
         { from: 'simpleForm/complexView7/:a/:b', to: '_view/complexView3', query: { key: [':a', ':b'], include_docs: ':doc' }, format: { doc: 'bool' } },
         { from: '/', to: '_view/basicView' },
+        { from: '/db/*', to: '../../*' },
       ],
       lists: {
         simpleForm: `(function(head, req) {
@@ -696,6 +697,12 @@ for (const rewriteDb of ['c16m_rewrite', 'c16m_rewrite/with_slashes']) {
       x = await c.get(`${base}/simpleForm/complexView7/test/essai?doc=true`);
       assert.equal(x.status, 200, `with query params ${x.text}`);
       assert.equal(typeof x.body.rows[0].doc, 'object');
+
+      // COUCHDB-2031: a rule up to the database keeps the query string.
+      x = await c.get(`${base}/db/_design/test?meta=true`);
+      assert.equal(x.status, 200, `path normalization works with qs params ${x.text}`);
+      assert.equal(x.body._id, '_design/test');
+      assert.equal(typeof x.body._revs_info, 'object');
 
       // test path relative to server
       designDoc.rewrites.push({ from: 'uuids', to: '../../../_uuids' });
