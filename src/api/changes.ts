@@ -4,6 +4,8 @@
  */
 import { badRequest, notFound, queryParseError, toCouchError } from '../errors.js';
 import { designFilter } from '../design/filter.js';
+import { changesSelector, selectorFilter } from '../mango/changes-filter.js';
+import type { JsonObject, Selector } from '../mango/selector.js';
 import { requestJson } from './design-request.js';
 import type { ChangeRow, Database } from '../core/database.js';
 import { raw, stream, type Reply } from './reply.js';
@@ -19,8 +21,7 @@ export const changesRoutes: Route[] = [
       GET: (req, p, svc) => changes(req, p, svc, undefined),
       POST: async (req, p, svc) => {
         const body = await req.jsonBody(1 << 26);
-        const docIds = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>)['doc_ids'] : undefined;
-        return changes(req, p, svc, docIds);
+        return changes(req, p, svc, body !== null && typeof body === 'object' && !Array.isArray(body) ? body as JsonObject : {});
       },
     },
   },
@@ -48,6 +49,8 @@ interface ChangesQuery {
   viewFilter: { ddocId: string; view: string } | undefined;
   /** `filter=ddoc/name`: a filter function of a design document. */
   designFilter: { ddocId: string; name: string } | undefined;
+  /** `filter=_selector`: the Mango selector of the POST body. */
+  selector: Selector | undefined;
   /** How the caller may see embedded documents (Request.docView). */
   docView: DocView | undefined;
   /** Filters that run code (the view's map, filter functions) work a chunk of rows at a time. */
@@ -55,7 +58,8 @@ interface ChangesQuery {
   docIds: string[] | undefined;
 }
 
-function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unknown): ChangesQuery {
+/** `body`: a POST's JSON body (undefined for a GET). */
+function parseQuery(req: Request, db: Database, svc: Services, body: JsonObject | undefined): ChangesQuery {
   const feedParam = req.string('feed') ?? 'normal';
   if (!['normal', 'longpoll', 'continuous', 'eventsource'].includes(feedParam)) {
     throw badRequest(`Supported feeds are normal, longpoll, continuous and eventsource, not ${feedParam}`);
@@ -94,8 +98,9 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
   let viewFilter: { ddocId: string; view: string } | undefined;
   let docIds: string[] | undefined;
   let designFilterName: { ddocId: string; name: string } | undefined;
+  let selector: Selector | undefined;
   if (filterName === '_doc_ids') {
-    const ids = bodyDocIds ?? req.json('doc_ids');
+    const ids = body?.['doc_ids'] ?? req.json('doc_ids');
     if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
       throw badRequest('filter=_doc_ids requires doc_ids: an array of document ids');
     }
@@ -104,6 +109,8 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
     filter = (row) => set.has(row.id);
   } else if (filterName === '_design') {
     filter = (row) => row.id.startsWith('_design/');
+  } else if (filterName === '_selector') {
+    selector = changesSelector(body);
   } else if (filterName === '_view') {
     const viewParam = req.string('view');
     if (!viewParam) throw badRequest('`view` filter parameter is not provided.');
@@ -136,14 +143,16 @@ function parseQuery(req: Request, db: Database, svc: Services, bodyDocIds: unkno
     filter,
     viewFilter,
     designFilter: designFilterName,
+    selector,
     batchFilter: undefined,
     docIds,
   };
 }
 
-async function changes(req: Request, p: RouteParams, svc: Services, bodyDocIds: unknown): Promise<Reply> {
+async function changes(req: Request, p: RouteParams, svc: Services, body: JsonObject | undefined): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
-  const q = parseQuery(req, db, svc, bodyDocIds);
+  const q = parseQuery(req, db, svc, body);
+  if (q.selector) q.batchFilter = selectorFilter(db, q.selector);
   if (q.viewFilter) q.batchFilter = await viewBatchFilter(svc, db, q.viewFilter);
   if (q.designFilter) {
     q.batchFilter = await designFilter(svc.design, db, q.designFilter.ddocId, q.designFilter.name, await requestJson(req, svc, db, null));

@@ -11,6 +11,7 @@
  *   planning   which fields a selector requires, holds constant, or bounds to a range (what an
  *              index needs to know).
  */
+import { badRequest, CouchError } from '../errors.js';
 import { collate } from '../views/collation.js';
 import { compareErlangTerms, compareUtf8 } from '../views/erlang-term-order.js';
 import { badArg, erlangTerm, invalidFieldName, mangoError } from './errors.js';
@@ -88,6 +89,19 @@ export function normalize(selector: JsonObject): Selector {
     throw mangoError(400, 'invalid_selector', 'One or more conditions is missing a field name.');
   }
   return normal;
+}
+
+/**
+ * As `normalize`, with Mango's errors as plain 400 bad_request: how `_changes` and the
+ * replicator report a bad selector, where `_find` has its own error names.
+ */
+export function normalizeOrBadRequest(selector: JsonObject): Selector {
+  try {
+    return normalize(selector);
+  } catch (err) {
+    if (err instanceof CouchError && err.status === 400) throw badRequest(err.reason);
+    throw err;
+  }
 }
 
 function normOps(value: Json): JsonObject {

@@ -101,6 +101,9 @@ export class HttpPeer implements ReplicationPeer {
     if (request.docIds) {
       query['filter'] = '_doc_ids';
       body = { doc_ids: request.docIds };
+    } else if (request.selector) {
+      query['filter'] = '_selector';
+      body = { selector: request.selector };
     } else if (request.filter) {
       query['filter'] = request.filter;
       for (const [k, v] of Object.entries(request.queryParams ?? {})) query[k] = typeof v === 'string' ? v : JSON.stringify(v);

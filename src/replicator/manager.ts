@@ -130,7 +130,8 @@ export class ReplicatorManager {
     // Every request in flight listens to it: batches, attachment streams, checkpoints.
     setMaxListeners(1000, kill.signal);
     const direct = isServerAdmin(owner);
-    const source = this.peer(request.source, owner, kill.signal, direct && !request.filter);
+    // A filtered source is read through the HTTP interface, where its filter runs.
+    const source = this.peer(request.source, owner, kill.signal, direct && !request.filter && !request.selector);
     const target = this.peer(request.target, owner, kill.signal,
       direct && !(request.target.kind === 'local' && await hasValidation(this.deps.dbs, request.target.db)));
     let id: ReplicationId;
@@ -142,6 +143,7 @@ export class ReplicatorManager {
         filter: request.filter ? { name: request.filter, code: await filterCode(source, request.filter) } : undefined,
         queryParams: request.queryParams,
         docIds: request.docIds,
+        selector: request.selector,
         continuous: request.continuous,
         createTarget: request.createTarget,
       });
@@ -169,6 +171,7 @@ export class ReplicatorManager {
       filter: request.filter,
       queryParams: request.queryParams,
       docIds: request.docIds,
+      selector: request.selector,
       sinceSeq: request.sinceSeq,
       docId,
     }, { source, target }, settings, {
@@ -216,6 +219,7 @@ export class ReplicatorManager {
         filter: request.filter ? { name: request.filter, code } : undefined,
         queryParams: request.queryParams,
         docIds: request.docIds,
+        selector: request.selector,
         continuous: request.continuous,
         createTarget: request.createTarget,
       });

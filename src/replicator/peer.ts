@@ -25,6 +25,8 @@ export interface ChangesRequest {
   filter?: string;
   queryParams?: Record<string, unknown>;
   docIds?: readonly string[];
+  /** A Mango selector: `filter=_selector`. */
+  selector?: Record<string, unknown>;
 }
 
 export type RevsDiff = Record<string, { missing: string[]; possible_ancestors?: string[] }>;

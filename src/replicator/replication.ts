@@ -32,6 +32,7 @@ export interface ReplicationOptions {
   filter?: string;
   queryParams?: Record<string, unknown>;
   docIds?: readonly string[];
+  selector?: Record<string, unknown>;
   /** `since_seq`: where to start reading the source, whatever the checkpoints say. */
   sinceSeq?: number | string;
   /** The `_replicator` document that started the job, if any. */
@@ -263,6 +264,7 @@ export class Replication {
           batch = await source.changes({
             since, limit: this.settings.batchSize, feed: caughtUp ? 'longpoll' : 'normal',
             filter: this.options.filter, queryParams: this.options.queryParams, docIds: this.options.docIds,
+            selector: this.options.selector,
           }, sessionAbort.signal);
         } catch (err) {
           if (sessionAbort.signal.aborted) break;

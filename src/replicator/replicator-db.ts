@@ -22,7 +22,7 @@ import { displayEndpoint } from './endpoint.js';
 import type { ReplicationResult } from './replication.js';
 
 /** Fields that state the replication; edits to others (the state fields) do not restart it. */
-const REQUEST_FIELDS = ['source', 'target', 'continuous', 'create_target', 'filter', 'query_params', 'doc_ids', 'since_seq', 'owner', 'user_ctx'];
+const REQUEST_FIELDS = ['source', 'target', 'continuous', 'create_target', 'filter', 'query_params', 'doc_ids', 'selector', 'since_seq', 'owner', 'user_ctx'];
 
 interface TrackedDoc {
   /** The request fields the job was started from. */

@@ -1,8 +1,10 @@
 /**
  * A replication request as `POST /_replicate` and `_replicator` documents state it: endpoints,
- * `continuous`, `create_target`, `cancel`, `filter` + `query_params`, `doc_ids`, `since_seq`.
+ * `continuous`, `create_target`, `cancel`, `filter` + `query_params`, `doc_ids`, `since_seq`,
+ * and CouchDB 2's `selector` (a Mango selector the source's `_changes` applies).
  */
 import { badRequest } from '../errors.js';
+import { normalizeOrBadRequest, type JsonObject } from '../mango/selector.js';
 import { parseEndpoint, type Endpoint } from './endpoint.js';
 
 export interface ReplicationRequest {
@@ -14,6 +16,7 @@ export interface ReplicationRequest {
   filter: string | undefined;
   queryParams: Record<string, unknown> | undefined;
   docIds: string[] | undefined;
+  selector: JsonObject | undefined;
   /** Where to start reading the source, instead of the checkpoint's sequence. */
   sinceSeq: number | string | undefined;
 }
@@ -42,6 +45,8 @@ export function parseReplicationRequest(body: Record<string, unknown>): Replicat
   if (filterName !== undefined && filterName !== '_view' && filterName !== '_design' && !/^[^/]+\/[^/]+$/.test(filterName)) {
     throw badRequest('filter must be of the form ddoc/name');
   }
+  const selector = parseSelector(body['selector']);
+  if (selector && (filterName !== undefined || ids)) throw badRequest('`selector`, `filter` and `doc_ids` are mutually exclusive');
   return {
     source: parseEndpoint(body['source'], 'source'),
     target: parseEndpoint(body['target'], 'target'),
@@ -51,8 +56,17 @@ export function parseReplicationRequest(body: Record<string, unknown>): Replicat
     filter: filterName,
     queryParams: queryParams as Record<string, unknown> | undefined,
     docIds: ids,
+    selector,
     sinceSeq: sinceSeq ?? undefined,
   };
+}
+
+/** A `selector` as given, once Mango has checked it (its errors are the request's 400). */
+function parseSelector(selector: unknown): JsonObject | undefined {
+  if (selector === undefined || selector === null) return undefined;
+  if (typeof selector !== 'object' || Array.isArray(selector)) throw badRequest('`selector` must be a JSON object');
+  normalizeOrBadRequest(selector as JsonObject);
+  return selector as JsonObject;
 }
 
 /** A doc id with percent-escapes decoded; one that is not valid percent-encoding stays as it is. */

@@ -1,8 +1,9 @@
 /**
  * PouchDB 9 replicating with Settee beyond the basics in pouchdb.test.ts: a replication cut
- * short resumes from its checkpoint, `live: true, retry: true` survives Settee being killed and
- * restarted, and documents PouchDB pushed (conflicts, deletions, attachments) pass through
- * Settee's own replicator and come back to PouchDB identical.
+ * short resumes from its checkpoint, a pull with a Mango `selector` gets only what it matches,
+ * `live: true, retry: true` survives Settee being killed and restarted, and documents PouchDB
+ * pushed (conflicts, deletions, attachments) pass through Settee's own replicator and come back
+ * to PouchDB identical.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -55,6 +56,17 @@ test('a PouchDB pull cut short resumes from its checkpoint on Settee', { timeout
   const second = await ldb.replicate.from(rdb, { batch_size: 50 });
   assert.ok(second.docs_read <= 300 - checkpointed, `the second run read ${second.docs_read} docs, not all 300 again`);
   assert.equal((await ldb.info()).doc_count, 300);
+});
+
+test('a PouchDB pull with a selector asks Settee for filter=_selector and gets only the matching documents', { timeout: 60000 }, async () => {
+  const rdb = await fx.remote('pouch-selector');
+  await rdb.bulkDocs(Array.from({ length: 40 }, (_, i) => ({ _id: `s${String(i).padStart(2, '0')}`, kind: i % 4 === 0 ? 'keep' : 'skip', i })));
+  const ldb = fx.local('selector-local');
+  const result = await ldb.replicate.from(rdb, { selector: { kind: 'keep', i: { $lt: 30 } } });
+  assert.equal(result.ok, true);
+  const local = await ldb.allDocs({ include_docs: true });
+  assert.deepEqual(local.rows.map((r: { id: string }) => r.id), ['s00', 's04', 's08', 's12', 's16', 's20', 's24', 's28']);
+  assert.ok(fx.proxy.log.some((e) => e.method === 'POST' && e.path.startsWith('/pouch-selector/_changes') && e.path.includes('filter=_selector')), fx.proxy.show('/pouch-selector/_changes'));
 });
 
 test('Settee\'s replicator in the middle: PouchDB → Settee → Settee → PouchDB keeps conflicts, deletions and attachments', { timeout: 60000 }, async () => {

@@ -1,4 +1,4 @@
-/** `_changes?filter=ddoc/name` over real HTTP: filter functions with CouchDB's `req`, in every feed. */
+/** `_changes` filters over real HTTP: filter functions with CouchDB's `req`, in every feed, and Mango selectors (`filter=_selector`). */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
@@ -119,4 +119,55 @@ test('filter functions see _conflicts, as CouchDB opens documents for them', asy
   assert.equal(forced.status, 201);
   const r = await c.get('/flt-conflicts/_changes?filter=f/conflicted');
   assert.deepEqual(ids(r.body), ['pizza']);
+});
+
+test('filter=_selector: a Mango selector in the POST body picks the changes, tombstones included', async () => {
+  assert.equal((await c.put('/flt-sel')).status, 201);
+  const docs = [
+    { _id: 'a', type: 'post', n: 1 }, { _id: 'b', type: 'user', n: 2 }, { _id: 'c', type: 'post', n: 3 },
+    { _id: 'd', type: 'post', n: 4, tags: ['x', 'y'] },
+  ];
+  assert.equal((await c.post('/flt-sel/_bulk_docs', { docs })).status, 201);
+  const rev = (await c.get('/flt-sel/c')).body._rev;
+  assert.equal((await c.del(`/flt-sel/c?rev=${rev}`)).status, 200);
+
+  const posts = await c.post('/flt-sel/_changes?filter=_selector', { selector: { type: 'post' } });
+  assert.equal(posts.status, 200, posts.text);
+  assert.deepEqual(ids(posts.body), ['a', 'd']);
+  const ranged = await c.post('/flt-sel/_changes?filter=_selector&include_docs=true', { selector: { n: { $gte: 2 }, tags: { $elemMatch: { $eq: 'y' } } } });
+  assert.deepEqual(ids(ranged.body), ['d']);
+  assert.equal(ranged.body.results[0].doc.n, 4);
+  // A deleted document is matched as its tombstone, as CouchDB opens it.
+  const deleted = await c.post('/flt-sel/_changes?filter=_selector', { selector: { _deleted: true } });
+  assert.deepEqual(ids(deleted.body), ['c']);
+  assert.equal(deleted.body.results[0].deleted, true);
+  // An empty selector matches every document.
+  assert.deepEqual(ids((await c.post('/flt-sel/_changes?filter=_selector', { selector: {} })).body), ['a', 'b', 'd', 'c']);
+  // `fields` is accepted (CouchDB does not apply it to changes either).
+  assert.deepEqual(ids((await c.post('/flt-sel/_changes?filter=_selector', { selector: { type: 'user' }, fields: ['_id'] })).body), ['b']);
+
+  // A longpoll feed waits for the next matching change.
+  const since = posts.body.last_seq;
+  const waiting = c.post(`/flt-sel/_changes?filter=_selector&feed=longpoll&since=${since}`, { selector: { type: 'post' } });
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal((await c.put('/flt-sel/e', { type: 'user' })).status, 201);
+  assert.equal((await c.put('/flt-sel/f', { type: 'post' })).status, 201);
+  assert.deepEqual(ids((await waiting).body), ['f']);
+});
+
+test('filter=_selector: CouchDB\'s errors for a missing or bad selector', async () => {
+  const get = await c.get('/flt-sel/_changes?filter=_selector');
+  assert.equal(get.status, 400);
+  assert.deepEqual(get.body, { error: 'bad_request', reason: 'Selector must be specified in POST payload' });
+  for (const body of [{}, { selector: 'type' }, { selector: ['a'] }, { selector: null }]) {
+    const r = await c.post('/flt-sel/_changes?filter=_selector', body);
+    assert.equal(r.status, 400, JSON.stringify(body));
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'Selector error: expected a JSON object' });
+  }
+  const fields = await c.post('/flt-sel/_changes?filter=_selector', { selector: {}, fields: 'a' });
+  assert.deepEqual(fields.body, { error: 'bad_request', reason: 'Selector error: fields must be JSON array' });
+  const operator = await c.post('/flt-sel/_changes?filter=_selector', { selector: { n: { $bogus: 1 } } });
+  assert.equal(operator.status, 400);
+  assert.equal(operator.body.error, 'bad_request');
+  assert.match(operator.body.reason, /\$bogus/);
 });

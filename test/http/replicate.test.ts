@@ -1,7 +1,8 @@
 /**
  * Settee's replicator over real HTTP: `POST /_replicate` between local names, URLs to the same
  * server and a second server process (killed and restarted mid-way), continuous jobs and
- * cancelling them, filters, checkpoints, `_active_tasks`, and the `_replicator` database.
+ * cancelling them, filters and Mango selectors, checkpoints, `_active_tasks`, and the
+ * `_replicator` database.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -319,6 +320,32 @@ test('doc_ids, filter=_doc_ids and filter=_view pick documents', async () => {
   const byView = await replicate({ source: src, target: `${src}-view`, create_target: true, filter: '_view', query_params: { view: 'f/kept' } });
   assert.equal(byView.status, 200, byView.text);
   assert.deepEqual(await ids(`${src}-view`), ['a', 'c']);
+});
+
+test('a Mango selector picks documents; it is checked up front and excludes filter and doc_ids', async () => {
+  const src = await mkdb('selector');
+  await bulk(src, [{ _id: 'a', n: 1, kind: 'keep' }, { _id: 'b', n: 2, kind: 'drop' }, { _id: 'c', n: 3, kind: 'keep' }, { _id: 'd', n: 4, kind: 'keep' }]);
+  const ids = async (db: string) => (await c.get(`/${db}/_all_docs`)).body.rows.map((r: any) => r.id);
+
+  const bySelector = await replicate({ source: src, target: `${src}-sel`, create_target: true, selector: { kind: 'keep', n: { $lt: 4 } } });
+  assert.equal(bySelector.status, 200, bySelector.text);
+  assert.deepEqual(await ids(`${src}-sel`), ['a', 'c']);
+  // Another selector is another replication (its own checkpoints), so it copies what it picks.
+  await replicate({ source: src, target: `${src}-sel`, selector: { n: { $gte: 4 } } });
+  assert.deepEqual(await ids(`${src}-sel`), ['a', 'c', 'd']);
+
+  for (const [body, reason] of [
+    [{ selector: 'kind' }, '`selector` must be a JSON object'],
+    [{ selector: { n: { $bogus: 1 } } }, undefined],
+    [{ selector: { kind: 'keep' }, doc_ids: ['a'] }, '`selector`, `filter` and `doc_ids` are mutually exclusive'],
+    [{ selector: { kind: 'keep' }, filter: '_view', query_params: { view: 'f/v' } }, '`selector`, `filter` and `doc_ids` are mutually exclusive'],
+  ] as const) {
+    const r = await replicate({ source: src, target: `${src}-bad`, create_target: true, ...body });
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.body.error, 'bad_request');
+    if (reason) assert.equal(r.body.reason, reason);
+  }
+  assert.equal((await c.get(`/${src}-bad`)).status, 404);
 });
 
 test('design-document filters with query_params pick documents, one-shot and continuous; the target validates', async () => {
