@@ -32,6 +32,9 @@ export const badContentType = (reason = 'Content-Type must be application/json')
 export const serverStopping = (): CouchError => new CouchError(503, 'service_unavailable', 'The server is restarting');
 /** What work on a closed database fails with: 404 once it is deleted, else 503 (the server stops). */
 export const databaseClosed = (deleted: boolean): CouchError => (deleted ? notFound('no_db_file') : serverStopping());
+/** 405 with the `Allow` header CouchDB sends (`allowed`: comma-separated methods). */
+export const methodNotAllowed = (allowed: string): CouchError =>
+  new CouchError(405, 'method_not_allowed', `Only ${allowed} allowed`, { Allow: allowed });
 export const preconditionFailed = (error: string, reason: string): CouchError => new CouchError(412, error, reason);
 
 /** Turns anything thrown into a CouchError; unknown failures become 500s without leaking internals. */

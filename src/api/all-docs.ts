@@ -2,8 +2,9 @@
  * `_all_docs` (GET and POST with keys): every live document by id, streamed row by row; and
  * CouchDB 2's `_design_docs` (the same over design documents only, counted among themselves) and
  * `_local_docs` (the `_local` documents, which have no count: total_rows and offset are null).
+ * Each also answers CouchDB 2's multiple queries (`POST .../queries`, multi-query.ts).
  */
-import { badRequest, queryParseError } from '../errors.js';
+import { badRequest, methodNotAllowed, queryParseError } from '../errors.js';
 import type { Database } from '../core/database.js';
 import { DESIGN_IDS } from '../core/names.js';
 import type { LocalRecord } from '../core/records.js';
@@ -13,17 +14,25 @@ import type { Route, RouteParams } from './route.js';
 import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
 import { dbStateEtag, etagMatches, openDb, readObject, rowsEnvelope } from './common.js';
+import { bodyQueries, requiredQueries, runQueries } from './multi-query.js';
 
 type Listing = (req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined) => Promise<Reply>;
 
-/** GET, and POST with a body's `keys`, of one listing. */
+/** GET, POST with a body's `keys` or `queries`, and POST to `.../queries`, of one listing. */
 function listingRoute(name: string, listing: Listing): Route {
+  const get = (req: Request, p: RouteParams, svc: Services) => listing(req, p, svc, undefined);
+  const isQueries = (p: RouteParams) => p.rest.length === 1 && p.rest[0] === 'queries';
   return {
     shape: 'dbHandler', name,
     methods: {
-      GET: async (req, p, svc) => listing(req, p, svc, undefined),
+      GET: async (req, p, svc) => {
+        if (isQueries(p)) throw methodNotAllowed('POST');
+        return get(req, p, svc);
+      },
       POST: async (req, p, svc) => {
         const body = await readObject(req, svc);
+        const queries = isQueries(p) ? requiredQueries(body) : bodyQueries(body);
+        if (queries) return runQueries(req, p, svc, queries, get);
         if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
         return listing(req, p, svc, body['keys'] as unknown[] | undefined);
       },

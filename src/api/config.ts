@@ -1,6 +1,6 @@
 import type { Handler, Route } from './route.js';
 import { json } from './reply.js';
-import { CouchError, badRequest, notFound } from '../errors.js';
+import { CouchError, badRequest, methodNotAllowed, notFound } from '../errors.js';
 import { HEADER_PERSIST } from '../couchdb-names.js';
 import { parseErlangTerm, termText, type ErlTerm } from '../config/erlang-term.js';
 
@@ -22,8 +22,8 @@ import { parseErlangTerm, termText, type ErlTerm } from '../config/erlang-term.j
 
 const DEFAULT_MAX_REQUEST_SIZE = 67108864;
 
-const methodNotAllowed = (): CouchError =>
-  new CouchError(405, 'method_not_allowed', 'Only GET,PUT,DELETE allowed', { Allow: 'GET,PUT,DELETE' });
+/** CouchDB's answer to a /_config path or method it does not take. */
+const keyMethodsOnly = (): CouchError => methodNotAllowed('GET,PUT,DELETE');
 
 const unknownConfigValue = (): CouchError => notFound('unknown_config_value');
 
@@ -43,12 +43,12 @@ const getConfig: Handler = async (_req, params, services) => {
       return jsonString(value);
     }
     default:
-      throw methodNotAllowed();
+      throw keyMethodsOnly();
   }
 };
 
 const putConfig: Handler = async (req, params, services) => {
-  if (params.rest.length !== 2) throw methodNotAllowed();
+  if (params.rest.length !== 2) throw keyMethodsOnly();
   const [section, key] = params.rest as [string, string];
   checkWhitelist(services.config.get('httpd', 'config_whitelist'), section, key);
   const persist = req.header(HEADER_PERSIST) !== 'false';
@@ -72,7 +72,7 @@ const putConfig: Handler = async (req, params, services) => {
 };
 
 const deleteConfig: Handler = async (req, params, services) => {
-  if (params.rest.length !== 2) throw methodNotAllowed();
+  if (params.rest.length !== 2) throw keyMethodsOnly();
   const [section, key] = params.rest as [string, string];
   checkWhitelist(services.config.get('httpd', 'config_whitelist'), section, key);
   const persist = req.header(HEADER_PERSIST) !== 'false';

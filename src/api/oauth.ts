@@ -5,7 +5,7 @@
  */
 import type { Handler, Route } from './route.js';
 import { raw } from './reply.js';
-import { CouchError, notFound } from '../errors.js';
+import { methodNotAllowed, notFound } from '../errors.js';
 
 const STEPS = ['request_token', 'authorize', 'access_token'] as const;
 type Step = (typeof STEPS)[number];
@@ -14,8 +14,7 @@ const tokens: Handler = async (req, params, svc) => {
   const step = params.rest.length === 1 ? STEPS.find((s) => s === params.rest[0]) : undefined;
   if (!step) throw notFound('missing');
   if (!allowedMethods(step).includes(req.method)) {
-    const allow = allowedMethods(step).join(',');
-    throw new CouchError(405, 'method_not_allowed', `Only ${allow} allowed`, { Allow: allow });
+    throw methodNotAllowed(allowedMethods(step).join(','));
   }
   return raw(200, await svc.auth.oauthTokens(req, step), 'application/x-www-form-urlencoded');
 };

@@ -1,8 +1,9 @@
 /**
- * View endpoints: `_design/{ddoc}/_view/{view}` (GET, POST with keys), `_design/{ddoc}/_info`,
- * `POST /{db}/_temp_view`. Query parameters are validated as CouchDB 1.6's couch_mrview does.
+ * View endpoints: `_design/{ddoc}/_view/{view}` (GET, POST with keys, CouchDB 2's multiple
+ * queries), `_design/{ddoc}/_info`, `POST /{db}/_temp_view`. Query parameters are validated as
+ * CouchDB 1.6's couch_mrview does.
  */
-import { badRequest, notFound, queryParseError } from '../errors.js';
+import { badRequest, methodNotAllowed, notFound, queryParseError } from '../errors.js';
 import type { Database } from '../core/database.js';
 import { withMembers } from '../core/document.js';
 import { stream, json, raw, type Reply } from './reply.js';
@@ -10,6 +11,7 @@ import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { etagMatches, openDb, readObject, quote, rowsEnvelope } from './common.js';
+import { bodyQueries, requiredQueries, runQueries } from './multi-query.js';
 import type { OpenedView } from '../views/service.js';
 import type { DesignDoc } from '../views/view-index.js';
 import { mapRows, reduceRows, rowRange, rowsBefore, rowsWithin, smallMapQuery, type RangeQuery } from '../views/query.js';
@@ -22,9 +24,17 @@ export const viewRoutes: Route[] = [
   {
     shape: 'designHandler', name: '_view',
     methods: {
-      GET: async (req, p, svc) => viewQuery(req, p, svc, undefined),
+      GET: async (req, p, svc) => {
+        if (isQueries(p)) throw methodNotAllowed('POST');
+        return viewQuery(req, p, svc, undefined);
+      },
       POST: async (req, p, svc) => {
         const body = await readObject(req, svc);
+        const queries = isQueries(p) ? requiredQueries(body) : bodyQueries(body);
+        if (queries) {
+          const view = { ...p, rest: p.rest.slice(0, 1) };
+          return runQueries(req, view, svc, queries, (one, q, s) => viewQuery(one, q, s, undefined));
+        }
         if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
         return viewQuery(req, p, svc, body['keys'] as unknown[] | undefined);
       },
@@ -76,6 +86,9 @@ export const viewRoutes: Route[] = [
     },
   },
 ];
+
+/** `_view/{view}/queries` */
+const isQueries = (p: RouteParams): boolean => p.rest.length === 2 && p.rest[1] === 'queries';
 
 async function viewQuery(req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined): Promise<Reply> {
   const db = await openDb(svc, p.db, req);

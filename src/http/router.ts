@@ -1,4 +1,4 @@
-import { CouchError, badRequest, notFound } from '../errors.js';
+import { CouchError, badRequest, methodNotAllowed, notFound } from '../errors.js';
 import { decodeSegment } from '../api/request.js';
 import { accessOf, type Access, type Handler, type Route, type RouteParams, type RouteShape } from '../api/route.js';
 import { illegalDbNameReason, isSystemDbName } from '../core/names.js';
@@ -152,7 +152,7 @@ export class Router {
       if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
       // CouchDB lists them alphabetically, COPY last ("DELETE,GET,HEAD,POST,PUT,COPY").
       allowed.sort((a, b) => Number(a === 'COPY') - Number(b === 'COPY') || (a < b ? -1 : a > b ? 1 : 0));
-      throw new CouchError(405, 'method_not_allowed', `Only ${allowed.join(',')} allowed`, { Allow: allowed.join(',') });
+      throw methodNotAllowed(allowed.join(','));
     }
     return { handler: endpoint.handler, params, access: endpoint.access, shape, name };
   }

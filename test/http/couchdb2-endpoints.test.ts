@@ -1,7 +1,8 @@
 /**
  * CouchDB 2/3 conveniences that cost CouchDB 1.6 clients nothing, over real HTTP: `/_up`,
  * `/_node/{node}[/_config...]`, `_dbs_info` (POST by name, GET every database), and the
- * `_design_docs` and `_local_docs` listings with `_all_docs`' parameters.
+ * `_design_docs` and `_local_docs` listings with `_all_docs`' parameters, and multiple queries
+ * in one request (`POST .../queries`) for views and listings.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -156,6 +157,49 @@ test('_local_docs lists _local documents with their 0-N revisions; no counts', a
   // None of it shows in _all_docs.
   const all = await c.get('/c2/_all_docs');
   assert.ok(all.body.rows.every((row: { id: string }) => !row.id.startsWith('_local/')));
+});
+
+test('multiple queries: POST .../queries and a body with `queries` answer each as its GET, in order', async () => {
+  const plain = await c.post('/c2/_all_docs/queries', { queries: [{}, { keys: ['z', 'nope'] }, { startkey: '_design/', endkey: '_design0', limit: 1, skip: 1 }, { descending: true, limit: 1, include_docs: true }] });
+  assert.equal(plain.status, 200, plain.text);
+  const results = plain.body.results as { total_rows: number; offset: number; rows: any[] }[];
+  assert.equal(results.length, 4);
+  assert.deepEqual(results[0], (await c.get('/c2/_all_docs')).body);
+  assert.deepEqual(ids(results[1]!.rows), ['z', '!nope']);
+  assert.deepEqual(results[2], (await c.get('/c2/_all_docs?startkey="_design/"&endkey="_design0"&limit=1&skip=1')).body);
+  assert.equal(results[3]!.rows[0].doc.n, 'z');
+  // CouchDB 2.0's form: the queries in the body of a POST to the listing itself.
+  assert.deepEqual((await c.post('/c2/_all_docs', { queries: [{ limit: 1 }] })).body, { results: [(await c.get('/c2/_all_docs?limit=1')).body] });
+  assert.deepEqual(ids((await c.post('/c2/_design_docs/queries', { queries: [{ limit: 2 }] })).body.results[0].rows), ['_design/one', '_design/three']);
+  assert.deepEqual(ids((await c.post('/c2/_local_docs/queries', { queries: [{ keys: ['_local/l2'] }] })).body.results[0].rows), ['_local/l2']);
+
+  assert.equal((await c.put('/c2/_design/mq', { views: { n: { map: 'function(doc) { if (doc.n) emit(doc.n, 1); }', reduce: '_count' } } })).status, 201);
+  // (Views leave design documents out: the rows are a's and z's.)
+  const views = await c.post('/c2/_design/mq/_view/n/queries', { queries: [{ reduce: false, startkey: 'b' }, {}, { group: true, keys: ['z', 'a', 'q'] }] });
+  assert.equal(views.status, 200, views.text);
+  assert.deepEqual(views.body.results.map((r: { rows: any[] }) => r.rows.map((row) => row.key)), [['z'], [null], ['z', 'a']]);
+  assert.equal(views.body.results[1].rows[0].value, 2);
+  assert.deepEqual(views.body.results[0], (await c.get('/c2/_design/mq/_view/n?reduce=false&startkey="b"')).body);
+  assert.deepEqual((await c.post('/c2/_design/mq/_view/n', { queries: [{ reduce: false, limit: 1 }] })).body.results[0].rows.map((r: { key: string }) => r.key), ['a']);
+});
+
+test('multiple queries: CouchDB\'s errors', async () => {
+  const cases: [string, unknown, number, string][] = [
+    ['/c2/_all_docs/queries', {}, 400, 'POST body must include `queries` parameter.'],
+    ['/c2/_all_docs/queries', { queries: {} }, 400, '`queries` member must be an array.'],
+    ['/c2/_all_docs', { queries: [{}], keys: ['a'] }, 400, '`keys` and `queries` are mutually exclusive'],
+    ['/c2/_design/mq/_view/n/queries', { queries: [{}, { group_level: 'x' }] }, 400, ''],
+    ['/c2/_design/mq/_view/n/queries', { queries: [{ include_docs: true }] }, 400, ''],
+  ];
+  for (const [path, body, status, reason] of cases) {
+    const r = await c.post(path, body);
+    assert.equal(r.status, status, `${path} ${JSON.stringify(body)}: ${r.text}`);
+    if (reason) assert.equal(r.body.reason, reason);
+  }
+  const get = await c.get('/c2/_all_docs/queries');
+  assert.equal(get.status, 405);
+  assert.equal(get.headers['allow'], 'POST');
+  assert.equal((await c.get('/c2/_design/mq/_view/n/queries')).status, 405);
 });
 
 test('the listings keep database access rules', async () => {
