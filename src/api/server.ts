@@ -33,7 +33,8 @@ export const serverRoutes: Route[] = [
   },
   {
     shape: 'global', name: '_all_dbs', access: 'public',
-    methods: { GET: async (_req, _p, svc) => json(200, await svc.dbs.list()) },
+    // CouchDB 2's paging parameters (startkey, endkey, descending, skip, limit...) apply too.
+    methods: { GET: async (req, _p, svc) => json(200, pageOfNames(await svc.dbs.list(), req)) },
   },
   {
     shape: 'global', name: '_uuids', access: 'public',

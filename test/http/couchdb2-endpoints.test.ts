@@ -1,8 +1,8 @@
 /**
  * CouchDB 2/3 conveniences that cost CouchDB 1.6 clients nothing, over real HTTP: `/_up`,
- * `/_node/{node}[/_config...]`, `_dbs_info` (POST by name, GET every database), and the
- * `_design_docs` and `_local_docs` listings with `_all_docs`' parameters, and multiple queries
- * in one request (`POST .../queries`) for views and listings.
+ * `/_node/{node}[/_config...]`, `_dbs_info` (POST by name, GET every database), `_all_dbs`
+ * paged like a view, the `_design_docs` and `_local_docs` listings with `_all_docs`'
+ * parameters, and multiple queries in one request (`POST .../queries`) for views and listings.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -86,6 +86,17 @@ test('GET /_dbs_info lists every database with its info, paged like a view', asy
   assert.deepEqual(page.body.map((e: { key: string }) => e.key), ['c2']);
   const down = await c.get('/_dbs_info?descending=true&limit=2');
   assert.deepEqual(down.body.map((e: { key: string }) => e.key), [...all].reverse().slice(0, 2));
+});
+
+test('GET /_all_dbs pages like a view, as in CouchDB 2: start and end keys, descending, skip, limit', async () => {
+  const all = (await c.get('/_all_dbs')).body as string[];
+  assert.deepEqual([...all].sort(), all);
+  assert.deepEqual((await c.get('/_all_dbs?startkey="_users"&limit=2')).body, all.slice(all.indexOf('_users'), all.indexOf('_users') + 2));
+  assert.deepEqual((await c.get('/_all_dbs?descending=true&skip=1&limit=2')).body, [...all].reverse().slice(1, 3));
+  assert.deepEqual((await c.get('/_all_dbs?start_key="c2"&end_key="c2"')).body, ['c2']);
+  assert.deepEqual((await c.get('/_all_dbs?startkey="c2"&endkey="c2"&inclusive_end=false')).body, []);
+  assert.deepEqual((await c.get('/_all_dbs?descending=true&startkey="c2"&endkey="_users"')).body, ['c2', '_users']);
+  assert.equal((await c.get('/_all_dbs?limit=-1')).status, 400);
 });
 
 test('_dbs_info is for server admins', async () => {
