@@ -60,7 +60,8 @@ interface ChangesQuery {
 
 /** `body`: a POST's JSON body (undefined for a GET). */
 function parseQuery(req: Request, db: Database, svc: Services, body: JsonObject | undefined): ChangesQuery {
-  const feedParam = req.string('feed') ?? 'normal';
+  // `live` is CouchDB's other name for `continuous`.
+  const feedParam = req.string('feed') === 'live' ? 'continuous' : req.string('feed') ?? 'normal';
   if (!['normal', 'longpoll', 'continuous', 'eventsource'].includes(feedParam)) {
     throw badRequest(`Supported feeds are normal, longpoll, continuous and eventsource, not ${feedParam}`);
   }
@@ -85,8 +86,7 @@ function parseQuery(req: Request, db: Database, svc: Services, body: JsonObject 
   const heartbeatParam = req.string('heartbeat');
   let heartbeat = 0;
   if (heartbeatParam !== undefined && heartbeatParam !== 'false') {
-    heartbeat = heartbeatParam === 'true' ? maxTimeout : req.int('heartbeat', maxTimeout);
-    if (heartbeat < 0) throw badRequest('heartbeat must be a non-negative integer');
+    heartbeat = heartbeatParam === 'true' ? maxTimeout : heartbeatMs(heartbeatParam);
     heartbeat = Math.max(Math.min(heartbeat, maxTimeout), 100);
   }
   const timeoutParam = req.int('timeout');
@@ -147,6 +147,14 @@ function parseQuery(req: Request, db: Database, svc: Services, body: JsonObject 
     batchFilter: undefined,
     docIds,
   };
+}
+
+/** A heartbeat interval in ms, with CouchDB's reasons for one that is not a positive integer. */
+function heartbeatMs(value: string): number {
+  if (!/^[+-]?\d+$/.test(value)) throw badRequest('Invalid heartbeat value. Expecting a positive integer value (in milliseconds).');
+  const ms = Number(value);
+  if (ms <= 0) throw badRequest('The heartbeat value should be a positive integer (in milliseconds).');
+  return ms;
 }
 
 async function changes(req: Request, p: RouteParams, svc: Services, body: JsonObject | undefined): Promise<Reply> {
