@@ -14,11 +14,11 @@ import type { Route, RouteParams } from './route.js';
 import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
 import { dbStateEtag, etagMatches, openDb, readObject, rowsEnvelope } from './common.js';
-import { bodyQueries, requiredQueries, runQueries } from './multi-query.js';
+import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 
 type Listing = (req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined) => Promise<Reply>;
 
-/** GET, POST with a body's `keys` or `queries`, and POST to `.../queries`, of one listing. */
+/** GET, POST with a body's `keys` and other parameters or `queries`, and POST to `.../queries`, of one listing. */
 function listingRoute(name: string, listing: Listing): Route {
   const get = (req: Request, p: RouteParams, svc: Services) => listing(req, p, svc, undefined);
   const isQueries = (p: RouteParams) => p.rest.length === 1 && p.rest[0] === 'queries';
@@ -34,7 +34,7 @@ function listingRoute(name: string, listing: Listing): Route {
         const queries = isQueries(p) ? requiredQueries(body) : bodyQueries(body);
         if (queries) return runQueries(req, p, svc, queries, get);
         if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
-        return listing(req, p, svc, body['keys'] as unknown[] | undefined);
+        return listing(withBodyParams(req, body), p, svc, body['keys'] as unknown[] | undefined);
       },
     },
   };

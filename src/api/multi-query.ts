@@ -1,8 +1,8 @@
 /**
- * CouchDB 2's multiple queries in one request: `POST .../queries` (and a POST body with
- * `queries` on the endpoint itself) for views and `_all_docs`, `_design_docs`, `_local_docs`.
- * Each query object holds the parameters of one GET of the endpoint; the answer is
- * `{"results": [...]}`, one GET answer per query, in order.
+ * View parameters given as JSON, as CouchDB 2 takes them for views and `_all_docs`,
+ * `_design_docs`, `_local_docs`: in a POST body beside `keys` (the query string wins where both
+ * give one), and as multiple queries in one request (`POST .../queries`, or `queries` in the
+ * POST body of the endpoint itself), answered `{"results": [...]}`, one GET answer per query.
  */
 import { badRequest } from '../errors.js';
 import { stream, type Reply } from './reply.js';
@@ -32,6 +32,28 @@ export function requiredQueries(body: Record<string, unknown>): Record<string, u
   return queries;
 }
 
+/** Body members that are not view parameters. */
+const NOT_PARAMS = new Set(['keys', 'queries']);
+
+/**
+ * The request with its POST body's view parameters added to the query string, where the
+ * query string does not already give them (CouchDB 2's parse_body_and_query).
+ */
+export function withBodyParams(req: Request, body: Record<string, unknown>): Request {
+  const q = req.url.indexOf('?');
+  const search = new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1));
+  const given = Object.entries(body).filter(([name]) => !NOT_PARAMS.has(name) && !search.has(name));
+  if (given.length === 0) return req;
+  appendParams(search, given);
+  return req.rewritten(`${req.rawPath}?${search.toString()}`, req.method);
+}
+
+function appendParams(search: URLSearchParams, params: Iterable<[string, unknown]>): void {
+  for (const [name, value] of params) {
+    search.append(name, typeof value === 'string' && !JSON_PARAMS.has(name) ? value : JSON.stringify(value));
+  }
+}
+
 /**
  * Every query run through `single` as a GET of the endpoint (the request's path without
  * `/queries`). All of them are parsed and started before the first byte is sent, so a bad
@@ -42,9 +64,7 @@ export async function runQueries(req: Request, p: RouteParams, svc: Services, qu
   const replies: Reply[] = [];
   for (const query of queries) {
     const search = new URLSearchParams();
-    for (const [name, value] of Object.entries(query)) {
-      search.append(name, typeof value === 'string' && !JSON_PARAMS.has(name) ? value : JSON.stringify(value));
-    }
+    appendParams(search, Object.entries(query));
     replies.push(await single(req.rewritten(`${path}?${search.toString()}`, 'GET'), p, svc));
   }
   return stream(200, (async function* () {

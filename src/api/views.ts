@@ -11,7 +11,7 @@ import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { etagMatches, openDb, readObject, quote, rowsEnvelope } from './common.js';
-import { bodyQueries, requiredQueries, runQueries } from './multi-query.js';
+import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 import type { OpenedView } from '../views/service.js';
 import type { DesignDoc } from '../views/view-index.js';
 import { mapRows, reduceRows, rowRange, rowsBefore, rowsWithin, smallMapQuery, type RangeQuery } from '../views/query.js';
@@ -36,7 +36,7 @@ export const viewRoutes: Route[] = [
           return runQueries(req, view, svc, queries, (one, q, s) => viewQuery(one, q, s, undefined));
         }
         if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
-        return viewQuery(req, p, svc, body['keys'] as unknown[] | undefined);
+        return viewQuery(withBodyParams(req, body), p, svc, body['keys'] as unknown[] | undefined);
       },
     },
   },

@@ -194,6 +194,16 @@ test('multiple queries: POST .../queries and a body with `queries` answer each a
   assert.deepEqual((await c.post('/c2/_design/mq/_view/n', { queries: [{ reduce: false, limit: 1 }] })).body.results[0].rows.map((r: { key: string }) => r.key), ['a']);
 });
 
+test('a POST body gives view parameters beside keys; the query string wins where both give one', async () => {
+  const view = await c.post('/c2/_design/mq/_view/n', { keys: ['z', 'a'], reduce: false, include_docs: true, limit: 1 });
+  assert.equal(view.status, 200, view.text);
+  assert.deepEqual(view.body.rows.map((r: { key: string; doc: { _id: string } }) => [r.key, r.doc._id]), [['z', 'z']]);
+  const both = await c.post('/c2/_design/mq/_view/n?reduce=true&group=true', { keys: ['z', 'a'], reduce: false });
+  assert.deepEqual(both.body.rows, [{ key: 'z', value: 1 }, { key: 'a', value: 1 }]);
+  const docs = await c.post('/c2/_all_docs?limit=2', { startkey: 'a', limit: 1, descending: false });
+  assert.deepEqual(ids(docs.body.rows), ['a', 'z']);
+});
+
 test('multiple queries: CouchDB\'s errors', async () => {
   const cases: [string, unknown, number, string][] = [
     ['/c2/_all_docs/queries', {}, 400, 'POST body must include `queries` parameter.'],
