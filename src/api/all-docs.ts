@@ -13,7 +13,7 @@ import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
-import { dbStateEtag, etagMatches, openDb, readObject, rowsEnvelope } from './common.js';
+import { dbStateEtag, etagMatches, openDb, readObject, rowsEnvelope, viewJsonParam } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 
 type Listing = (req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined) => Promise<Reply>;
@@ -30,6 +30,8 @@ function listingRoute(name: string, listing: Listing): Route {
         return get(req, p, svc);
       },
       POST: async (req, p, svc) => {
+        // As couch_httpd_db: a listing's POST body must say it is JSON (CouchDB 2's `/queries` need not).
+        if (!isQueries(p)) req.requireJsonContentType();
         const body = await readObject(req, svc);
         const queries = isQueries(p) ? requiredQueries(body) : bodyQueries(body);
         if (queries) return runQueries(req, p, svc, queries, get);
@@ -88,15 +90,15 @@ interface AllDocsQuery {
 }
 
 function parseQuery(req: Request, bodyKeys: unknown[] | undefined): AllDocsQuery {
-  const keyParam = req.json('key');
-  const keysParam = req.json('keys');
+  const keyParam = viewJsonParam(req, 'key');
+  const keysParam = viewJsonParam(req, 'keys');
   if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError('`keys` must be a JSON array');
   const limit = req.int('limit');
   if (limit !== undefined && limit < 0) throw queryParseError('Invalid value for `limit`: must be a non-negative integer');
   const skip = req.int('skip', 0);
   if (skip < 0) throw queryParseError('Invalid value for `skip`: must be a non-negative integer');
-  let startkey = req.has('startkey') ? req.json('startkey') : req.json('start_key');
-  let endkey = req.has('endkey') ? req.json('endkey') : req.json('end_key');
+  let startkey = viewJsonParam(req, req.has('startkey') ? 'startkey' : 'start_key');
+  let endkey = viewJsonParam(req, req.has('endkey') ? 'endkey' : 'end_key');
   if (keyParam !== undefined) {
     startkey = keyParam;
     endkey = keyParam;

@@ -16,6 +16,20 @@ export function maxDocumentSize(services: Services): number {
   return services.config.getInt(MAIN_CONFIG_SECTION, 'max_document_size', 67108864);
 }
 
+/**
+ * A JSON query parameter of a view or `_all_docs` (key, keys, startkey, endkey): CouchDB 1.6's
+ * couch_mrview answers one that does not parse with bad_request.
+ */
+export function viewJsonParam(req: Request, name: string): unknown {
+  const value = req.string(name);
+  if (value === undefined) return undefined;
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw badRequest('invalid_json');
+  }
+}
+
 /** A JSON object body; anything else is a 400. */
 export async function readObject(req: Request, services: Services): Promise<Record<string, unknown>> {
   const body = await req.jsonBody(requestLimit(services));

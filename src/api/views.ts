@@ -10,7 +10,7 @@ import { stream, json, raw, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { etagMatches, openDb, readObject, quote, rowsEnvelope } from './common.js';
+import { etagMatches, openDb, readObject, quote, rowsEnvelope, viewJsonParam } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 import type { OpenedView } from '../views/service.js';
 import type { DesignDoc } from '../views/view-index.js';
@@ -68,7 +68,8 @@ export const viewRoutes: Route[] = [
     shape: 'dbHandler', name: '_temp_view', access: 'db_admin',
     methods: {
       POST: async (req, p, svc) => {
-        // CouchDB 1.6 ignores the Content-Type of a temporary view's body.
+        // As couch_mrview_http: the body must say it is JSON.
+        req.requireJsonContentType();
         const db = await openDb(svc, p.db, req);
         const body = await readObject(req, svc);
         if (typeof body['map'] !== 'string') throw badRequest('map function missing');
@@ -113,17 +114,6 @@ interface ViewParams extends RangeQuery {
   updateSeq: boolean;
 }
 
-/** A JSON query parameter; CouchDB 1.6 answers one that does not parse with bad_request. */
-function jsonParam(req: Request, name: string): unknown {
-  const value = req.string(name);
-  if (value === undefined) return undefined;
-  try {
-    return JSON.parse(value);
-  } catch {
-    throw badRequest('invalid_json');
-  }
-}
-
 /** A non-negative integer parameter, with couch_mrview's messages for bad ones. */
 function positiveInt(req: Request, name: string): number | undefined {
   const value = req.string(name);
@@ -136,10 +126,10 @@ function positiveInt(req: Request, name: string): number | undefined {
 
 function parseParams(req: Request, bodyKeys: unknown[] | undefined, hasReduce: boolean, raw: boolean): ViewParams {
   const either = (a: string, b: string): { key: unknown } | undefined =>
-    req.has(a) ? { key: jsonParam(req, a) } : req.has(b) ? { key: jsonParam(req, b) } : undefined;
+    req.has(a) ? { key: viewJsonParam(req, a) } : req.has(b) ? { key: viewJsonParam(req, b) } : undefined;
   const docid = (a: string, b: string): string | undefined => req.string(a) ?? req.string(b);
-  const keyParam = req.has('key') ? { key: jsonParam(req, 'key') } : undefined;
-  const keysParam = jsonParam(req, 'keys');
+  const keyParam = req.has('key') ? { key: viewJsonParam(req, 'key') } : undefined;
+  const keysParam = viewJsonParam(req, 'keys');
   if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError('`keys` must be a JSON array');
   const keys = bodyKeys ?? (keysParam as unknown[] | undefined);
   const limit = positiveInt(req, 'limit');

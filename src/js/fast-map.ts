@@ -21,7 +21,7 @@
  * - nothing is assigned except local variables.
  *
  * Whenever a document takes the function somewhere this does not model (an exception such as
- * reading a member of `undefined`, a `throw`, an inherited name, an unencodable key, or more
+ * reading a member of `undefined`, a `throw`, an inherited name, a key holding `undefined`, or more
  * than the step, string or size budget), `map` answers undefined and the caller maps that
  * document in the sandbox, which gives CouchDB's behaviour (logs, timeouts, memory limit)
  * exactly. A function is fast or not as a whole; a document falls back as a whole.
@@ -204,8 +204,8 @@ function stringIndex(key: string, length: number): number {
 }
 
 /**
- * Whether a key is encodable as CouchDB 1.6's query server checks (prelude.ts `encodable`):
- * no `undefined` as the key or in an array; object members that are undefined are left out.
+ * Whether a key holds no `undefined` (as the key or in an array; object members that are
+ * undefined are left out anyway). Other keys are left to the sandbox, whose JSON makes them null.
  */
 function encodable(v: unknown): boolean {
   if (v === undefined) return false;

@@ -483,23 +483,6 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     }
   }
 
-  // CouchDB 1.6's query server refuses an undefined key (or array element of a key; object
-  // members that are undefined are left out): that document then emits nothing for that view.
-  // An undefined value stays null, so the common emit(key) keeps working.
-  function encodable(v) {
-    if (v === undefined) return false;
-    if (typeof v !== "object" || v === null) return true;
-    if (nativeIsArray(v)) {
-      for (var i = 0; i < v.length; i++) if (!encodable(v[i])) return false;
-      return true;
-    }
-    for (var k in v) {
-      var m = v[k];
-      if (m !== undefined && typeof m === "object" && m !== null && !encodable(m)) return false;
-    }
-    return true;
-  }
-
   // --- the batch runner ----------------------------------------------------------------------
   function runMaps() {
     var j = job, docs = j.items, n = docs.length, out = j.out;
@@ -519,10 +502,9 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
       for (f = 0; f < nf; f++) {
         rows = [];
         try {
+          // Rows leave as JSON: an undefined key (or array element) becomes null, an undefined
+          // object member is left out, as CouchDB 1.6's query server sends them.
           fs[f](doc);
-          for (var r = 0; r < rows.length; r++) {
-            if (!encodable(rows[r][0])) throw "Cannot encode 'undefined' value as JSON";
-          }
           res[f] = rows;
         } catch (e) {
           viewError(e, doc);

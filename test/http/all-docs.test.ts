@@ -371,11 +371,10 @@ test('bad keys bodies are 400 bad_request', async () => {
   assert.equal(notJson.body.error, 'bad_request');
 });
 
-test('bad parameters are 400 query_parse_error', async () => {
+test('bad parameters are 400 query_parse_error; keys that are not JSON are 400 bad_request, as for views', async () => {
   await fourDocs('ad_bad_params');
   const cases = [
-    'limit=-1', 'limit=abc', 'limit=1.5', 'skip=-1', 'skip=x', 'skip=1.5',
-    'startkey=%7Bbad', 'endkey=not-json', 'start_key=%22unterminated', 'key=%5B1', 'keys=%22notarray%22',
+    'limit=-1', 'limit=abc', 'limit=1.5', 'skip=-1', 'skip=x', 'skip=1.5', 'keys=%22notarray%22',
     'descending=yes', 'include_docs=1', 'inclusive_end=maybe', 'update_seq=nah',
   ];
   for (const query of cases) {
@@ -384,6 +383,20 @@ test('bad parameters are 400 query_parse_error', async () => {
     assert.equal(r.body.error, 'query_parse_error', `${query}: ${r.text}`);
     assert.equal(typeof r.body.reason, 'string');
   }
+  for (const query of ['startkey=%7Bbad', 'endkey=not-json', 'start_key=%22unterminated', 'key=%5B1', 'keys=%5B']) {
+    const r = await c.get(`/ad_bad_params/_all_docs?${query}`);
+    assert.equal(r.status, 400, query);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'invalid_json' }, query);
+  }
+});
+
+test('a POST needs a JSON Content-Type (415 otherwise)', async () => {
+  await fourDocs('ad_ctype');
+  const form = await c.post('/ad_ctype/_all_docs', undefined, { raw: '{"keys":["a"]}', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+  assert.equal(form.status, 415, form.text);
+  assert.equal(form.body.error, 'bad_content_type');
+  const json = await c.post('/ad_ctype/_all_docs', undefined, { raw: '{"keys":["a"]}', headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+  assert.equal(json.status, 200, json.text);
 });
 
 test('non-string bounds are ignored in favour of startkey_docid / endkey_docid', async () => {

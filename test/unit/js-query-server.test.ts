@@ -60,11 +60,11 @@ describe('environment', () => {
     assert.deepEqual(logs, ['mapped a', '{"id":"a"}']);
   });
 
-  test('emit without a value emits null; an undefined key (or key element) drops what the document emitted', async () => {
+  test('undefined is emitted as JSON sends it: null as a key, value or array element; left out as a member', async () => {
     const rows = await mapOne('function(doc) { emit(doc._id); emit(doc._id, doc.missing) }', [{ _id: 'a' }]);
     assert.deepEqual(rows, [[['a', null], ['a', null]]]);
-    assert.deepEqual(await mapOne('function(doc) { emit(doc._id, 1); emit(doc.missing, null) }', [{ _id: 'a' }]), [[]]);
-    assert.deepEqual(await mapOne('function(doc) { emit([doc._id, doc.missing], null) }', [{ _id: 'a' }]), [[]]);
+    assert.deepEqual(await mapOne('function(doc) { emit(doc._id, 1); emit(doc.missing, null) }', [{ _id: 'a' }]), [[['a', 1], [null, null]]]);
+    assert.deepEqual(await mapOne('function(doc) { emit([doc._id, doc.missing], [doc.missing]) }', [{ _id: 'a' }]), [[[['a', null], [null]]]]);
     assert.deepEqual(await mapOne('function(doc) { emit({a: doc.missing}, null) }', [{ _id: 'a' }]), [[[{}, null]]]);
   });
 
