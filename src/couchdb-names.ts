@@ -25,6 +25,10 @@ export const HEADER_PROXY_TOKEN = 'x-auth-couchdb-token';
 export const HEADER_REQUESTED_PATH = 'x-couchdb-requested-path';
 /** What a virtual host adds to the request it routes: the path the client asked for under it. */
 export const HEADER_VHOST_PATH = 'x-couchdb-vhost-path';
+/** CouchDB 2's request id: the client's own, or one made up; every answer carries it. */
+export const HEADER_REQUEST_ID = 'X-Couch-Request-ID';
+/** CouchDB 2's time spent receiving a request's body, in ms, on every answer. */
+export const HEADER_BODY_TIME = 'X-CouchDB-Body-Time';
 export const AUTH_COOKIE = 'AuthSession';
 
 /** The statistics section that CouchDB names after itself. */

@@ -13,7 +13,7 @@ import type { RouteParams } from './route.js';
 const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
 function segments(path: string): string[] {
-  return path.split('/').slice(1).filter((s, i, all) => s !== '' || i < all.length - 1).map(decodeSegment);
+  return path.split('/').slice(1).filter((s, i, all) => s !== '' || i < all.length - 1).map((s) => decodeSegment(s));
 }
 
 /** The `req` of a function run for `req`, as JSON text; `id` is the document it is about (shows, updates). */

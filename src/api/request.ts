@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import { badRequest, queryParseError, tooLarge, badContentType } from '../errors.js';
 import { adminPartyContext, type UserContext } from '../auth/user-context.js';
 import type { HeaderMap } from './reply.js';
-import { HEADER_REQUESTED_PATH, HEADER_VHOST_PATH } from '../couchdb-names.js';
+import { randomBytes } from 'node:crypto';
+import { HEADER_REQUEST_ID, HEADER_REQUESTED_PATH, HEADER_VHOST_PATH } from '../couchdb-names.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -11,9 +12,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * stands for a space, so a literal plus must be sent as `%2B`. Malformed percent-encoding is a
  * 400, not a crash.
  */
-export function decodeSegment(segment: string): string {
+export function decodeSegment(segment: string, plusIsSpace = true): string {
   try {
-    return decodeURIComponent(segment.replace(/\+/g, ' '));
+    return decodeURIComponent(plusIsSpace ? segment.replace(/\+/g, ' ') : segment);
   } catch {
     throw badRequest(`Invalid URL encoding in path segment: ${segment}`);
   }
@@ -49,6 +50,10 @@ export class Request {
   /** Set when the query string had malformed percent-encoding. */
   readonly badQuery: boolean = false;
   private bodyCache: Buffer | undefined;
+  /** The request id answers carry (HEADER_REQUEST_ID): the client's, else ten random hex digits. */
+  readonly requestId: string;
+  /** How long reading the body took, in ms (0 while not read). */
+  private bodyMs = 0;
   /** Who is asking; set by authentication before the handler runs. */
   userCtx: UserContext = adminPartyContext();
   /** The authentication handler that established `userCtx` (`_session` reports it). */
@@ -110,6 +115,8 @@ export class Request {
       this.parent = rewrite.from;
       this.requestedPathHeader = rewrite.from.header(HEADER_REQUESTED_PATH) ?? rewrite.from.url;
     }
+    const givenId = raw.headers[HEADER_REQUEST_ID.toLowerCase()];
+    this.requestId = rewrite?.from.requestId ?? (typeof givenId === 'string' && givenId !== '' ? givenId : newRequestId());
     this.rawSegments = this.rawPath.split('/').slice(1);
     if (this.rawSegments.length > 0 && this.rawSegments[this.rawSegments.length - 1] === '' && this.rawSegments.length > 1) {
       // A trailing slash (`/db/`) names the same resource as without it.
@@ -255,6 +262,7 @@ export class Request {
     }
     const chunks: Buffer[] = [];
     let size = 0;
+    const started = performance.now();
     for await (const chunk of this.raw) {
       const buf = chunk as Buffer;
       size += buf.length;
@@ -265,7 +273,13 @@ export class Request {
       chunks.push(buf);
     }
     this.bodyCache = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    this.bodyMs = performance.now() - started;
     return this.bodyCache;
+  }
+
+  /** Milliseconds spent reading the body (HEADER_BODY_TIME), whole. */
+  get bodyTime(): number {
+    return this.parent ? this.parent.bodyTime : Math.round(this.bodyMs);
   }
 
   async text(limit: number): Promise<string> {
@@ -292,4 +306,18 @@ export function parseJson(text: string): unknown {
     if (err instanceof RangeError) throw badRequest('JSON is nested too deeply');
     throw badRequest('invalid UTF-8 JSON');
   }
+}
+
+/** Random bytes drawn in bulk: ids are made for every request. */
+let idBytes = Buffer.alloc(0);
+let idAt = 0;
+
+/** Ten random hex digits, as CouchDB makes a request id (five random bytes). */
+function newRequestId(): string {
+  if (idAt + 5 > idBytes.length) {
+    idBytes = randomBytes(5 * 1024);
+    idAt = 0;
+  }
+  idAt += 5;
+  return idBytes.toString('hex', idAt - 5, idAt);
 }

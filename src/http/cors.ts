@@ -16,7 +16,7 @@ const DEFAULT_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'TRACE', 'CONNE
 const DEFAULT_HEADERS = ['accept', 'accept-language', 'authorization', 'content-type', 'expires', 'last-modified', 'pragma',
   'origin', 'content-length', 'if-match', 'destination', 'x-requested-with', 'x-http-method-override', 'content-range',
   'x-couchdb-www-authenticate', 'x-couch-full-commit', 'x-couch-persist'];
-const EXPOSED_HEADERS = 'Cache-Control, Content-Type, ETag, Server, Location, X-Couch-Id, X-Couch-Update-NewRev, Accept-Ranges, Content-Range';
+const EXPOSED_HEADERS = 'Cache-Control, Content-Type, ETag, Server, Location, X-Couch-Id, X-Couch-Update-NewRev, Accept-Ranges, Content-Range, X-Couch-Request-ID, X-CouchDB-Body-Time';
 const MAX_AGE = 600;
 
 const list = (value: string | undefined): string[] =>

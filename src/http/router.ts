@@ -1,5 +1,5 @@
 import { CouchError, badRequest, methodNotAllowed, notFound } from '../errors.js';
-import { decodeSegment } from '../api/request.js';
+import { decodeSegment as decodeRawSegment } from '../api/request.js';
 import { accessOf, type Access, type Handler, type Route, type RouteParams, type RouteShape } from '../api/route.js';
 import { illegalDbNameReason, isSystemDbName } from '../core/names.js';
 
@@ -63,8 +63,12 @@ export class Router {
     this.mounted = new Map(handlers);
   }
 
-  /** Finds the handler for a method and raw path segments; throws 400/404/405 CouchErrors. */
-  resolve(method: string, segs: readonly string[]): Resolved {
+  /**
+   * Finds the handler for a method and raw path segments; throws 400/404/405 CouchErrors.
+   * `plusIsSpace`: a `+` in a segment means a space (`[chttpd] decode_plus_to_space`).
+   */
+  resolve(method: string, segs: readonly string[], plusIsSpace = true): Resolved {
+    const decodeSegment = (segment: string) => decodeRawSegment(segment, plusIsSpace);
     const params: RouteParams = { db: '', docId: '', attachment: '', rest: [] };
     const mounted = this.mounted.size > 0 && segs.length > 0 ? this.mounted.get(segs[0]!) : undefined;
     // A mounted handler reads the raw path itself: `rest` stays empty.

@@ -11,7 +11,7 @@ import type { HeaderMap, RelayReply, Reply } from '../api/reply.js';
 import type { Route } from '../api/route.js';
 import type { Services } from '../api/services.js';
 import { badRequest, toCouchError, type CouchError } from '../errors.js';
-import { SERVER_HEADER } from '../couchdb-names.js';
+import { HEADER_BODY_TIME, HEADER_REQUEST_ID, SERVER_HEADER } from '../couchdb-names.js';
 import { Router } from './router.js';
 import { authorize } from '../api/authorize.js';
 import { challengeHeaders } from './challenge.js';
@@ -32,10 +32,11 @@ export class HttpServer {
   private readonly observers: RequestObserver[] = [];
   /**
    * What the transport takes from the configuration: `[vhosts]` rules and global handlers
-   * (parsed once, and again when they change) and the `[httpd_global_handlers]` proxies mounted
+   * (parsed once, and again when they change), whether `+` in a path is a space (`[chttpd]
+   * decode_plus_to_space`), and the `[httpd_global_handlers]` proxies mounted
    * on the router. A restart brings a new configuration, which `follow` binds in its place.
    */
-  private bound: { config: Config; vhosts: VhostRule[]; vhostGlobals: string[]; release: () => void } | undefined;
+  private bound: { config: Config; vhosts: VhostRule[]; vhostGlobals: string[]; plusIsSpace: boolean; release: () => void } | undefined;
 
   /**
    * `services` are the server's current ones; `restarting`, a restart under way, which a new
@@ -88,8 +89,7 @@ export class HttpServer {
   async dispatch(req: Request): Promise<Reply> {
     if (req.badQuery) throw badRequest('Invalid URL encoding in query string');
     const services = this.services();
-    this.follow(services.config);
-    const resolved = this.router.resolve(req.method, req.rawSegments);
+    const resolved = this.router.resolve(req.method, req.rawSegments, this.follow(services.config).plusIsSpace);
     return (await authorize(req, resolved, services)) ?? resolved.handler(req, resolved.params, services);
   }
 
@@ -106,7 +106,7 @@ export class HttpServer {
       const cors = corsFor(req, services.config);
       if (cors.kind === 'preflight') {
         status = 204;
-        res.writeHead(204, { ...standardHeaders(), ...cors.headers, 'Content-Length': 0 });
+        res.writeHead(204, { ...standardHeaders(req), ...cors.headers, 'Content-Length': 0 });
         res.end();
         return;
       }
@@ -147,11 +147,16 @@ export class HttpServer {
       bound.vhosts = parseVhostRules(config.section('vhosts'));
       bound.vhostGlobals = parseGlobals(config.get('httpd', 'vhost_global_handlers'));
     };
-    const bound = { config, vhosts: [] as VhostRule[], vhostGlobals: [] as string[], release: () => {} };
+    const readPlus = () => {
+      bound.plusIsSpace = config.getBool('chttpd', 'decode_plus_to_space', true);
+    };
+    const bound = { config, vhosts: [] as VhostRule[], vhostGlobals: [] as string[], plusIsSpace: true, release: () => {} };
     readVhosts();
+    readPlus();
     const unmountProxies = syncProxies(config, this.router);
     const unwatch = config.onChange((section, key) => {
       if (section === 'vhosts' || (section === 'httpd' && key === 'vhost_global_handlers')) readVhosts();
+      if (section === 'chttpd' && key === 'decode_plus_to_space') readPlus();
     });
     bound.release = () => {
       unmountProxies();
@@ -201,7 +206,7 @@ export class HttpServer {
       const json = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
       const text = jsonp ? `/* CouchDB */${jsonp}(${json});\n` : `${json}\n`;
       res.writeHead(reply.status, {
-        ...standardHeaders(),
+        ...standardHeaders(req),
         ...req.extraHeaders,
         'Content-Type': jsonp ? 'application/javascript' : jsonContentType(req),
         'Content-Length': Buffer.byteLength(text),
@@ -213,7 +218,7 @@ export class HttpServer {
     if (reply.kind === 'raw') {
       const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
       res.writeHead(reply.status, {
-        ...standardHeaders(),
+        ...standardHeaders(req),
         ...req.extraHeaders,
         'Content-Type': reply.contentType,
         'Content-Length': body.byteLength,
@@ -223,7 +228,7 @@ export class HttpServer {
       return;
     }
     const headers: HeaderMap = {
-      ...standardHeaders(),
+      ...standardHeaders(req),
       ...req.extraHeaders,
       'Content-Type': jsonp ? 'application/javascript' : reply.contentType ?? jsonContentType(req),
       ...reply.headers,
@@ -315,7 +320,7 @@ export class HttpServer {
     const text = jsonp ? `/* CouchDB */${jsonp}(${json});\n` : `${json}\n`;
     const challenge = err.status === 401 ? challengeHeaders(req, err, this.services().config) : undefined;
     res.writeHead(challenge?.status ?? err.status, {
-      ...standardHeaders(),
+      ...standardHeaders(req),
       ...req.extraHeaders,
       'Content-Type': jsonp ? 'application/javascript' : jsonContentType(req),
       'Content-Length': Buffer.byteLength(text),
@@ -372,8 +377,13 @@ function listenOn(server: Server, port: number, host: string): Promise<AddressIn
   });
 }
 
-function standardHeaders(): HeaderMap {
-  return { Server: SERVER_HEADER, 'Cache-Control': 'must-revalidate' };
+function standardHeaders(req: Request): HeaderMap {
+  return {
+    Server: SERVER_HEADER,
+    'Cache-Control': 'must-revalidate',
+    [HEADER_REQUEST_ID]: req.requestId,
+    [HEADER_BODY_TIME]: req.bodyTime,
+  };
 }
 
 /**
