@@ -94,18 +94,18 @@ async function openRevs(req: Request, db: Database, id: string, options: OpenOpt
     revs = parsed as string[];
   }
   let results: Awaited<ReturnType<Database['openRevs']>>;
+  // As CouchDB: multipart whenever the client takes multipart/mixed, wildcards (or no Accept) included.
+  const multipart = req.acceptsContentType('multipart/mixed');
   try {
     // A multipart/mixed reply carries attachment content (all of it, or what atts_since lacks)
     // whether or not attachments=true is given, as CouchDB's send_docs_multipart does.
-    const multipart = (req.header('accept') ?? '').includes('multipart/mixed');
     results = await db.openRevs(id, revs, multipart ? { ...options, attachments: true, attachmentsAs: 'follows' } : options);
   } catch (err) {
     // CouchDB answers open_revs=all of a document it does not have with an empty list.
     if (revs !== 'all' || !(err instanceof CouchError) || err.status !== 404) throw err;
     results = [];
   }
-  const accept = req.header('accept') ?? '';
-  if (accept.includes('multipart/mixed')) {
+  if (multipart) {
     // What CouchDB's replicator reads: one part per revision, a multipart/related one when the
     // revision's attachment content comes along.
     const boundary = newBoundary();

@@ -242,6 +242,27 @@ export class Request {
     }
   }
 
+  /**
+   * Whether the client takes `type` (`main/sub`), as mochiweb's accepts_content_type decides it
+   * for CouchDB: no Accept header is `*\/*`; `*\/*`, `main/*` or the type itself with a q above
+   * 0 accept it, unless the type or `main/*` is listed with q=0.
+   */
+  acceptsContentType(type: string): boolean {
+    const wanted = type.toLowerCase();
+    const superType = `${wanted.split('/')[0]}/*`;
+    let accepted = false;
+    for (const part of (this.header('accept') ?? '*/*').split(',')) {
+      const [name = '', ...params] = part.split(';');
+      const t = name.trim().toLowerCase();
+      const qParam = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+      const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+      if (Number.isNaN(q)) return false;
+      if (q <= 0 && (t === wanted || t === superType)) return false;
+      if (q > 0 && (t === '*/*' || t === wanted || t === superType)) accepted = true;
+    }
+    return accepted;
+  }
+
   accepts(type: string): boolean {
     const accept = this.header('accept');
     if (!accept) return false;
