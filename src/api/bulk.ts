@@ -20,8 +20,11 @@ export const bulkRoutes: Route[] = [
         const body = await readObject(req, svc);
         const docsJson = body['docs'];
         if (docsJson === undefined) throw badRequest("Missing JSON list of 'docs'");
-        if (!Array.isArray(docsJson)) throw badRequest('`docs` member must be an array.');
-        const newEdits = body['new_edits'] === undefined ? true : body['new_edits'] === true;
+        // CouchDB 1.6 failed on these with a 500; CouchDB 2's reasons.
+        if (!Array.isArray(docsJson)) throw badRequest('`docs` parameter must be an array.');
+        const newEditsJson = body['new_edits'] ?? true;
+        if (typeof newEditsJson !== 'boolean') throw badRequest('`new_edits` parameter must be a boolean.');
+        const newEdits = newEditsJson;
         const allOrNothing = body['all_or_nothing'] === true;
         const maxSize = maxDocumentSize(svc);
 

@@ -95,7 +95,8 @@ export function dbStateEtag(db: Database): string {
 /** If-None-Match lists the given ETag (CouchDB splits the header on commas and spaces). */
 export function etagMatches(req: Request, etag: string): boolean {
   const header = req.header('if-none-match');
-  return header !== undefined && header.split(/[, ]+/).includes(etag);
+  // A weak validator (W/"...") names the same ETag, as CouchDB 2 reads it.
+  return header !== undefined && header.split(/[, ]+/).some((tag) => (tag.startsWith('W/') ? tag.slice(2) : tag) === etag);
 }
 
 /** The revision named by `If-Match` (quotes stripped). */

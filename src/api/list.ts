@@ -31,6 +31,8 @@ export const listRoutes: Route[] = [
     shape: 'designHandler', name: '_list',
     methods: {
       GET: (req, p, svc) => list(req, p, svc, undefined),
+      // CouchDB 2 runs a list for OPTIONS too (as for GET).
+      OPTIONS: (req, p, svc) => list(req, p, svc, undefined),
       POST: async (req, p, svc) => {
         const body = await readObject(req, svc);
         if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');

@@ -18,7 +18,7 @@ import { mapRows, reduceRows, rowRange, rowsBefore, rowsWithin, smallMapQuery, t
 import type { RangeOptions } from '../storage/types.js';
 import { hash } from 'node:crypto';
 import { reducerFor } from '../views/reducer.js';
-import { collate, collateRaw } from '../views/collation.js';
+import { COLLATION_VERSION, collate, collateRaw } from '../views/collation.js';
 
 export const viewRoutes: Route[] = [
   {
@@ -46,12 +46,17 @@ export const viewRoutes: Route[] = [
       GET: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
         const view = await svc.views.open(db, p.docId, false);
+        const dataSize = await view.index.store.dataSize();
+        const diskSize = await view.index.store.diskSize();
         return json(200, {
           name: p.docId.slice('_design/'.length),
           view_index: {
             compact_running: view.index.compacting,
-            data_size: await view.index.store.dataSize(),
-            disk_size: await view.index.store.diskSize(),
+            data_size: dataSize,
+            disk_size: diskSize,
+            // CouchDB 2/3's names for the sizes, and the collation the index was built with.
+            sizes: { active: dataSize, external: dataSize, file: diskSize },
+            collator_versions: [COLLATION_VERSION],
             language: view.ddoc.language ?? 'javascript',
             purge_seq: view.index.purgeSeq,
             signature: view.index.signature,
