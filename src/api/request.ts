@@ -141,10 +141,24 @@ export class Request {
     return this.parent ? this.parent.rewriteDepth + 1 : 0;
   }
 
-  /** This request routed to another URL (and method) of the server, by `_rewrite`. */
-  rewritten(url: string, method: string): Request {
-    return new Request(this.raw, this.secure, { url, method, from: this });
+  /**
+   * This request routed to another URL (and method) of the server, by `_rewrite`; a rewrite
+   * function may also give it other headers (added to the client's) and another body.
+   */
+  rewritten(url: string, method: string, replace: { headers?: Record<string, string>; body?: Buffer } = {}): Request {
+    const routed = new Request(this.raw, this.secure, { url, method, from: this });
+    if (replace.headers) {
+      routed.headerOverrides = { ...this.headerOverrides };
+      for (const [name, value] of Object.entries(replace.headers)) routed.headerOverrides[name.toLowerCase()] = value;
+    } else {
+      routed.headerOverrides = this.headerOverrides;
+    }
+    if (replace.body) routed.bodyCache = replace.body;
+    return routed;
   }
+
+  /** Headers a rewrite function set, by lower-case name, over the client's. */
+  private headerOverrides: Record<string, string> | undefined;
 
   /** Aborted when the client goes away, so long-running feeds can stop waiting. */
   get signal(): AbortSignal {
@@ -179,6 +193,8 @@ export class Request {
 
   header(name: string): string | undefined {
     const lower = name.toLowerCase();
+    const given = this.headerOverrides?.[lower];
+    if (given !== undefined) return given;
     const value = this.raw.headers[lower];
     if (value === undefined && lower === HEADER_REQUESTED_PATH) return this.requestedPathHeader;
     if (value === undefined && lower === HEADER_VHOST_PATH) return this.vhostPath;
@@ -274,8 +290,8 @@ export class Request {
 
   /** Reads the whole body, failing with 413 past `limit` bytes. */
   async body(limit: number): Promise<Buffer> {
-    if (this.parent) return this.parent.body(limit);
     if (this.bodyCache) return this.bodyCache;
+    if (this.parent) return this.parent.body(limit);
     const declared = Number(this.header('content-length') ?? 0);
     if (declared > limit) {
       this.raw.resume();

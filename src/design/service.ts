@@ -56,6 +56,11 @@ export class DesignService {
     return this.compiled(db, ddoc, `${group}/${name}`, source);
   }
 
+  /** The design document's `rewrites` when it is a function (CouchDB 2), compiled. */
+  rewriteFunction(db: Database, ddoc: DesignDocument): Promise<DesignFunction> {
+    return this.compiled(db, ddoc, 'rewrites', ddoc.body['rewrites']);
+  }
+
   /** The validate_doc_update functions of `db`'s design documents (cached until one changes). */
   validators(db: Database): Promise<Validator[]> {
     const cached = this.validatorSets.get(db);

@@ -1,5 +1,5 @@
 /**
- * One design-document function (validate_doc_update, a filter, show, list or update) compiled in
+ * One design-document function (validate_doc_update, a filter, show, list, update or rewrite) compiled in
  * the sandbox, with `require()` resolving in the whole design document and `this` bound to it,
  * as CouchDB's query server does for everything but views.
  *
@@ -12,6 +12,7 @@ import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { CouchError } from '../errors.js';
 import { programDisposed, type WorkerPool } from './pool.js';
 import type { ListOutput } from './protocol.js';
+import type { DesignKind } from './engine.js';
 import { batchRanges, invalidOutput, parseReply } from './batches.js';
 
 /** What a show, list head or update answers: CouchDB's response object. */
@@ -128,6 +129,18 @@ export class DesignFunction {
     return resp as RenderResponse;
   }
 
+  /**
+   * A rewrite function's answer (CouchDB 2): `{path, query?, method, headers?, body?}` to route
+   * the request, or `{code, headers?, body?}` to answer it.
+   */
+  async rewrite(req: string): Promise<Record<string, unknown>> {
+    const [result] = await this.batch('rewrite', `[[${req}]]`, '', 1);
+    if (result === null || typeof result !== 'object' || Array.isArray(result)) {
+      throw new CouchError(500, 'rewrite_error', 'incomprehensible response from rewrite function');
+    }
+    return result as Record<string, unknown>;
+  }
+
   /** `[new document or null, response]`. */
   async update(doc: string, req: string): Promise<[unknown, RenderResponse]> {
     const [result] = await this.batch('update', `[[${doc},${req}]]`, '', 1);
@@ -199,7 +212,7 @@ export class DesignFunction {
     return (await Promise.all(runs)).flat();
   }
 
-  private async batch(kind: 'validate' | 'filter' | 'show' | 'update', items: string, arg: string, count: number): Promise<unknown[]> {
+  private async batch(kind: DesignKind, items: string, arg: string, count: number): Promise<unknown[]> {
     this.check();
     // A few validations (single-document writes) run on this thread when they are quick and
     // clean: a function that crashed here may have met this thread's smaller limits (stack,

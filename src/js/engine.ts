@@ -64,7 +64,7 @@ const KIND_MAP = 0;
 const KIND_REDUCE = 1;
 
 /** The runner kinds of design-document functions (prelude.ts `run`). */
-export const DESIGN_KINDS = { validate: 2, filter: 3, show: 4, update: 5 } as const;
+export const DESIGN_KINDS = { validate: 2, filter: 3, show: 4, update: 5, rewrite: 6 } as const;
 export type DesignKind = keyof typeof DESIGN_KINDS;
 
 /**

@@ -453,9 +453,23 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     var newDoc = result[0] === undefined ? null : result[0];
     return [newDoc, resp];
   }
+  // rewrites(req), a function (CouchDB 2 render.js runRewrite): where to route, or what to answer.
+  function runRewrite(req) {
+    var result;
+    try {
+      result = funs[job.fn].call(ddocThis, req);
+    } catch (e) {
+      throw asCouchError(e);
+    }
+    if (!result) throw ["error", "rewrite_error", "rewrite function could not produce mapping"];
+    if (typeof result === "string") result = { path: result };
+    if (typeof result !== "object") throw ["error", "rewrite_error", "incomprehensible response from rewrite function"];
+    if (!result.method) result.method = req.method;
+    return result;
+  }
   function runRender() {
     var j = job, a = j.items[0];
-    j.out[0] = j.kind === 4 ? runShow(a[0], a[1]) : runUpdate(a[0], a[1]);
+    j.out[0] = j.kind === 4 ? runShow(a[0], a[1]) : j.kind === 5 ? runUpdate(a[0], a[1]) : runRewrite(a[0]);
   }
   // lists.<name>(head, req): streams through hostPull; returns the output not yet flushed.
   function runList(fnIndex, headJson, reqJson, pull) {

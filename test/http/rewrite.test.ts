@@ -1,4 +1,4 @@
-/** `_rewrite` over real HTTP: rules with variables, catch-alls and typed query values, routed through the server. */
+/** `_rewrite` over real HTTP: rules with variables, catch-alls and typed query values, and rewrite functions, routed through the server. */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverForFile } from '../helpers/server.js';
@@ -93,11 +93,38 @@ test('secure_rewrites, loops and unmatched paths', async () => {
   }
 });
 
-test('rules given as a string are refused with 400', async () => {
+test('rewrites given as a string are a function (CouchDB 2); one that is not compiles to a 400', async () => {
   assert.equal((await c.put('/rw/_design/stringy', { rewrites: '[{"from":"foo","to":"bar"}]' })).status, 201);
   const r = await c.get('/rw/_design/stringy/_rewrite/foo');
   assert.equal(r.status, 400);
-  assert.deepEqual(r.body, { error: 'rewrite_error', reason: 'Rewrite rules are a String. They must be a JSON Array.' });
+  assert.equal(r.body.error, 'compilation_error');
+});
+
+test('a rewrite function routes with its own query, method, headers and body, or answers itself', async () => {
+  const fn = `function(req) {
+    var what = req.path[req.path.length - 1];
+    if (what === 'teapot') return {code: 418, headers: {'X-Kind': 'tea'}, body: 'short and stout'};
+    if (what === 'doc') return {path: '../../' + req.query.id};
+    if (what === 'show') return {path: '_show/page/d1', query: {from: 'fn', n: 2}};
+    if (what === 'post') return {path: '../../_bulk_docs', method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({docs: [{_id: 'from-fn'}]})};
+    return null;
+  }`;
+  assert.equal((await c.put('/rw/_design/fn', { rewrites: fn, shows: { page: 'function(doc, req) { return doc._id + " " + JSON.stringify(req.query); }' } })).status, 201);
+  const tea = await c.get('/rw/_design/fn/_rewrite/teapot');
+  assert.equal(tea.status, 418);
+  assert.equal(tea.headers['x-kind'], 'tea');
+  assert.equal(tea.text, 'short and stout');
+  const doc = await c.get('/rw/_design/fn/_rewrite/doc?id=d3');
+  assert.equal(doc.status, 200, doc.text);
+  assert.equal(doc.body._id, 'd3');
+  const shown = await c.get('/rw/_design/fn/_rewrite/show?ignored=1');
+  assert.equal(shown.text, 'd1 {"from":"fn","n":"2"}');
+  const posted = await c.get('/rw/_design/fn/_rewrite/post');
+  assert.equal(posted.status, 201, posted.text);
+  assert.equal((await c.get('/rw/from-fn')).status, 200);
+  const none = await c.get('/rw/_design/fn/_rewrite/nothing');
+  assert.equal(none.status, 500, none.text);
+  assert.deepEqual(none.body, { error: 'rewrite_error', reason: 'rewrite function could not produce mapping' });
 });
 
 test('rewritten requests carry x-couchdb-requested-path: the first URL the client asked for', async () => {
