@@ -129,19 +129,37 @@ function parseQuery(req: Request, bodyKeys: unknown[] | undefined): AllDocsQuery
 
 async function allDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined, span: IdSpan | undefined): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
+  const etag = dbStateEtag(db);
+  if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
+  const result = await queryAllDocs(req, db, bodyKeys, span);
+  const { total_rows: totalRows, offset, update_seq: updateSeq } = result.head;
+  const top = `{"total_rows":${totalRows},${offset === undefined ? '' : `"offset":${offset},`}`
+    + `${updateSeq === undefined ? '' : `"update_seq":${updateSeq},`}"rows":[\r\n`;
+  return stream(200, rowsEnvelope(top, result.rows, ']}\n'), { ETag: etag });
+}
+
+/** An `_all_docs` answer as a list function reads it: the head's members and each row's JSON text. */
+export interface AllDocsResult {
+  etag: string;
+  head: { total_rows: number; offset?: number; update_seq?: number };
+  rows: AsyncIterable<string>;
+}
+
+/** `_all_docs` with the request's parameters (a span of ids narrows it: `_design_docs`). */
+export async function queryAllDocs(req: Request, db: Database, bodyKeys: unknown[] | undefined, span?: IdSpan): Promise<AllDocsResult> {
   const parsed = parseQuery(req, bodyKeys);
   const q = span && !parsed.keys ? within(parsed, span) : parsed;
   const counts = new SpanCounts(db, span);
   const totalRows = await counts.total();
   const updateSeq = db.updateSeq;
-  const etag = dbStateEtag(db);
-  if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
   // CouchDB sends `offset` with the first row; a keys query that yields no row has none.
   const offset = q.keys ? (q.keys.length > q.skip ? 0 : undefined) : await rangeOffset(counts, q);
-  const head = `{"total_rows":${totalRows},${offset === undefined ? '' : `"offset":${offset},`}`
-    + `${q.updateSeq ? `"update_seq":${updateSeq},` : ''}"rows":[\r\n`;
   const rows = q.keys ? keyedRows(db, q, span) : rangeRows(db, q);
-  return stream(200, rowsEnvelope(head, rows, ']}\n'), { ETag: etag });
+  return {
+    etag: dbStateEtag(db),
+    head: { total_rows: totalRows, ...(offset === undefined ? {} : { offset }), ...(q.updateSeq ? { update_seq: updateSeq } : {}) },
+    rows,
+  };
 }
 
 /** Live documents counted within a span of ids (the whole database without one). */

@@ -1,7 +1,8 @@
 /**
  * `_list`: GET/POST `/{db}/_design/{ddoc}/_list/{list}/{view}` and
  * `.../_list/{list}/{other ddoc}/{view}` run `lists.<list>(head, req)` over a view query (its
- * parameters pass through; POST may carry `{"keys": [...]}`).
+ * parameters pass through; POST may carry `{"keys": [...]}`), and `.../_list/{list}/_all_docs`
+ * over `_all_docs` (CouchDB 2).
  *
  * Streaming: rows go to the sandbox in batches as the function's getRow() asks for them, and
  * what it send()s goes to the client as it comes; the next batch of rows is fetched only once
@@ -25,6 +26,7 @@ import type { Services } from './services.js';
 import { etagMatches, openDb, quote, readObject } from './common.js';
 import { requestJson } from './design-request.js';
 import { queryView } from './views.js';
+import { queryAllDocs } from './all-docs.js';
 
 export const listRoutes: Route[] = [
   {
@@ -54,8 +56,10 @@ async function list(req: Request, p: RouteParams, svc: Services, bodyKeys: unkno
   const fn = await svc.design.function(db, ddoc, 'lists', listName);
   const viewDdocId = viewPath.length === 2 ? `_design/${viewPath[0]}` : p.docId;
   const viewName = viewPath[viewPath.length - 1]!;
-  const view = await svc.views.open(db, viewDdocId);
-  const result = await queryView(req, svc, db, view, viewName, bodyKeys);
+  // `_list/{list}/_all_docs` lists the documents, as CouchDB 2 allows.
+  const result = viewPath.length === 1 && viewName === '_all_docs'
+    ? await queryAllDocs(req, db, bodyKeys)
+    : await queryView(req, svc, db, await svc.views.open(db, viewDdocId), viewName, bodyKeys);
   // The URL too: the list and the parameters only it reads (req.query) shape the answer as well.
   const etag = quote(createHash('md5')
     .update(JSON.stringify([result.etag, ddoc.rev, req.header('accept') ?? '', req.userCtx.name, req.userCtx.roles, req.url]))
