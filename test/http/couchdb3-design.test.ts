@@ -1008,9 +1008,7 @@ test('list_views: HTTP header response set after getRow() called in _list functi
   assert.match(resp.text, /^bad request$/);
 });
 
-test('list_views: handling _all_docs by _list functions. the result should be equal', {
-  skip: 'lists over _all_docs (CouchDB 2) are not supported',
-}, async () => {
+test('list_views: handling _all_docs by _list functions. the result should be equal', async () => {
   const db = await listsSetup('all-docs');
   const respList = await get(`/${db}/_design/lists/_list/allDocs/_all_docs`);
   assert.equal(respList.status, 200, show(respList));
@@ -2291,12 +2289,8 @@ const REWRITE_JS_DDOC = {
   },
 };
 
-// Rewrites written as a JavaScript function (a string in `rewrites`) are CouchDB 2's; Settee
-// has CouchDB 1.6's rule arrays only and answers a string with 400 rewrite_error.
-const NO_JS_REWRITES = { skip: 'JavaScript-function rewrites (CouchDB 2) are not supported' };
-
 for (const variant of REWRITE_DB_VARIANTS) {
-  test(`rewrite_js: basic js rewrites on ${variant}`, NO_JS_REWRITES, async () => {
+  test(`rewrite_js: basic js rewrites on ${variant}`, async () => {
     const db = await rewriteDb(variant);
     await createDoc(db, REWRITE_JS_DDOC);
 
@@ -2379,7 +2373,7 @@ for (const variant of REWRITE_DB_VARIANTS) {
     assert.ok(Object.hasOwn(resp.body, '_revs_info'), show(resp));
   });
 
-  test(`rewrite_js: early response on ${variant}`, NO_JS_REWRITES, async () => {
+  test(`rewrite_js: early response on ${variant}`, async () => {
     const db = await rewriteDb(variant);
     const ddoc = {
       _id: '_design/response',
@@ -2407,7 +2401,7 @@ for (const variant of REWRITE_DB_VARIANTS) {
     assert.equal(resp.status, 500, show(resp));
   });
 
-  test(`rewrite_js: path relative to server on ${variant}`, NO_JS_REWRITES, async () => {
+  test(`rewrite_js: path relative to server on ${variant}`, async () => {
     const db = await rewriteDb(variant);
     const ddoc = {
       _id: '_design/relative',
@@ -2420,7 +2414,7 @@ for (const variant of REWRITE_DB_VARIANTS) {
     assert.equal(resp.body.uuids.length, 1);
   });
 
-  test(`rewrite_js: loop on ${variant}`, NO_JS_REWRITES, async () => {
+  test(`rewrite_js: loop on ${variant}`, async () => {
     const db = await rewriteDb(variant);
     const ddocLoop = {
       _id: '_design/loop',
@@ -2432,7 +2426,7 @@ for (const variant of REWRITE_DB_VARIANTS) {
     assert.equal(resp.status, 400, show(resp));
   });
 
-  test(`rewrite_js: requests with body preserve the query string rewrite on ${variant}`, NO_JS_REWRITES, async () => {
+  test(`rewrite_js: requests with body preserve the query string rewrite on ${variant}`, async () => {
     const db = await rewriteDb(variant);
     const ddocQs = {
       _id: '_design/qs',
