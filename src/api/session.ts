@@ -19,12 +19,13 @@ async function credentials(req: Request, svc: Services): Promise<{ name: unknown
   const type = req.contentType();
   if (type === 'application/x-www-form-urlencoded') {
     const form = new URLSearchParams(text);
-    return { name: form.get('name') ?? undefined, password: form.get('password') ?? undefined, next: form.get('next') ?? undefined };
+    // `username` is CouchDB 2's other name for the field.
+    return { name: form.get('name') ?? form.get('username') ?? undefined, password: form.get('password') ?? undefined, next: form.get('next') ?? undefined };
   }
   const body = text.trim() === '' ? {} : parseJson(text);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('Request body must be a JSON object');
   const fields = body as Record<string, unknown>;
-  return { name: fields['name'], password: fields['password'], next: typeof fields['next'] === 'string' ? fields['next'] : undefined };
+  return { name: fields['name'] ?? fields['username'], password: fields['password'], next: typeof fields['next'] === 'string' ? fields['next'] : undefined };
 }
 
 /** A `next` target: only paths on this server, so login cannot be turned into an open redirect. */
