@@ -3,6 +3,7 @@ import { json } from './reply.js';
 import { CouchError, badRequest, methodNotAllowed, notFound } from '../errors.js';
 import { HEADER_PERSIST } from '../couchdb-names.js';
 import { parseErlangTerm, termText, type ErlTerm } from '../config/erlang-term.js';
+import type { Services } from './services.js';
 
 /**
  * /_config, as CouchDB 1.6's couch_httpd_misc_handlers:handle_config_req answers it:
@@ -12,15 +13,26 @@ import { parseErlangTerm, termText, type ErlTerm } from '../config/erlang-term.j
  *   GET    /_config/{section}/{key}  the value as a JSON string
  *   PUT    /_config/{section}/{key}  body is a JSON string; answers the old value ("" if none)
  *   DELETE /_config/{section}/{key}  answers the removed value
+ *   POST   /_config/_reload          reads the ini files again (CouchDB 2)
  *
  * `X-Couch-Persist: false` keeps a change in memory only. Values are trimmed unless the section
  * is [admins] or `?raw=true` is given; an [admins] value is hashed as a password unless raw.
  * When `[httpd] config_whitelist` is set (an Erlang list of `{Section, Key}` pairs, `*` for any
- * key), PUT and DELETE of pairs not on it are 400 modification_not_allowed.
+ * key), PUT and DELETE of pairs not on it are 400 modification_not_allowed. Sections that name
+ * programs to run are never changed over HTTP (403, as CouchDB since its fix of CVE-2017-12636).
  * Server-admin checks belong to the auth layer in front of these handlers.
  */
 
 const DEFAULT_MAX_REQUEST_SIZE = 67108864;
+
+/** Sections that name programs or handlers to run: not writable over HTTP. */
+const BLACKLISTED_SECTIONS = new Set(['daemons', 'external', 'httpd_design_handlers', 'httpd_db_handlers', 'native_query_servers', 'os_daemons', 'query_servers']);
+
+/** Whether `section`/`key` may be changed over HTTP: not a blacklisted section, and whitelisted when a whitelist is set. */
+function checkWritable(services: Services, section: string, key: string): void {
+  if (BLACKLISTED_SECTIONS.has(section)) throw new CouchError(403, 'forbidden', 'Config section blacklisted for modification over HTTP API.');
+  checkWhitelist(services.config.get('httpd', 'config_whitelist'), section, key);
+}
 
 /** CouchDB's answer to a /_config path or method it does not take. */
 const keyMethodsOnly = (): CouchError => methodNotAllowed('GET,PUT,DELETE');
@@ -50,7 +62,7 @@ const getConfig: Handler = async (_req, params, services) => {
 const putConfig: Handler = async (req, params, services) => {
   if (params.rest.length !== 2) throw keyMethodsOnly();
   const [section, key] = params.rest as [string, string];
-  checkWhitelist(services.config.get('httpd', 'config_whitelist'), section, key);
+  checkWritable(services, section, key);
   const persist = req.header(HEADER_PERSIST) !== 'false';
   const rawParam = req.string('raw');
   let raw: boolean;
@@ -74,7 +86,7 @@ const putConfig: Handler = async (req, params, services) => {
 const deleteConfig: Handler = async (req, params, services) => {
   if (params.rest.length !== 2) throw keyMethodsOnly();
   const [section, key] = params.rest as [string, string];
-  checkWhitelist(services.config.get('httpd', 'config_whitelist'), section, key);
+  checkWritable(services, section, key);
   const persist = req.header(HEADER_PERSIST) !== 'false';
   const previous = await services.config.delete(section, key, persist);
   if (previous === undefined) throw unknownConfigValue();
@@ -103,8 +115,15 @@ function checkWhitelist(whitelist: string | undefined, section: string, key: str
 }
 
 /** The handlers of `/_config`, also reached as `/_node/{node}/_config` (api/node.ts). */
-export const configHandlers = { GET: getConfig, PUT: putConfig, DELETE: deleteConfig } as const;
+/** `POST /_config/_reload` (CouchDB 2): the settings read again from the ini files; changes kept only in memory are dropped. */
+const reloadConfig: Handler = async (_req, params, services) => {
+  if (params.rest.length !== 1 || params.rest[0] !== '_reload') throw methodNotAllowed('GET,PUT,DELETE');
+  await services.config.reload();
+  return json(200, { ok: true });
+};
+
+export const configHandlers = { GET: getConfig, PUT: putConfig, DELETE: deleteConfig, POST: reloadConfig } as const;
 
 export const configRoutes: Route[] = [
-  { shape: 'global', name: '_config', methods: { GET: getConfig, PUT: putConfig, DELETE: deleteConfig } },
+  { shape: 'global', name: '_config', methods: { GET: getConfig, PUT: putConfig, DELETE: deleteConfig, POST: reloadConfig } },
 ];

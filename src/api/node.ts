@@ -23,5 +23,5 @@ function nodeHandler(method: Method): Handler {
 }
 
 export const nodeRoutes: Route[] = [
-  { shape: 'global', name: '_node', methods: { GET: nodeHandler('GET'), PUT: nodeHandler('PUT'), DELETE: nodeHandler('DELETE') } },
+  { shape: 'global', name: '_node', methods: { GET: nodeHandler('GET'), PUT: nodeHandler('PUT'), DELETE: nodeHandler('DELETE'), POST: nodeHandler('POST') } },
 ];
