@@ -54,6 +54,8 @@ export interface DbInfo {
   instance_start_time: string;
   disk_format_version: number;
   committed_update_seq: number;
+  /** CouchDB 2's names for the sizes: `file` is disk_size, `active` and `external` data_size. */
+  sizes: { file: number; active: number; external: number };
 }
 
 /** A listing by document id: bounds (the end inclusive unless told), direction, skip and limit. */
@@ -201,6 +203,7 @@ export class Database {
   }
 
   async info(): Promise<DbInfo> {
+    const diskSize = await this.store.diskSize();
     return {
       db_name: this.name,
       doc_count: this.meta.docCount,
@@ -208,11 +211,12 @@ export class Database {
       update_seq: this.meta.updateSeq,
       purge_seq: this.meta.purgeSeq,
       compact_running: this.compactRunning,
-      disk_size: await this.store.diskSize(),
+      disk_size: diskSize,
       data_size: this.meta.dataSize,
       instance_start_time: this.instanceStartTime,
       disk_format_version: DISK_FORMAT_VERSION,
       committed_update_seq: this.meta.updateSeq,
+      sizes: { file: diskSize, active: this.meta.dataSize, external: this.meta.dataSize },
     };
   }
 
