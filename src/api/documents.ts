@@ -1,5 +1,5 @@
 /** Document endpoints: GET/HEAD/PUT/DELETE/COPY of `/{db}/{docid}`, design and local documents. */
-import { badRequest, conflict, CouchError, notFound } from '../errors.js';
+import { badRequest, CouchError, notFound } from '../errors.js';
 import { emptyDoc, parseIncomingDoc, type AttachmentInput, type IncomingDoc } from '../core/document.js';
 import { validateDocId, isLocalId } from '../core/names.js';
 import type { Database, OpenOptions, OpenedDoc } from '../core/database.js';
@@ -168,7 +168,8 @@ async function deleteDocument(req: Request, p: RouteParams, svc: Services): Prom
   const info = await db.docInfo(p.docId);
   if (!info) throw notFound('missing');
   if (winner(info.tree)!.deleted) throw notFound('deleted');
-  if (doc.rev === undefined) throw conflict();
+  // Without a rev the update itself is the conflict (409), after the checks that come first:
+  // the users database answers 404 for another user's document, even where it is public.
   return writeOne(req, p, svc, db, doc, 200, false);
 }
 

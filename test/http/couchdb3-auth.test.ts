@@ -992,9 +992,11 @@ async function caTestChangeAdminFun(): Promise<void> {
 }
 
 test('cookie_auth: cookie auth', {
-  // Its step "can't delete another users doc" answers 409 in this port's sequence, where CouchDB
-  // answers 404; the same request on a fresh server is a 404 (couchdb16-auth's cookie_auth).
-  skip: 'one step differs in this sequence and is not yet explained',
+  // Jason's own update just before re-hashes his password (the document carries it), which ends
+  // his cookie session at once in Settee; CouchDB's auth cache still holds the old salt for a
+  // moment, so its next request is still Jason's. Here it falls back to the client's Basic
+  // credentials (a server admin), and a delete without a rev is then the admin's 409.
+  skip: 'depends on CouchDB\'s auth cache lagging behind a password change',
 }, async () => {
   await withConfigs(COOKIE_AUTH_CONFIG, async () => {
     // setup: create db if not exists

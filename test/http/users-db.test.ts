@@ -69,6 +69,23 @@ test('users read only their own document; others are 404 missing whether or not 
   assert.equal((await c.get('/_users/org.couchdb.user:bob', { headers: ROOT })).status, 200);
 });
 
+test('with users_db_public, a delete of another user\'s document is 404, with or without a rev', async () => {
+  assert.equal((await c.put('/_config/couch_httpd_auth/users_db_public', 'true', { headers: { ...ROOT, 'X-Couch-Persist': 'false' } })).status, 200);
+  try {
+    const bob = await c.get('/_users/org.couchdb.user:bob', { headers: ROOT });
+    assert.equal(bob.status, 200, bob.text);
+    for (const query of ['', `?rev=${bob.body._rev}`]) {
+      const r = await c.del(`/_users/org.couchdb.user:bob${query}`, { headers: ALICE });
+      assert.equal(r.status, 404, `${query}: ${r.text}`);
+      assert.equal(r.body.error, 'not_found');
+    }
+    // Their own, or an admin's, without a rev: the usual conflict.
+    assert.equal((await c.del('/_users/org.couchdb.user:bob', { headers: ROOT })).status, 409);
+  } finally {
+    await c.del('/_config/couch_httpd_auth/users_db_public', { headers: { ...ROOT, 'X-Couch-Persist': 'false' } });
+  }
+});
+
 test('public_fields are shown to other users and anonymous readers (CouchDB 1.6\'s after_doc_read), never password material', async () => {
   await c.put('/_config/couch_httpd_auth/public_fields', 'name, city, salt', { headers: ROOT });
   try {
