@@ -4,7 +4,7 @@
  * `_local_docs` (the `_local` documents, which have no count: total_rows and offset are null).
  * Each also answers CouchDB 2's multiple queries (`POST .../queries`, multi-query.ts).
  */
-import { badRequest, methodNotAllowed, queryParseError } from '../errors.js';
+import { methodNotAllowed, queryParseError } from '../errors.js';
 import type { Database } from '../core/database.js';
 import { DESIGN_IDS } from '../core/names.js';
 import type { LocalRecord } from '../core/records.js';
@@ -13,7 +13,7 @@ import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
-import { dbStateEtag, etagMatches, openDb, readObject, rowsEnvelope, viewJsonParam } from './common.js';
+import { bodyKeys, dbStateEtag, etagMatches, openDb, readObject, rowsEnvelope, viewJsonParam } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 
 type Listing = (req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined) => Promise<Reply>;
@@ -35,8 +35,7 @@ function listingRoute(name: string, listing: Listing): Route {
         const body = await readObject(req, svc);
         const queries = isQueries(p) ? requiredQueries(body) : bodyQueries(body);
         if (queries) return runQueries(req, p, svc, queries, get);
-        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
-        return listing(withBodyParams(req, body), p, svc, body['keys'] as unknown[] | undefined);
+        return listing(withBodyParams(req, body), p, svc, bodyKeys(body));
       },
     },
   };

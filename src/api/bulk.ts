@@ -22,9 +22,8 @@ export const bulkRoutes: Route[] = [
         if (docsJson === undefined) throw badRequest("Missing JSON list of 'docs'");
         // CouchDB 1.6 failed on these with a 500; CouchDB 2's reasons.
         if (!Array.isArray(docsJson)) throw badRequest('`docs` parameter must be an array.');
-        const newEditsJson = body['new_edits'] ?? true;
-        if (typeof newEditsJson !== 'boolean') throw badRequest('`new_edits` parameter must be a boolean.');
-        const newEdits = newEditsJson;
+        const newEdits = body['new_edits'] ?? true;
+        if (typeof newEdits !== 'boolean') throw badRequest('`new_edits` parameter must be a boolean.');
         const allOrNothing = body['all_or_nothing'] === true;
         const maxSize = maxDocumentSize(svc);
 

@@ -61,7 +61,8 @@ interface ChangesQuery {
 /** `body`: a POST's JSON body (undefined for a GET). */
 function parseQuery(req: Request, db: Database, svc: Services, body: JsonObject | undefined): ChangesQuery {
   // `live` is CouchDB's other name for `continuous`.
-  const feedParam = req.string('feed') === 'live' ? 'continuous' : req.string('feed') ?? 'normal';
+  const feedGiven = req.string('feed') ?? 'normal';
+  const feedParam = feedGiven === 'live' ? 'continuous' : feedGiven;
   if (!['normal', 'longpoll', 'continuous', 'eventsource'].includes(feedParam)) {
     throw badRequest(`Supported feeds are normal, longpoll, continuous and eventsource, not ${feedParam}`);
   }

@@ -30,6 +30,13 @@ export function viewJsonParam(req: Request, name: string): unknown {
   }
 }
 
+/** A POST body's `keys` (views, `_all_docs`, lists): an array, or absent; anything else is a 400. */
+export function bodyKeys(body: Record<string, unknown>): unknown[] | undefined {
+  const keys = body['keys'];
+  if (keys !== undefined && !Array.isArray(keys)) throw badRequest('`keys` member must be a array.');
+  return keys;
+}
+
 /** A JSON object body; anything else is a 400. */
 export async function readObject(req: Request, services: Services): Promise<Record<string, unknown>> {
   const body = await req.jsonBody(requestLimit(services));

@@ -114,16 +114,14 @@ function checkWhitelist(whitelist: string | undefined, section: string, key: str
   if (!allowed) throw new CouchError(400, 'modification_not_allowed', 'This config variable is read-only');
 }
 
-/** The handlers of `/_config`, also reached as `/_node/{node}/_config` (api/node.ts). */
 /** `POST /_config/_reload` (CouchDB 2): the settings read again from the ini files; changes kept only in memory are dropped. */
 const reloadConfig: Handler = async (_req, params, services) => {
-  if (params.rest.length !== 1 || params.rest[0] !== '_reload') throw methodNotAllowed('GET,PUT,DELETE');
+  if (params.rest.length !== 1 || params.rest[0] !== '_reload') throw keyMethodsOnly();
   await services.config.reload();
   return json(200, { ok: true });
 };
 
+/** The handlers of `/_config`, also reached as `/_node/{node}/_config` (api/node.ts). */
 export const configHandlers = { GET: getConfig, PUT: putConfig, DELETE: deleteConfig, POST: reloadConfig } as const;
 
-export const configRoutes: Route[] = [
-  { shape: 'global', name: '_config', methods: { GET: getConfig, PUT: putConfig, DELETE: deleteConfig, POST: reloadConfig } },
-];
+export const configRoutes: Route[] = [{ shape: 'global', name: '_config', methods: configHandlers }];

@@ -16,14 +16,14 @@
  * runs.
  */
 import { createHash } from 'node:crypto';
-import { CouchError, badRequest, toCouchError } from '../errors.js';
+import { CouchError, toCouchError } from '../errors.js';
 import { responseHead } from '../design/response.js';
 import type { RenderResponse } from '../js/design-function.js';
 import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { etagMatches, openDb, quote, readObject } from './common.js';
+import { bodyKeys, etagMatches, openDb, quote, readObject } from './common.js';
 import { requestJson } from './design-request.js';
 import { queryView } from './views.js';
 import { queryAllDocs } from './all-docs.js';
@@ -37,8 +37,7 @@ export const listRoutes: Route[] = [
       OPTIONS: (req, p, svc) => list(req, p, svc, undefined),
       POST: async (req, p, svc) => {
         const body = await readObject(req, svc);
-        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
-        return list(req, p, svc, body['keys'] as unknown[] | undefined);
+        return list(req, p, svc, bodyKeys(body));
       },
     },
   },

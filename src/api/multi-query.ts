@@ -40,8 +40,7 @@ const NOT_PARAMS = new Set(['keys', 'queries']);
  * query string does not already give them (CouchDB 2's parse_body_and_query).
  */
 export function withBodyParams(req: Request, body: Record<string, unknown>): Request {
-  const q = req.url.indexOf('?');
-  const search = new URLSearchParams(q === -1 ? '' : req.url.slice(q + 1));
+  const search = new URLSearchParams(req.query);
   const given = Object.entries(body).filter(([name]) => !NOT_PARAMS.has(name) && !search.has(name));
   if (given.length === 0) return req;
   appendParams(search, given);

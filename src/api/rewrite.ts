@@ -76,8 +76,7 @@ async function functionRewrite(req: Request, p: RouteParams, svc: Services, db: 
   const [pathPart = '', inlineQuery] = path.split(/\?(.*)/s, 2);
   const query = result['query'];
   // Without a query of its own, the request keeps the client's.
-  const original = req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '';
-  const search = query === undefined ? inlineQuery ?? original : typeof query === 'string' ? query : queryString(query);
+  const search = query === undefined ? inlineQuery ?? req.query.toString() : typeof query === 'string' ? query : queryString(query);
   const segments = pathPart.split('/').filter((s) => s !== '').map(decodeURIComponent);
   const method = typeof result['method'] === 'string' ? result['method'].toUpperCase() : req.method;
   const replace = {

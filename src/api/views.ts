@@ -10,7 +10,7 @@ import { stream, json, raw, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { etagMatches, openDb, readObject, quote, rowsEnvelope, viewJsonParam } from './common.js';
+import { bodyKeys, etagMatches, openDb, readObject, quote, rowsEnvelope, viewJsonParam } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 import type { OpenedView } from '../views/service.js';
 import type { DesignDoc } from '../views/view-index.js';
@@ -35,8 +35,7 @@ export const viewRoutes: Route[] = [
           const view = { ...p, rest: p.rest.slice(0, 1) };
           return runQueries(req, view, svc, queries, (one, q, s) => viewQuery(one, q, s, undefined));
         }
-        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
-        return viewQuery(withBodyParams(req, body), p, svc, body['keys'] as unknown[] | undefined);
+        return viewQuery(withBodyParams(req, body), p, svc, bodyKeys(body));
       },
     },
   },
@@ -84,10 +83,10 @@ export const viewRoutes: Route[] = [
           views: { temp: { map: body['map'], ...(typeof body['reduce'] === 'string' ? { reduce: body['reduce'] } : {}) } },
           ...(body['options'] && typeof body['options'] === 'object' ? { options: body['options'] as DesignDoc['options'] } : {}),
         };
-        if (body['keys'] !== undefined && !Array.isArray(body['keys'])) throw badRequest('`keys` member must be a array.');
+        const keys = bodyKeys(body);
         const view = await svc.views.openDesign(db, ddoc);
         svc.stats.collector.temporaryViewReads++;
-        return runQuery(req, svc, db, view, 'temp', body['keys'] as unknown[] | undefined);
+        return runQuery(req, svc, db, view, 'temp', keys);
       },
     },
   },
