@@ -21,25 +21,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverForFile } from '../helpers/server.js';
-import { type RequestOptions, type Response } from '../helpers/http.js';
-import { basic, defineAdmin } from '../helpers/auth.js';
+import { type Response } from '../helpers/http.js';
+import { elixirAdminClient } from '../helpers/couch-elixir.js';
 
 const { server, c: anonymous } = await serverForFile();
-await defineAdmin(server.url, 'adm', 'pass');
-
-/** The originals' Couch module: Basic adm:pass and Content-Type application/json unless given. */
-const asAdm = (o: RequestOptions = {}): RequestOptions =>
-  ({ ...o, headers: { ...basic('adm', 'pass'), 'Content-Type': 'application/json', ...o.headers } });
-const c = {
-  get: (path: string, o?: RequestOptions) => anonymous.get(path, asAdm(o)),
-  head: (path: string, o?: RequestOptions) => anonymous.head(path, asAdm(o)),
-  put: (path: string, body?: unknown, o?: RequestOptions) => anonymous.put(path, body, asAdm(o)),
-  post: (path: string, body?: unknown, o?: RequestOptions) => anonymous.post(path, body, asAdm(o)),
-  del: (path: string, o?: RequestOptions) => anonymous.del(path, asAdm(o)),
-  /** A body sent as is, as the originals' `body: "..."`. */
-  raw: (method: string, path: string, raw: string | Buffer, o?: RequestOptions) => anonymous.request(method, path, asAdm({ ...o, raw })),
-  request: (method: string, path: string, o?: RequestOptions) => anonymous.request(method, path, asAdm(o)),
-};
+const c = await elixirAdminClient(server.url, anonymous);
 
 /** The Elixir client's `query:`: each value as its text, URL-encoded. */
 function qs(params: Record<string, string | number | boolean>): string {

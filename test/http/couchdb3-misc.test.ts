@@ -21,24 +21,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverForFile } from '../helpers/server.js';
-import { type RequestOptions } from '../helpers/http.js';
-import { basic, defineAdmin } from '../helpers/auth.js';
+import { elixirAdminClient } from '../helpers/couch-elixir.js';
 import { waitFor } from '../helpers/wait.js';
 
 const { server, c: anonymous } = await serverForFile();
-await defineAdmin(server.url, 'adm', 'pass');
-
-/** The originals' Couch module: Basic adm:pass and Content-Type application/json unless given. */
-const asAdm = (o: RequestOptions = {}): RequestOptions =>
-  ({ ...o, headers: { ...basic('adm', 'pass'), 'Content-Type': 'application/json', ...o.headers } });
-const c = {
-  get: (path: string, o?: RequestOptions) => anonymous.get(path, asAdm(o)),
-  put: (path: string, body?: unknown, o?: RequestOptions) => anonymous.put(path, body, asAdm(o)),
-  post: (path: string, body?: unknown, o?: RequestOptions) => anonymous.post(path, body, asAdm(o)),
-  del: (path: string, o?: RequestOptions) => anonymous.del(path, asAdm(o)),
-  /** A body sent as is, as the originals' `body: "true"`. */
-  raw: (method: string, path: string, raw: string, o?: RequestOptions) => anonymous.request(method, path, asAdm({ ...o, raw })),
-};
+const c = await elixirAdminClient(server.url, anonymous);
 
 let dbCounter = 0;
 /** A fresh database name, as the originals' random_db_name. */
