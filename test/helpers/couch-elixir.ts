@@ -3,7 +3,8 @@
  * ported in test/http/couchdb3-*.test.ts: every request as the server admin `adm:pass` (Basic
  * auth), with `Content-Type: application/json` unless the test gives another.
  */
-import type { Client, RequestOptions } from './http.js';
+import assert from 'node:assert/strict';
+import type { Client, RequestOptions, Response } from './http.js';
 import { basic, defineAdmin } from './auth.js';
 
 const asAdm = (o: RequestOptions = {}): RequestOptions =>
@@ -21,5 +22,66 @@ export async function elixirAdminClient(base: string, anonymous: Client) {
     /** A body sent as is, as the originals' `body: "[]"`. */
     raw: (method: string, path: string, raw: string | Buffer, o?: RequestOptions) => anonymous.request(method, path, asAdm({ ...o, raw })),
     request: (method: string, path: string, o?: RequestOptions) => anonymous.request(method, path, asAdm(o)),
+  };
+}
+
+export type ElixirClient = Awaited<ReturnType<typeof elixirAdminClient>>;
+type Params = Record<string, string | number | boolean | null>;
+/** What the helpers need of a client: the admin client above, or the plain one in admin party. */
+type WritingClient = Pick<Client, 'put' | 'post' | 'del'>;
+type Doc = Record<string, unknown>;
+
+/** A query string (`?a=1&b=x`), or '' for no parameters. */
+export function qs(params?: Params | null): string {
+  if (!params) return '';
+  const parts = Object.entries(params).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
+  return parts.length ? `?${parts.join('&')}` : '';
+}
+
+/** The suite's `make_docs`: documents `first`..`last` with `integer` and `string` fields, or copies of `template`. */
+export function makeDocs(first: number, last: number, template?: Doc): Doc[] {
+  const docs: Doc[] = [];
+  for (let i = first; i <= last; i++) docs.push(template ? { ...template, _id: String(i) } : { _id: String(i), integer: i, string: String(i) });
+  return docs;
+}
+
+/**
+ * The suite's database helpers (`create_db`, `delete_db`, `create_doc`, `bulk_save`) for one
+ * script, whose databases are named `<prefix>-<label>-<n>`.
+ */
+export function elixirDbHelpers(c: WritingClient, prefix: string) {
+  let counter = 0;
+  const dbName = (label: string): string => `${prefix}-${label}-${++counter}`;
+  const createDb = async (name: string): Promise<Response> => {
+    const r = await c.put(`/${name}`);
+    assert.ok([201, 202].includes(r.status), `create_db ${name}: ${r.status} ${r.text}`);
+    assert.deepEqual(r.body, { ok: true });
+    return r;
+  };
+  return {
+    dbName,
+    createDb,
+    async deleteDb(name: string): Promise<void> {
+      const r = await c.del(`/${name}`);
+      assert.ok([200, 202, 404].includes(r.status), `delete_db ${name}: ${r.status} ${r.text}`);
+    },
+    /** A new database, after deleting any left of the same name. */
+    async mkdb(label: string): Promise<string> {
+      const name = dbName(label);
+      await c.del(`/${name}`);
+      await createDb(name);
+      return name;
+    },
+    async createDoc(db: string, body: unknown): Promise<Response> {
+      const r = await c.post(`/${db}`, body);
+      assert.ok([201, 202].includes(r.status), `create_doc in ${db}: ${r.status} ${r.text}`);
+      assert.equal(r.body.ok, true);
+      return r;
+    },
+    async bulkSave(db: string, docs: unknown[], params?: Params): Promise<Response> {
+      const r = await c.post(`/${db}/_bulk_docs${qs(params)}`, { docs });
+      assert.ok([201, 202].includes(r.status), `bulk_save in ${db}: ${r.status} ${r.text}`);
+      return r;
+    },
   };
 }

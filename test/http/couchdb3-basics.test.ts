@@ -13,43 +13,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverForFile } from '../helpers/server.js';
-import { elixirAdminClient } from '../helpers/couch-elixir.js';
+import { elixirAdminClient, elixirDbHelpers } from '../helpers/couch-elixir.js';
 import { waitFor } from '../helpers/wait.js';
 
 const { server, c: anonymous } = await serverForFile();
 const c = await elixirAdminClient(server.url, anonymous);
-
-let dbCounter = 0;
-/** A fresh database name, as the originals' `@tag :with_db_name`. */
-const dbName = (label: string): string => `c3-basics-${label}-${++dbCounter}`;
-
-/** The originals' create_db: 201 or 202 with exactly `{"ok": true}`. */
-async function createDb(name: string) {
-  const r = await c.put(`/${name}`);
-  assert.ok([201, 202].includes(r.status), `create_db: ${r.status} ${r.text}`);
-  assert.deepEqual(r.body, { ok: true });
-  return r;
-}
-
-async function deleteDb(name: string): Promise<void> {
-  const r = await c.del(`/${name}`);
-  assert.ok([200, 202, 404].includes(r.status), `delete_db: ${r.status} ${r.text}`);
-}
-
-/** A fresh database for one test, as the originals' `@tag :with_db`. */
-async function mkdb(label: string): Promise<string> {
-  const name = dbName(label);
-  await createDb(name);
-  return name;
-}
-
-/** The originals' create_doc: POST to the database, 201 or 202 with ok. */
-async function createDoc(db: string, body: Record<string, unknown>) {
-  const r = await c.post(`/${db}`, body);
-  assert.ok([201, 202].includes(r.status), `create_doc: ${r.status} ${r.text}`);
-  assert.equal(r.body.ok, true);
-  return r;
-}
+/** The originals' create_db, delete_db and create_doc; `mkdb` is `@tag :with_db`, `dbName` `@tag :with_db_name`. */
+const { dbName, createDb, deleteDb, mkdb, createDoc } = elixirDbHelpers(c, 'c3-basics');
 
 const sampleDocFoo = () => ({ _id: 'foo', bar: 'baz' });
 

@@ -10,42 +10,16 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverForFile } from '../helpers/server.js';
+import { elixirDbHelpers, makeDocs } from '../helpers/couch-elixir.js';
 import { openStream, jsonLines, type OpenStream, type StreamOptions } from '../helpers/stream.js';
 
 const { server, c } = await serverForFile();
+/** The originals' create_doc and bulk_save; `mkdb` is `@tag :with_db`. */
+const { mkdb, createDoc, bulkSave } = elixirDbHelpers(c, 'c3-changes');
 const open: OpenStream[] = [];
 after(() => {
   for (const st of open) st.close();
 });
-
-let dbCounter = 0;
-/** A fresh database for one test, as the originals' `@tag :with_db`. */
-async function mkdb(label: string): Promise<string> {
-  const name = `c3-changes-${label}-${++dbCounter}`;
-  const r = await c.put(`/${name}`);
-  assert.equal(r.status, 201, r.text);
-  return name;
-}
-
-/** The originals' create_doc: POST to the database, 201 or 202 with ok. */
-async function createDoc(db: string, body: Record<string, unknown>): Promise<{ id: string; rev: string }> {
-  const r = await c.post(`/${db}`, body);
-  assert.ok([201, 202].includes(r.status), `create_doc: ${r.status} ${r.text}`);
-  assert.equal(r.body.ok, true);
-  return { id: r.body.id as string, rev: r.body.rev as string };
-}
-
-async function bulkSave(db: string, docs: Record<string, unknown>[]): Promise<void> {
-  const r = await c.post(`/${db}/_bulk_docs`, { docs });
-  assert.ok([201, 202].includes(r.status), `bulk_save: ${r.status} ${r.text}`);
-}
-
-/** The originals' make_docs: `_id`, `integer` and `string` over a range, merged into `attrs`. */
-function makeDocs(from: number, to: number, attrs: Record<string, unknown> = {}): Record<string, unknown>[] {
-  const docs: Record<string, unknown>[] = [];
-  for (let i = from; i <= to; i++) docs.push({ ...attrs, _id: String(i), integer: i, string: String(i) });
-  return docs;
-}
 
 async function openDoc(db: string, id: string): Promise<Record<string, unknown>> {
   const r = await c.get(`/${db}/${id}`);
@@ -146,7 +120,7 @@ test('changes: function filtered changes', async () => {
   let r = await c.get(`/${db}/_changes?filter=changes_filter/bop`);
   assert.deepEqual(r.body.results, [], 'db must be empty');
 
-  const { rev, id } = await createDoc(db, { bop: 'foom' });
+  const { rev, id } = (await createDoc(db, { bop: 'foom' })).body;
   await createDoc(db, { bop: false });
 
   r = await c.get(`/${db}/_changes?filter=changes_filter/bop`);
@@ -287,7 +261,7 @@ test('changes: COUCHDB-1037-empty result for ?limit=1&filter=foo/bar in some cas
 
 test('changes: COUCHDB-1256', async () => {
   const db = await mkdb('couchdb-1256');
-  const { rev: fooRev } = await createDoc(db, { _id: 'foo', a: 123 });
+  const { rev: fooRev } = (await createDoc(db, { _id: 'foo', a: 123 })).body;
   await createDoc(db, { _id: 'bar', a: 456 });
 
   await c.put(`/${db}/foo?new_edits=false`, { _rev: fooRev, a: 456 });
@@ -352,7 +326,7 @@ test('changes: COUCHDB-1923', async () => {
 /** The originals' test_changes, for feed=live and feed=continuous. */
 async function testChanges(db: string, feed: string): Promise<void> {
   await checkEmptyDb(db);
-  const { rev } = await createDoc(db, sampleDocFoo());
+  const { rev } = (await createDoc(db, sampleDocFoo())).body;
 
   const r = await c.get(`/${db}/_changes`);
   assert.equal(r.body.results.length, 1, 'db must not be empty');

@@ -22,63 +22,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverForFile } from '../helpers/server.js';
 import { type Response } from '../helpers/http.js';
-import { elixirAdminClient } from '../helpers/couch-elixir.js';
+import { elixirAdminClient, elixirDbHelpers, makeDocs, qs } from '../helpers/couch-elixir.js';
 
 const { server, c: anonymous } = await serverForFile();
 const c = await elixirAdminClient(server.url, anonymous);
-
-/** The Elixir client's `query:`: each value as its text, URL-encoded. */
-function qs(params: Record<string, string | number | boolean>): string {
-  const parts = Object.entries(params).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
-  return parts.length ? `?${parts.join('&')}` : '';
-}
-
-let dbCounter = 0;
-/** A fresh database name, as the originals' random_db_name(). */
-const dbName = (label: string): string => `c3-docs-${label}-${++dbCounter}`;
-
-/** The originals' create_db: 201 or 202 with exactly `{"ok": true}`. */
-async function createDb(name: string): Promise<void> {
-  const r = await c.put(`/${name}`);
-  assert.ok([201, 202].includes(r.status), `create_db: ${r.status} ${r.text}`);
-  assert.deepEqual(r.body, { ok: true });
-}
-
-async function deleteDb(name: string): Promise<void> {
-  const r = await c.del(`/${name}`);
-  assert.ok([200, 202, 404].includes(r.status), `delete_db: ${r.status} ${r.text}`);
-}
-
-/** A fresh database for one test, as the originals' `@tag :with_db`. */
-async function mkdb(label: string): Promise<string> {
-  const name = dbName(label);
-  await createDb(name);
-  return name;
-}
-
-/** The originals' create_doc: POST to the database, 201 or 202 with ok. */
-async function createDoc(db: string, body: unknown): Promise<Response> {
-  const r = await c.post(`/${db}`, body);
-  assert.ok([201, 202].includes(r.status), `create_doc: ${r.status} ${r.text}`);
-  assert.ok(r.body.ok);
-  return r;
-}
-
-/** The originals' bulk_save: POST _bulk_docs, 201 or 202. */
-async function bulkSave(db: string, docs: unknown[]): Promise<Response> {
-  const r = await c.post(`/${db}/_bulk_docs`, { docs });
-  assert.ok([201, 202].includes(r.status), `bulk_save: ${r.status} ${r.text}`);
-  return r;
-}
+/** The originals' create_db, delete_db, create_doc and bulk_save; `mkdb` is `@tag :with_db`. */
+const { dbName, createDb, deleteDb, mkdb, createDoc, bulkSave } = elixirDbHelpers(c, 'c3-docs');
 
 type Doc = Record<string, any>;
 
-/** make_docs(range): string `_id`, `integer` and `string`; with a template, the template and `_id`. */
-function makeDocs(first: number, last: number, template?: Doc): Doc[] {
-  const docs: Doc[] = [];
-  for (let i = first; i <= last; i++) docs.push(template ? { ...template, _id: String(i) } : { _id: String(i), integer: i, string: String(i) });
-  return docs;
-}
 /** create_docs(range): the same documents (atom keys in the original). */
 const createDocs = (first: number, last: number): Doc[] => makeDocs(first, last);
 

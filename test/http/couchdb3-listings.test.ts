@@ -11,38 +11,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverForFile } from '../helpers/server.js';
+import { elixirDbHelpers, makeDocs, qs } from '../helpers/couch-elixir.js';
 
 const { c } = await serverForFile();
-
-/** The Elixir client's `query:`: each value as its text, URL-encoded. */
-function qs(params: Record<string, string | number | boolean>): string {
-  const parts = Object.entries(params).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
-  return parts.length ? `?${parts.join('&')}` : '';
-}
-
-let dbCount = 0;
-/** random_db_name() + create_db: a new, empty database. */
-async function freshDb(prefix: string): Promise<string> {
-  const name = `c3-${prefix}-${++dbCount}`;
-  await c.del(`/${name}`);
-  const r = await c.put(`/${name}`);
-  assert.ok(r.status === 201 || r.status === 202, r.text);
-  assert.deepEqual(r.body, { ok: true });
-  return name;
-}
-
-/** create_docs / make_docs: {_id: "i", integer: i, string: "i"} for i in first..last. */
-function makeDocs(first: number, last: number) {
-  return Array.from({ length: last - first + 1 }, (_, k) => ({ _id: String(first + k), integer: first + k, string: String(first + k) }));
-}
-
-/** create_doc: POST /db, 201 or 202 with ok. */
-async function createDoc(db: string, doc: Record<string, unknown>) {
-  const r = await c.post(`/${db}`, doc);
-  assert.ok(r.status === 201 || r.status === 202, r.text);
-  assert.ok(r.body.ok);
-  return r;
-}
+/** random_db_name() + create_db (`freshDb`), and the originals' create_doc. */
+const { mkdb: freshDb, createDoc } = elixirDbHelpers(c, 'c3');
 
 const keysOf = (rows: { key: unknown }[]) => rows.map((r) => r.key);
 

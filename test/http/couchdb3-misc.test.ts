@@ -21,43 +21,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverForFile } from '../helpers/server.js';
-import { elixirAdminClient } from '../helpers/couch-elixir.js';
+import { elixirAdminClient, elixirDbHelpers, makeDocs } from '../helpers/couch-elixir.js';
 import { waitFor } from '../helpers/wait.js';
 
 const { server, c: anonymous } = await serverForFile();
 const c = await elixirAdminClient(server.url, anonymous);
-
-let dbCounter = 0;
-/** A fresh database name, as the originals' random_db_name. */
-const dbName = (label: string): string => `c3-misc-${label}-${++dbCounter}`;
-
-/** The originals' create_db: 201 or 202 with exactly `{"ok": true}`. */
-async function createDb(name: string) {
-  const r = await c.put(`/${name}`);
-  assert.ok([201, 202].includes(r.status), `create_db: ${r.status} ${r.text}`);
-  assert.deepEqual(r.body, { ok: true });
-  return r;
-}
-
-async function deleteDb(name: string): Promise<void> {
-  const r = await c.del(`/${name}`);
-  assert.ok([200, 202, 404].includes(r.status), `delete_db: ${r.status} ${r.text}`);
-}
-
-/** A fresh database for one test, as the originals' `@tag :with_db`. */
-async function mkdb(label: string): Promise<string> {
-  const name = dbName(label);
-  await createDb(name);
-  return name;
-}
-
-/** The originals' create_doc: POST to the database, 201 or 202 with ok. */
-async function createDoc(db: string, body: Record<string, unknown>) {
-  const r = await c.post(`/${db}`, body);
-  assert.ok([201, 202].includes(r.status), `create_doc: ${r.status} ${r.text}`);
-  assert.equal(r.body.ok, true);
-  return r;
-}
+/** The originals' create_db, delete_db, create_doc and bulk_save; `mkdb` is `@tag :with_db`. */
+const { dbName, createDb, deleteDb, mkdb, createDoc, bulkSave } = elixirDbHelpers(c, 'c3-misc');
 
 /** The originals' info: GET /{db}, 200. */
 async function info(db: string) {
@@ -65,20 +35,6 @@ async function info(db: string) {
   assert.equal(r.status, 200, r.text);
   return r.body;
 }
-
-/** The originals' bulk_save: POST _bulk_docs, 201 or 202. */
-async function bulkSave(db: string, docs: unknown[]) {
-  const r = await c.post(`/${db}/_bulk_docs`, { docs });
-  assert.ok([201, 202].includes(r.status), `bulk_save: ${r.status} ${r.text}`);
-  return r;
-}
-
-/** The originals' make_docs / create_docs: `{_id: "i", integer: i, string: "i"}` for i in from..to. */
-const makeDocs = (from: number, to: number): Record<string, any>[] => {
-  const docs: Record<string, any>[] = [];
-  for (let i = from; i <= to; i++) docs.push({ _id: String(i), integer: i, string: String(i) });
-  return docs;
-};
 
 /**
  * The originals' retry_until: retries while the condition is false or an assertion in it fails

@@ -19,46 +19,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverForFile } from '../helpers/server.js';
+import { elixirDbHelpers, makeDocs, qs } from '../helpers/couch-elixir.js';
 
 const { c } = await serverForFile();
+/** random_db_name() + create_db (`freshDb`), and the originals' delete_db, create_doc and bulk_save. */
+const { mkdb: freshDb, deleteDb, createDoc, bulkSave } = elixirDbHelpers(c, 'c3-views');
 
 type Params = Record<string, string | number | boolean | null>;
-
-/** The Elixir client's `query:`: each value as its text, URL-encoded. */
-function qs(params?: Params | null): string {
-  if (!params) return '';
-  const parts = Object.entries(params).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
-  return parts.length ? `?${parts.join('&')}` : '';
-}
-
-let dbCount = 0;
-/** random_db_name() + create_db: a new, empty database. */
-async function freshDb(prefix: string): Promise<string> {
-  const name = `c3-views-${prefix}-${++dbCount}`;
-  await c.del(`/${name}`);
-  const r = await c.put(`/${name}`);
-  assert.ok(r.status === 201 || r.status === 202, r.text);
-  assert.deepEqual(r.body, { ok: true });
-  return name;
-}
-
-async function deleteDb(name: string): Promise<void> {
-  const r = await c.del(`/${name}`);
-  assert.ok([200, 202, 404].includes(r.status), r.text);
-}
-
-/** make_docs: {_id: "i", integer: i, string: "i"} for i in first..last. */
-function makeDocs(first: number, last: number) {
-  return Array.from({ length: last - first + 1 }, (_, k) => ({ _id: String(first + k), integer: first + k, string: String(first + k) }));
-}
-
-/** create_doc: POST /db, 201 or 202 with ok. */
-async function createDoc(db: string, doc: Record<string, unknown>) {
-  const r = await c.post(`/${db}`, doc);
-  assert.ok(r.status === 201 || r.status === 202, `create_doc: ${r.status} ${r.text}`);
-  assert.ok(r.body.ok);
-  return r;
-}
 
 /** save: PUT /db/{_id}, 201 or 202 with ok; the document with its new _rev. */
 async function save(db: string, doc: Record<string, any>): Promise<Record<string, any>> {
@@ -66,13 +33,6 @@ async function save(db: string, doc: Record<string, any>): Promise<Record<string
   assert.ok(r.status === 201 || r.status === 202, `save: ${r.status} ${r.text}`);
   assert.ok(r.body.ok);
   return { ...doc, _rev: r.body.rev };
-}
-
-/** bulk_save: POST /db/_bulk_docs, 201 or 202. */
-async function bulkSave(db: string, docs: unknown[], params?: Params) {
-  const r = await c.post(`/${db}/_bulk_docs${qs(params)}`, { docs });
-  assert.ok(r.status === 201 || r.status === 202, `bulk_save: ${r.status} ${r.text}`);
-  return r;
 }
 
 /** info: GET /db, 200. */
