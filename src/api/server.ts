@@ -117,13 +117,16 @@ export const serverRoutes: Route[] = [
   {
     shape: 'global', name: '_db_updates',
     methods: {
+      // CouchDB 1.6's couch_dbupdates_httpd: `timeout` is how long the feed waits for an event;
+      // with a heartbeat (the default, except for longpoll) it sends a newline then and goes on.
       GET: async (req, _p, svc) => {
         const feed = req.string('feed') ?? 'longpoll';
         const timeout = req.int('timeout', 60000);
-        const heartbeatParam = req.string('heartbeat');
-        const heartbeat = heartbeatParam === undefined || heartbeatParam === 'false' ? 0
-          : heartbeatParam === 'true' ? 60000 : req.int('heartbeat', 60000);
-        return stream(200, dbUpdates(svc.dbs, feed, timeout, heartbeat, req.signal));
+        const heartbeat = feed !== 'longpoll' && req.string('heartbeat') !== 'false';
+        const updates = dbUpdates(svc.dbs, feed, timeout, heartbeat, req.signal);
+        return feed === 'eventsource'
+          ? stream(200, updates, { 'Cache-Control': 'no-cache' }, 'text/event-stream')
+          : stream(200, updates);
       },
     },
   },
@@ -133,40 +136,47 @@ export const serverRoutes: Route[] = [
   },
 ];
 
+/**
+ * Database events as CouchDB 1.6 sends them: longpoll answers the first with `ok: true` and
+ * ends; continuous and eventsource send each as a line or an event until the client leaves, or
+ * until `timeout` passes without one when there is no heartbeat.
+ */
 async function* dbUpdates(
   dbs: import('../core/registry.js').DatabaseRegistry,
   feed: string,
   timeout: number,
-  heartbeat: number,
+  heartbeat: boolean,
   signal: AbortSignal,
 ): AsyncIterable<string> {
-  const pending: string[] = [];
+  const pending: { type: string; db_name: string }[] = [];
   let wake: (() => void) | undefined;
   const off = dbs.onEvent((name, type) => {
-    pending.push(JSON.stringify({ db_name: name, type, ok: true }));
+    pending.push({ type, db_name: name });
     wake?.();
   });
   const onAbort = () => wake?.();
   signal.addEventListener('abort', onAbort);
   try {
-    const deadline = Date.now() + timeout;
     for (;;) {
       while (pending.length > 0) {
-        const line = pending.shift()!;
+        const event = pending.shift()!;
         if (feed === 'longpoll') {
-          yield `${line}\n`;
+          yield JSON.stringify({ ok: true, ...event });
           return;
         }
-        yield feed === 'eventsource' ? `data: ${line}\n\n` : `${line}\n`;
+        yield feed === 'eventsource' ? `data: ${JSON.stringify(event)}\n\n` : `${JSON.stringify(event)}\n`;
       }
-      const left = deadline - Date.now();
-      if (signal.aborted || left <= 0) return;
+      if (signal.aborted) return;
+      let timer: NodeJS.Timeout | undefined;
       const hit = await new Promise<boolean>((resolve) => {
         wake = () => resolve(true);
-        setTimeout(() => resolve(false), heartbeat > 0 ? Math.min(heartbeat, left) : left);
+        timer = setTimeout(() => resolve(false), timeout);
       });
+      clearTimeout(timer);
       wake = undefined;
-      if (!hit && heartbeat > 0 && Date.now() < deadline) yield '\n';
+      if (hit || signal.aborted) continue;
+      if (!heartbeat) return;
+      yield '\n';
     }
   } finally {
     off();

@@ -141,7 +141,8 @@ export class DatabaseRegistry {
         revsLimit: this.settings().revsLimit,
         attachments: () => this.settings().attachments,
       });
-      db.onUpdate(() => void this.emit(name, 'updated'));
+      // Closing wakes the listeners too; that is no update.
+      db.onUpdate(() => { if (!db.isClosed) void this.emit(name, 'updated'); });
       return db;
     })();
     this.open.set(name, opening);
