@@ -46,6 +46,21 @@ export class DesignService {
     return { id: opened.id, rev: opened.rev, body: JSON.parse(opened.json) as Record<string, unknown> };
   }
 
+  /**
+   * A member of a design document by its path (`['filters', name]`), as couch_changes finds a
+   * filter or a view before running it: 404 `missing json key: <key>` for the first key absent.
+   */
+  static member(ddoc: DesignDocument, path: readonly string[]): unknown {
+    let value: unknown = ddoc.body;
+    for (const key of path) {
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw notFound('json_mismatch');
+      const members = value as Record<string, unknown>;
+      if (!Object.hasOwn(members, key)) throw notFound(`missing json key: ${key}`);
+      value = members[key];
+    }
+    return value;
+  }
+
   /** `shows.<name>` (etc.) of a design document, compiled; 404 as CouchDB's query server says when missing. */
   async function(db: Database, ddoc: DesignDocument, group: FunctionGroup, name: string): Promise<DesignFunction> {
     const members = ddoc.body[group];
