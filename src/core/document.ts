@@ -93,14 +93,19 @@ export function emptyDoc(id: string, rev: string | undefined, deleted: boolean):
   return { id, rev, deleted, body: {}, bodyJson: '{}', revisions: undefined, attachments: undefined };
 }
 
-function parseRevisions(v: unknown): RevPath {
-  const r = v as { start?: unknown; ids?: unknown } | null;
-  if (!r || typeof r !== 'object' || typeof r.start !== 'number' || !Number.isInteger(r.start) || r.start < 1 ||
-      !Array.isArray(r.ids) || r.ids.length === 0 || r.ids.some((id) => typeof id !== 'string' || id === '')) {
-    throw badRequest('_revisions must be {start: integer, ids: [string]}');
-  }
-  if (r.ids.length > r.start) throw badRequest('_revisions has more ids than its start allows');
-  return { pos: r.start, hashes: r.ids as string[] };
+/**
+ * `_revisions`, checked as couch_doc checks it. An ancestry that cannot be a path in a revision
+ * tree (start below 1, no ids, more ids than start) passes CouchDB's checks too; it is ignored
+ * here, so the document's `_rev` alone says where it goes.
+ */
+function parseRevisions(v: unknown): RevPath | undefined {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw docValidation('Bad special document member: _revisions');
+  const { start, ids } = v as { start?: unknown; ids?: unknown };
+  if (typeof start !== 'number' || !Number.isInteger(start)) throw docValidation("_revisions.start isn't an integer.");
+  if (!Array.isArray(ids)) throw docValidation("_revisions.ids isn't a array.");
+  if (ids.some((id) => typeof id !== 'string')) throw docValidation("RevId isn't a string");
+  if (ids.length === 0 || start < ids.length) return undefined;
+  return { pos: start, hashes: ids as string[] };
 }
 
 /**

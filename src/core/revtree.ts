@@ -57,12 +57,13 @@ const DECIMAL = /^[0-9]+$/;
 
 /**
  * Parses `<pos>-<hash>`: pos is a non-negative decimal integer without sign (0 only occurs in
- * `_local` documents' `0-N`), hash is everything after the first `-` and must be non-empty.
+ * `_local` documents' `0-N`), hash is everything after the first `-`, possibly empty.
  */
 export function parseRev(rev: string): { pos: number; hash: string } | undefined {
   if (typeof rev !== 'string') return undefined;
   const dash = rev.indexOf('-');
-  if (dash <= 0 || dash === rev.length - 1) return undefined;
+  // An empty hash (`1-`) parses, as in couch_doc:parse_rev.
+  if (dash <= 0) return undefined;
   const posText = rev.slice(0, dash);
   if (!DECIMAL.test(posText)) return undefined;
   const pos = Number(posText);

@@ -43,3 +43,23 @@ test('special members are read and checked', () => {
   assert.throws(() => parseIncomingDoc({ _bad: 1 }), /Bad special document member: _bad/);
   assert.throws(() => parseIncomingDoc([]), /Document must be a JSON object/);
 });
+
+test('_revisions is checked as couch_doc checks it; an ancestry that is no path is ignored', () => {
+  const reason = (revisions: unknown): string | undefined => {
+    try {
+      parseIncomingDoc({ _id: 'x', _rev: '3-c', _revisions: revisions });
+      return undefined;
+    } catch (err) {
+      return `${(err as { error: string }).error}: ${(err as Error & { reason: string }).reason}`;
+    }
+  };
+  assert.equal(reason([1]), 'doc_validation: Bad special document member: _revisions');
+  assert.equal(reason({ ids: ['c'] }), "doc_validation: _revisions.start isn't an integer.");
+  assert.equal(reason({ start: '3', ids: ['c'] }), "doc_validation: _revisions.start isn't an integer.");
+  assert.equal(reason({ start: 3, ids: 'c' }), "doc_validation: _revisions.ids isn't a array.");
+  assert.equal(reason({ start: 3, ids: ['c', 5] }), "doc_validation: RevId isn't a string");
+  for (const unusable of [{ start: 0, ids: ['1'] }, { start: 3, ids: [] }, { start: 1, ids: ['b', 'a'] }]) {
+    assert.equal(parseIncomingDoc({ _id: 'x', _revisions: unusable }).revisions, undefined, JSON.stringify(unusable));
+  }
+  assert.deepEqual(parseIncomingDoc({ _revisions: { start: 3, ids: ['c', 'b'] } }).revisions, { pos: 3, hashes: ['c', 'b'] });
+});
