@@ -9,10 +9,12 @@
  * (`collectGarbage`); uploads in flight, and finished uploads whose edits have not committed
  * yet, are protected from it.
  *
- * Like CouchDB's, the digest is the MD5 of the bytes as stored: gzip'd for compressible types.
+ * Like CouchDB's, the digest is the MD5 of the bytes as stored: gzip'd for compressible types,
+ * byte for byte as CouchDB's zlib writes them (see gzipAsZlib).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createGunzip, createGzip } from 'node:zlib';
+import { createGunzip } from 'node:zlib';
+import { Deflate, type DeflateOptions } from 'pako';
 import { Readable, type Transform } from 'node:stream';
 import { badRequest } from '../errors.js';
 import type { KeyValueStore, WriteOp } from '../storage/types.js';
@@ -91,7 +93,7 @@ export class AttachmentStore {
         }
       })();
       const stored: AsyncIterable<Buffer> = compress
-        ? through(counted, createGzip({ level: Math.min(9, Math.max(1, level)) }))
+        ? gzipAsZlib(counted, Math.min(9, Math.max(1, level)))
         : counted;
       const md5 = createHash('md5');
       const hashed = (async function* () {
@@ -242,6 +244,35 @@ function through(source: AsyncIterable<Buffer>, transform: Transform): AsyncIter
   transform.on('close', () => input.destroy());
   input.pipe(transform);
   return transform;
+}
+
+/** Input handed to the deflater at a time, so a large chunk does not hold the event loop long. */
+const DEFLATE_SLICE = 64 * 1024;
+
+/**
+ * Gzip exactly as zlib writes it (CouchDB's `deflateInit2(Level, deflated, 16+15, 8, default)`).
+ * The digest of compressed content is the MD5 of these bytes and it enters revision ids, so the
+ * bytes must be zlib's: Node's bundled zlib (Chromium's) picks other matches for the same input,
+ * and so does pako 3; pako 2 is a faithful port of zlib's deflate.
+ */
+async function* gzipAsZlib(source: AsyncIterable<Buffer>, level: number): AsyncIterable<Buffer> {
+  const deflater = new Deflate({ level: level as DeflateOptions['level'], gzip: true, memLevel: 8, windowBits: 15 });
+  let out: Buffer[] = [];
+  deflater.onData = (chunk: Uint8Array) => { out.push(Buffer.from(chunk)); };
+  const drain = function* () {
+    if (deflater.err) throw new Error(`gzip: ${deflater.msg}`);
+    const ready = out;
+    out = [];
+    yield* ready;
+  };
+  for await (const piece of source) {
+    for (let at = 0; at < piece.length; at += DEFLATE_SLICE) {
+      deflater.push(piece.subarray(at, at + DEFLATE_SLICE), false);
+      yield* drain();
+    }
+  }
+  deflater.push(new Uint8Array(0), true);
+  yield* drain();
 }
 
 function toInfo(digest: string, record: DigestRecord): ContentInfo {
