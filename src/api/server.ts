@@ -137,9 +137,10 @@ export const serverRoutes: Route[] = [
 ];
 
 /**
- * Database events as CouchDB 1.6 sends them: longpoll answers the first with `ok: true` and
- * ends; continuous and eventsource send each as a line or an event until the client leaves, or
- * until `timeout` passes without one when there is no heartbeat.
+ * Database events as CouchDB 1.6 sends them: longpoll answers the first and ends; continuous and
+ * eventsource send each as a line or an event until the client leaves, or until `timeout` passes
+ * without one when there is no heartbeat. Every event is `{ok, type, db_name}` (CouchDB 1.6 puts
+ * `ok` only in longpoll's answer; the interface documents it for every event).
  */
 async function* dbUpdates(
   dbs: import('../core/registry.js').DatabaseRegistry,
@@ -148,10 +149,10 @@ async function* dbUpdates(
   heartbeat: boolean,
   signal: AbortSignal,
 ): AsyncIterable<string> {
-  const pending: { type: string; db_name: string }[] = [];
+  const pending: string[] = [];
   let wake: (() => void) | undefined;
   const off = dbs.onEvent((name, type) => {
-    pending.push({ type, db_name: name });
+    pending.push(JSON.stringify({ ok: true, type, db_name: name }));
     wake?.();
   });
   const onAbort = () => wake?.();
@@ -161,10 +162,10 @@ async function* dbUpdates(
       while (pending.length > 0) {
         const event = pending.shift()!;
         if (feed === 'longpoll') {
-          yield JSON.stringify({ ok: true, ...event });
+          yield event;
           return;
         }
-        yield feed === 'eventsource' ? `data: ${JSON.stringify(event)}\n\n` : `${JSON.stringify(event)}\n`;
+        yield feed === 'eventsource' ? `data: ${event}\n\n` : `${event}\n`;
       }
       if (signal.aborted) return;
       let timer: NodeJS.Timeout | undefined;

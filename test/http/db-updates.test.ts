@@ -1,7 +1,7 @@
 /**
  * `GET /_db_updates` as CouchDB 1.6's couch_dbupdates_httpd sends it: longpoll (the default)
- * answers the first database event with `ok: true`; continuous and eventsource send every event
- * until the client leaves; `timeout` is how long a feed waits for an event, after which it ends
+ * answers the first database event; continuous and eventsource send every event
+ * until the client leaves, each `{ok, type, db_name}`; `timeout` is how long a feed waits for an event, after which it ends
  * without a heartbeat or sends a newline and goes on with one (the default for the live feeds).
  */
 import { test, after } from 'node:test';
@@ -42,8 +42,7 @@ test('continuous sends created, updated and deleted events, one JSON object per 
   const events = s.lines().filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
   const mine = events.filter((e) => e.db_name === 'dbu-cont');
   assert.deepEqual(mine.map((e) => e.type), ['created', 'updated', 'deleted']);
-  // Only longpoll adds `ok`.
-  assert.deepEqual(mine[0], { type: 'created', db_name: 'dbu-cont' });
+  assert.deepEqual(mine[0], { ok: true, type: 'created', db_name: 'dbu-cont' });
   assert.equal(s.ended, false);
 });
 
@@ -60,7 +59,7 @@ test('heartbeat=false: a live feed ends after `timeout` without events', async (
   const s = await feed('?feed=continuous&timeout=100&heartbeat=false');
   assert.equal((await c.put('/dbu-no-beat')).status, 201);
   const text = await s.waitForEnd();
-  assert.deepEqual(text.split('\n').filter(Boolean).map((l) => JSON.parse(l)), [{ type: 'created', db_name: 'dbu-no-beat' }]);
+  assert.deepEqual(text.split('\n').filter(Boolean).map((l) => JSON.parse(l)), [{ ok: true, type: 'created', db_name: 'dbu-no-beat' }]);
 });
 
 test('eventsource sends data events as text/event-stream', async () => {
@@ -69,7 +68,7 @@ test('eventsource sends data events as text/event-stream', async () => {
   assert.equal(s.headers['cache-control'], 'no-cache');
   assert.equal((await c.put('/dbu-es')).status, 201);
   const text = await s.waitFor((t) => t.includes('\n\n'), 5000, 'one event');
-  assert.equal(text, 'data: {"type":"created","db_name":"dbu-es"}\n\n');
+  assert.equal(text, 'data: {"ok":true,"type":"created","db_name":"dbu-es"}\n\n');
 });
 
 test('only GET: other methods are 405', async () => {
