@@ -228,9 +228,15 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
   if (hasReduce && q.reduce) {
     const reducer = reducerFor(definition.reduce!, name, view.program, reduceLimit);
     const ranges = q.keys === undefined ? [await rowRange(view.index, number, q)] : await Promise.all(q.keys.map(keyRange));
+    // With keys, skip and limit count the rows of all keys together, as couch_mrview's red_fold.
+    const keyed = q.keys !== undefined;
+    let skip = q.skip;
+    let limit = q.limit;
     async function* rows(): AsyncIterable<string> {
       for (const range of ranges) {
-        for await (const [key, value] of reduceRows(view.index, number, range, q.groupLevel, reducer, q.keys ? 0 : q.skip, q.keys ? Infinity : q.limit)) {
+        for await (const [key, value] of reduceRows(view.index, number, range, q.groupLevel, reducer, keyed ? 0 : q.skip, keyed ? Infinity : q.limit)) {
+          if (keyed && skip > 0) { skip--; continue; }
+          if (keyed && limit-- <= 0) return;
           yield `{"key":${JSON.stringify(key ?? null)},"value":${JSON.stringify(value ?? null)}}`;
         }
       }

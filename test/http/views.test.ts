@@ -68,6 +68,23 @@ test('reduce: _sum, _count, _stats, group, group_level, reduce=false', async () 
   assert.deepEqual(ranged.body.rows, [{ key: null, value: 100 }]);
 });
 
+test('reduce with keys: skip and limit count the rows of all keys together, as couch_mrview\'s red_fold', async () => {
+  await setup('v-keyed-reduce', numbers(12), {
+    by_type: { map: 'function(doc) { emit(doc.type, doc.n); }', reduce: '_sum' },
+    by_type_js: { map: 'function(doc) { emit(doc.type, 1); }', reduce: 'function(k, v, re) { return sum(v); }' },
+  });
+  for (const view of ['by_type', 'by_type_js']) {
+    const path = `/v-keyed-reduce/_design/test/_view/${view}`;
+    const keysOf = (r: { body: { rows: { key: string }[] } }) => r.body.rows.map((x) => x.key);
+    const all = await c.post(`${path}?group=true`, { keys: ['odd', 'even', 'none'] });
+    assert.deepEqual(keysOf(all), ['odd', 'even'], view);
+    assert.deepEqual(keysOf(await c.post(`${path}?group=true&limit=1`, { keys: ['odd', 'even'] })), ['odd'], view);
+    assert.deepEqual(keysOf(await c.post(`${path}?group=true&skip=1`, { keys: ['odd', 'even'] })), ['even'], view);
+    assert.deepEqual(keysOf(await c.post(`${path}?group=true&limit=0`, { keys: ['odd', 'even'] })), [], view);
+    assert.deepEqual(keysOf(await c.get(`${path}?group=true&skip=1&limit=1&keys=${q(['even', 'odd', 'even'])}`)), ['odd'], view);
+  }
+});
+
 test('incremental updates: edits, deletions and new documents show up', async () => {
   await setup('v-incr', numbers(5), { by_n: { map: 'function(doc) { if (doc.n !== undefined) emit(doc.n, null); }', reduce: '_count' } });
   assert.deepEqual((await c.get('/v-incr/_design/test/_view/by_n')).body.rows, [{ key: null, value: 5 }]);
