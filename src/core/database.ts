@@ -1031,9 +1031,8 @@ class Batch {
     } else {
       if (doc.rev === undefined) throw badRequest('new_edits=false requires _rev');
       const parsed = revtree.parseRev(doc.rev)!;
-      path = doc.revisions && doc.revisions.pos === parsed.pos && doc.revisions.hashes[0] === parsed.hash
-        ? doc.revisions
-        : { pos: parsed.pos, hashes: [parsed.hash] };
+      // parseIncomingDoc made `_rev` the head of `_revisions` when there is one.
+      path = doc.revisions ?? { pos: parsed.pos, hashes: [parsed.hash] };
       newRev = doc.rev;
       if (revtree.hasRev(tree, newRev)) return { id, ok: true, rev: newRev, changed: false };
       atts = this.resolveAttachments(doc, parsed.pos, stubSourceCandidates(doc, false), false);

@@ -3,7 +3,7 @@
  * user body, and assembling stored parts back into CouchDB's JSON, in CouchDB's field order.
  */
 import { badRequest, docValidation } from '../errors.js';
-import { parseRev, type RevPath } from './revtree.js';
+import { formatRev, parseRev, type RevPath } from './revtree.js';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -79,6 +79,8 @@ export function parseIncomingDoc(value: unknown): IncomingDoc {
         if (!IGNORED_SPECIALS.has(key)) throw docValidation(`Bad special document member: ${key}`);
     }
   }
+  // As in couch_doc, `_revisions` says which revision this is, over `_rev`.
+  if (doc.revisions) doc.rev = formatRev(doc.revisions.pos, doc.revisions.hashes[0]!);
   try {
     doc.bodyJson = JSON.stringify(doc.body);
   } catch (err) {

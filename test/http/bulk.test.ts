@@ -219,6 +219,20 @@ test('_bulk_docs new_edits: false stores replicated revisions with their history
   const extended = (await c.get('/bd_replicated/other?conflicts=true')).body;
   assert.equal(extended._rev, `8-${h('f')}`);
   assert.equal(extended._conflicts, undefined);
+
+  // `_revisions` names the revision when `_rev` disagrees (couch_doc takes the ancestry).
+  const disagreeing = await bulkDocs('bd_replicated', {
+    new_edits: false,
+    docs: [
+      { _id: 'pair', _rev: '2-y', _revisions: { start: 1, ids: ['y'] }, v: 'first' },
+      { _id: 'pair', _rev: '2-x', _revisions: { start: 2, ids: ['x', 'y'] }, v: 'second' },
+    ],
+  });
+  assert.deepEqual(disagreeing.body, []);
+  const pair = (await c.get('/bd_replicated/pair?conflicts=true&revs=true')).body;
+  assert.equal(pair._rev, '2-x');
+  assert.equal(pair._conflicts, undefined);
+  assert.deepEqual(pair._revisions, { start: 2, ids: ['x', 'y'] });
 });
 
 test('_bulk_docs rejects a body without a docs array with 400', async () => {

@@ -44,7 +44,7 @@ test('special members are read and checked', () => {
   assert.throws(() => parseIncomingDoc([]), /Document must be a JSON object/);
 });
 
-test('_revisions is checked as couch_doc checks it; an ancestry that is no path is ignored', () => {
+test('_revisions is checked as couch_doc checks it and names the revision; an ancestry that is no path is ignored', () => {
   const reason = (revisions: unknown): string | undefined => {
     try {
       parseIncomingDoc({ _id: 'x', _rev: '3-c', _revisions: revisions });
@@ -62,4 +62,8 @@ test('_revisions is checked as couch_doc checks it; an ancestry that is no path 
     assert.equal(parseIncomingDoc({ _id: 'x', _revisions: unusable }).revisions, undefined, JSON.stringify(unusable));
   }
   assert.deepEqual(parseIncomingDoc({ _revisions: { start: 3, ids: ['c', 'b'] } }).revisions, { pos: 3, hashes: ['c', 'b'] });
+  // The ancestry's head is the document's revision, whatever `_rev` says (couch_doc).
+  assert.equal(parseIncomingDoc({ _rev: '2-y', _revisions: { start: 1, ids: ['y'] } }).rev, '1-y');
+  assert.equal(parseIncomingDoc({ _revisions: { start: 3, ids: ['c', 'b'] } }).rev, '3-c');
+  assert.equal(parseIncomingDoc({ _rev: '0-1', _revisions: { start: 0, ids: ['1'] } }).rev, '0-1');
 });
