@@ -6,7 +6,7 @@
 import { compareUtf8 } from '../views/erlang-term-order.js';
 import { noUsableSortIndex } from './errors.js';
 import { compareIndexes, type MangoIndex } from './indexes.js';
-import { fieldRanges, hasRequiredFields, isConstantField, isNoopSelector, MAX, MIN, type Bound, type FieldRange, type Json, type Selector } from './selector.js';
+import { fieldRanges, hasRequiredFields, indexableFields, isConstantField, isNoopSelector, MAX, MIN, type Bound, type FieldRange, type Json, type Selector } from './selector.js';
 import type { FindOptions } from './options.js';
 
 export interface QueryPlan {
@@ -58,7 +58,10 @@ function byUseIndex(indexes: readonly MangoIndex[], useIndex: readonly string[])
 }
 
 function isUsable(idx: MangoIndex, selector: Selector, sortFields: readonly string[]): boolean {
-  if (idx.type === 'special') return sortFields.length === 0 || (sortFields.length === 1 && sortFields[0] === '_id');
+  // _all_docs serves a sort on _id only for a selector that restricts _id (mango_idx_special).
+  if (idx.type === 'special') {
+    return sortFields.length === 0 || (sortFields.length === 1 && sortFields[0] === '_id' && indexableFields(selector).includes('_id'));
+  }
   const sorted = new Set(sortFields);
   const required = [...new Set(idx.columns)].sort(compareUtf8).filter((c) => !sorted.has(c) && c !== '_id' && c !== '_rev');
   return hasRequiredFields(selector, required) && canUseSort(idx.columns, sortFields, selector);
