@@ -5,7 +5,7 @@
  * database membership; indexes are design documents, so changing them needs a database admin.
  */
 import { performance } from 'node:perf_hooks';
-import { notFound } from '../errors.js';
+import { methodNotAllowed, notFound } from '../errors.js';
 import { parseIncomingDoc } from '../core/document.js';
 import type { Database } from '../core/database.js';
 import { bulkDeleteIndexes, createIndex, deleteIndex, explain, find, findWarning, listIndexes, type DesignWriter } from '../mango/find.js';
@@ -13,8 +13,8 @@ import { indexJson } from '../mango/indexes.js';
 import { mangoError } from '../mango/errors.js';
 import type { JsonObject } from '../mango/selector.js';
 import type { ExecutionSummary } from '../mango/executor.js';
-import { json, stream } from './reply.js';
-import type { Route } from './route.js';
+import { json, stream, type Reply } from './reply.js';
+import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { durableWrite, editDocs, openDb, raiseResult, readObject } from './common.js';
@@ -71,34 +71,41 @@ export const findRoutes: Route[] = [
   {
     shape: 'dbHandler', name: '_index',
     access: { GET: 'db_member', POST: 'db_admin', DELETE: 'db_admin' },
-    methods: {
-      GET: async (req, p, svc) => {
-        if (p.rest.length > 0) throw notFound('missing');
-        const db = await openDb(svc, p.db, req);
-        const all = (await listIndexes(db)).map(indexJson);
-        const limit = listParam(req, 'limit') ?? all.length;
-        const skip = listParam(req, 'skip') ?? 0;
-        if (limit < 1 || skip < 0) throw listParamsError();
-        return json(200, { total_rows: all.length, indexes: all.slice(Math.min(skip, all.length), Math.min(skip, all.length) + limit) });
-      },
-      POST: async (req, p, svc) => {
-        const db = await openDb(svc, p.db, req);
-        if (p.rest.length === 1 && p.rest[0] === '_bulk_delete') {
-          return json(200, await bulkDeleteIndexes(db, await jsonObjectBody(req, svc), designWriter(req, svc, db)));
-        }
-        if (p.rest.length > 0) throw notFound('missing');
-        return json(200, await createIndex(db, await jsonObjectBody(req, svc), designWriter(req, svc, db)));
-      },
-      DELETE: async (req, p, svc) => {
-        const rest = p.rest[0] === '_design' ? [`_design/${p.rest[1] ?? ''}`, ...p.rest.slice(2)] : p.rest;
-        if (rest.length !== 3) throw notFound('missing');
-        const db = await openDb(svc, p.db, req);
-        await deleteIndex(db, rest[0]!, rest[1]!, rest[2]!, designWriter(req, svc, db));
-        return json(200, { ok: true });
-      },
-    },
+    // mango_httpd answers by path first: a known path with another method is 405, others 404.
+    methods: Object.fromEntries(['GET', 'POST', 'DELETE', 'PUT', 'COPY', 'OPTIONS', 'TRACE'].map((method) => [method, indexRequest])),
   },
 ];
+
+/** `/{db}/_index[/...]`: the list and creation, `_bulk_delete`, and one index's deletion. */
+async function indexRequest(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
+  const method = req.method === 'HEAD' ? 'GET' : req.method;
+  const rest = p.rest[0] === '_design' && p.rest.length > 1 ? [`_design/${p.rest[1]}`, ...p.rest.slice(2)] : p.rest;
+  if (rest.length === 0) {
+    if (method === 'GET') {
+      const db = await openDb(svc, p.db, req);
+      const all = (await listIndexes(db)).map(indexJson);
+      const limit = listParam(req, 'limit') ?? all.length;
+      const skip = listParam(req, 'skip') ?? 0;
+      if (limit < 1 || skip < 0) throw listParamsError();
+      return json(200, { total_rows: all.length, indexes: all.slice(Math.min(skip, all.length), Math.min(skip, all.length) + limit) });
+    }
+    if (method !== 'POST') throw methodNotAllowed('GET,POST');
+    const db = await openDb(svc, p.db, req);
+    return json(200, await createIndex(db, await jsonObjectBody(req, svc), designWriter(req, svc, db)));
+  }
+  if (rest.length === 1 && rest[0] === '_bulk_delete') {
+    if (method !== 'POST') throw methodNotAllowed('POST');
+    const db = await openDb(svc, p.db, req);
+    return json(200, await bulkDeleteIndexes(db, await jsonObjectBody(req, svc), designWriter(req, svc, db)));
+  }
+  if (rest.length === 3) {
+    if (method !== 'DELETE') throw methodNotAllowed('DELETE');
+    const db = await openDb(svc, p.db, req);
+    await deleteIndex(db, rest[0]!, rest[1]!, rest[2]!, designWriter(req, svc, db));
+    return json(200, { ok: true });
+  }
+  throw notFound('missing');
+}
 
 const listParamsError = () => mangoError(500, 'invalid_list_index_params', 'Index parameter ranges: limit > 1, skip > 0');
 

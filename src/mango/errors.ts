@@ -32,6 +32,7 @@ export const badArg = (op: string, arg: unknown): CouchError => mangoError(400, 
 export const invalidKey = (key: string): CouchError => mangoError(400, 'invalid_key', `Invalid key ${key} for this request.`);
 export const missingRequiredKey = (key: string): CouchError => mangoError(400, 'missing_required_key', `Missing required key: ${key}`);
 export const invalidFieldName = (field: string): CouchError => mangoError(400, 'invalid_field_name', `Invalid field name: ${field}`);
+export const noUsableIndex = (): CouchError => mangoError(400, 'no_usable_index', 'There is no index available for this selector.');
 export const noUsableSortIndex = (): CouchError =>
   mangoError(400, 'no_usable_index', 'No index exists for this sort, try indexing by the sort fields.');
 

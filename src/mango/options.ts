@@ -26,6 +26,8 @@ export interface FindOptions {
   update: boolean;
   stable: boolean;
   executionStats: boolean;
+  /** CouchDB 3.4's `allow_fallback`: false refuses a query no index chosen or named can serve. */
+  allowFallback: boolean;
 }
 
 export const DEFAULT_LIMIT = 25;
@@ -149,6 +151,7 @@ export function validateFind(body: JsonObject): FindOptions {
     { key: 'update', fallback: true, check: isBoolean },
     { key: 'stable', fallback: false, check: isBoolean },
     { key: 'execution_stats', fallback: false, check: isBoolean },
+    { key: 'allow_fallback', fallback: true, check: isBoolean },
   ]);
   return {
     selector: o['selector'] as Selector,
@@ -165,6 +168,7 @@ export function validateFind(body: JsonObject): FindOptions {
     update: o['update'] as boolean,
     stable: o['stable'] as boolean,
     executionStats: o['execution_stats'] as boolean,
+    allowFallback: o['allow_fallback'] as boolean,
   };
 }
 
@@ -184,6 +188,7 @@ export function optionsJson(o: FindOptions): JsonObject {
     update: o.update,
     stable: o.stable,
     execution_stats: o.executionStats,
+    allow_fallback: o.allowFallback,
   };
 }
 
@@ -209,6 +214,9 @@ export function validateIndexCreate(body: JsonObject): IndexCreateOptions {
       check: (v) => (typeof v === 'boolean' ? v : unknownError(`{invalid_partitioned_value,${erlangTerm(v)}}`)),
     },
   ]);
+  // CouchDB 3.3 refuses empty names; a bare `_design/` is no document id.
+  if (o['name'] === '' || o['ddoc'] === '') throw mangoError(400, 'invalid_empty_string', 'Index name/ddoc cannot be empty');
+  if (o['ddoc'] === '_design/') throw mangoError(400, 'illegal_docid', 'Illegal document id `_design/`');
   if (o['partitioned'] === true) {
     throw mangoError(400, 'invalid_partitioned_option', 'Requested partitioned option does not match existing value on design document');
   }

@@ -4,7 +4,7 @@
  * selector and sort, which one answers it, the key range it would scan, and the warnings.
  */
 import { compareUtf8 } from '../views/erlang-term-order.js';
-import { noUsableSortIndex } from './errors.js';
+import { noUsableIndex, noUsableSortIndex } from './errors.js';
 import { compareIndexes, type MangoIndex } from './indexes.js';
 import { fieldRanges, hasRequiredFields, indexableFields, isConstantField, isNoopSelector, MAX, MIN, type Bound, type FieldRange, type Json, type Selector } from './selector.js';
 import type { FindOptions } from './options.js';
@@ -28,6 +28,10 @@ export function plan(indexes: readonly MangoIndex[], options: FindOptions): Quer
   const usable = pool.filter((i) => isUsable(i, selector, sortFields));
   if (usable.length === 0) throw noUsableSortIndex();
   const requested = byUseIndex(usable, options.useIndex);
+  // Without fallback, an index named in use_index must serve, and so must a JSON index when none is named.
+  if (!options.allowFallback && (options.useIndex.length > 0 ? requested.length === 0 : !usable.some((i) => i.type === 'json'))) {
+    throw noUsableIndex();
+  }
   const candidates = requested.length > 0 ? requested : usable;
   const json = candidates.filter((i) => i.type === 'json');
   const ranges = fieldRanges(selector);

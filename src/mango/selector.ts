@@ -135,7 +135,8 @@ function normOps(value: Json): JsonObject {
       if (typeof arg !== 'string' || compileRegex(arg) === undefined) throw badArg(key, arg);
       return value;
     case '$beginsWith':
-      if (typeof arg !== 'string') throw badArg(key, arg);
+      // mango_selector takes only a string here; anything else falls to the unknown operator.
+      if (typeof arg !== 'string') throw mangoError(400, 'invalid_operator', `Invalid operator: ${key}`);
       return value;
     case '$size':
       if (!Number.isInteger(arg) || (arg as number) < 0) throw badArg(key, arg);

@@ -177,7 +177,7 @@ test('02 basic find: _explain shows the plan and its view arguments', async () =
   });
   assert.deepEqual(ex.opts, {
     use_index: [], bookmark: 'nil', limit: 25, skip: 0, sort: {}, fields: ['manager'], partition: '', r: 1,
-    conflicts: false, stale: false, update: true, stable: false, execution_stats: false,
+    conflicts: false, stale: false, update: true, stable: false, execution_stats: false, allow_fallback: true,
   });
   const special = await explain('users', { selector: { _id: { $gt: 0 }, age: { $gt: 0 } }, sort: ['_id'] });
   assert.equal(special.index.type, 'special');
