@@ -365,9 +365,9 @@ function constantIn(list: JsonObject[], field: string): boolean {
   return constantIn(rest, field);
 }
 
-const INDEXABLE = new Set(['$lt', '$lte', '$eq', '$gt', '$gte']);
+const INDEXABLE = new Set(['$lt', '$lte', '$eq', '$gt', '$gte', '$beginsWith']);
 
-/** The fields a JSON index could restrict: those under `$and` with a comparison (sorted). */
+/** The fields a JSON index could restrict: those under `$and` with a comparison or `$beginsWith` (sorted). */
 export function indexableFields(selector: Selector): string[] {
   const out = new Set<string>();
   const walk = (sel: JsonObject): void => {
@@ -451,6 +451,11 @@ function narrow(op: string, arg: Json, r: Range): FieldRange {
       if (pos === 'min') return r;
       if (pos === 'low' || pos === 'mid') return { ...r, lowOp: '$gt', low: arg };
       return 'empty';
+    case '$beginsWith': {
+      // The prefix up to the prefix and U+FFFF, which collates after any text (mango_idx_view).
+      const from = narrow('$gte', arg, r);
+      return from === 'empty' ? from : narrow('$lte', `${arg as string}\uffff`, from);
+    }
     default:
       return r;
   }

@@ -888,13 +888,13 @@ test('25-beginswith: test_basic', async () => {
   assert.deepEqual(sorted(ids(await find(await beginsWithDb(), { location: { $beginsWith: 'A' } }))), ['aaa', 'abc']);
 });
 
-test('25-beginswith: test_json_range', { skip: 'settee: $beginsWith does not narrow the key range of an index' }, async () => {
+test('25-beginswith: test_json_range', async () => {
   const args = await mrargs({ location: { $beginsWith: 'A' } });
   assert.deepEqual(args.start_key, ['A']);
   assert.deepEqual(args.end_key, [`A${MAX_CHAR}`, '<MAX>']);
 });
 
-test('25-beginswith: test_compound_key', { skip: 'settee: $beginsWith does not narrow the key range of an index' }, async () => {
+test('25-beginswith: test_compound_key', async () => {
   const selector = { name: 'Eddie', location: { $beginsWith: 'A' } };
   const args = await mrargs(selector);
   assert.deepEqual(args.start_key, ['Eddie', 'A']);
@@ -902,7 +902,7 @@ test('25-beginswith: test_compound_key', { skip: 'settee: $beginsWith does not n
   assert.deepEqual(ids(await find(await beginsWithDb(), selector)), ['abc']);
 });
 
-test('25-beginswith: test_sort', { skip: 'settee: $beginsWith does not narrow the key range of an index' }, async () => {
+test('25-beginswith: test_sort', async () => {
   const selector = { location: { $beginsWith: 'A' } };
   const cases = [
     { sort: ['location'], start: ['A'], end: [`A${MAX_CHAR}`, '<MAX>'], direction: 'fwd' },
@@ -914,7 +914,7 @@ test('25-beginswith: test_sort', { skip: 'settee: $beginsWith does not narrow th
   }
 });
 
-test('25-beginswith: test_all_docs_range', { skip: 'settee: $beginsWith does not narrow the key range of an index' }, async () => {
+test('25-beginswith: test_all_docs_range', async () => {
   const args = await mrargs({ _id: { $beginsWith: 'a' } });
   assert.equal(args.start_key, 'a');
   assert.equal(args.end_key, `a${MAX_CHAR}`);
