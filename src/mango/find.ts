@@ -9,7 +9,7 @@ import { mangoError } from './errors.js';
 import { ScanExecutor, type DocTransform, type ExecutionSummary, type FindExecutor } from './executor.js';
 import { ALL_DOCS_INDEX, compareIndexes, indexJson, indexesOfDesignDoc, newIndex, withIndex, withoutIndex, type MangoIndex } from './indexes.js';
 import { optionsJson, validateFind, validateIndexCreate, type FindOptions } from './options.js';
-import { plan, scanKeys, warnings, type QueryPlan } from './planner.js';
+import { covers, plan, scanKeys, warnings, type QueryPlan } from './planner.js';
 import type { JsonObject } from './selector.js';
 
 /** Saves a design document (with `_id`, and `_rev` unless new; `_deleted` to delete it). */
@@ -47,6 +47,7 @@ export async function explain(db: Database, body: JsonObject): Promise<JsonObjec
   const options: FindOptions = validateFind(body);
   const p = plan(await listIndexes(db), options);
   const { start, end } = scanKeys(p);
+  const covering = covers(p.index, options.fields, p.selector);
   return {
     dbname: db.name,
     index: indexJson(p.index),
@@ -57,7 +58,7 @@ export async function explain(db: Database, body: JsonObject): Promise<JsonObjec
     skip: options.skip,
     fields: options.fields,
     mrargs: {
-      include_docs: true,
+      include_docs: !covering,
       view_type: 'map',
       reduce: false,
       partition: null,
@@ -68,8 +69,10 @@ export async function explain(db: Database, body: JsonObject): Promise<JsonObjec
       update: options.update && options.stale !== 'ok',
       conflicts: options.conflicts ? true : 'undefined',
     },
+    covering,
   };
 }
+
 
 /** The `_find` answer's warning, if any. */
 export function findWarning(run: FindRun, summary: ExecutionSummary): string | undefined {

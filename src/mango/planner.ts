@@ -6,7 +6,7 @@
 import { compareUtf8 } from '../views/erlang-term-order.js';
 import { noUsableIndex, noUsableSortIndex } from './errors.js';
 import { compareIndexes, type MangoIndex } from './indexes.js';
-import { fieldRanges, hasRequiredFields, indexableFields, isConstantField, isNoopSelector, MAX, MIN, type Bound, type FieldRange, type Json, type Selector } from './selector.js';
+import { fieldRanges, hasRequiredFields, indexableFields, isConstantField, selectorFields, isNoopSelector, MAX, MIN, type Bound, type FieldRange, type Json, type Selector } from './selector.js';
 import type { FindOptions } from './options.js';
 
 export interface QueryPlan {
@@ -38,7 +38,7 @@ export function plan(indexes: readonly MangoIndex[], options: FindOptions): Quer
   let index: MangoIndex;
   let prefix: FieldRange[];
   if (json.length > 0) {
-    [index, prefix] = bestIndex(json, ranges);
+    [index, prefix] = bestIndex(json, ranges, (idx) => covers(idx, options.fields, selector));
   } else {
     // The special index's catch-all range comes after any range the selector gives `_id`.
     const idRange = ranges.find(([f]) => f === '_id');
@@ -78,8 +78,8 @@ function canUseSort(columns: readonly string[], sortFields: readonly string[], s
   return isConstantField(selector, columns[0]!) && canUseSort(columns.slice(1), sortFields, selector);
 }
 
-/** Fewest selector ranges left out of the index's key prefix, then fewest columns, then by id. */
-function bestIndex(indexes: readonly MangoIndex[], ranges: [string, FieldRange][]): [MangoIndex, FieldRange[]] {
+/** A covering index first, then fewest selector ranges left out of the index's key prefix, then fewest columns, then by id. */
+function bestIndex(indexes: readonly MangoIndex[], ranges: [string, FieldRange][], covering: (idx: MangoIndex) => boolean): [MangoIndex, FieldRange[]] {
   const scored = indexes.map((idx) => {
     const prefix: FieldRange[] = [];
     for (const col of idx.columns) {
@@ -87,10 +87,20 @@ function bestIndex(indexes: readonly MangoIndex[], ranges: [string, FieldRange][
       if (!found) break;
       prefix.push(found[1]);
     }
-    return { idx, prefix, difference: ranges.length - prefix.length };
+    return { idx, prefix, difference: ranges.length - prefix.length, covers: covering(idx) ? 0 : 1 };
   });
-  scored.sort((a, b) => a.difference - b.difference || a.idx.columns.length - b.idx.columns.length || compareIndexes(a.idx, b.idx));
+  scored.sort((a, b) => a.covers - b.covers || a.difference - b.difference || a.idx.columns.length - b.idx.columns.length || compareIndexes(a.idx, b.idx));
   return [scored[0]!.idx, scored[0]!.prefix];
+}
+
+/**
+ * Whether a JSON index holds every field the query needs, the selector's and the requested ones
+ * (mango_idx_view:covers): CouchDB 3.4 then answers from the index alone.
+ */
+export function covers(index: MangoIndex, fields: readonly string[], selector: Selector): boolean {
+  if (index.type !== 'json' || fields.length === 0) return false;
+  const available = new Set(['_id', ...index.columns]);
+  return [...fields, ...selectorFields(selector)].every((f) => available.has(f));
 }
 
 const MAX_MARK = '<MAX>';

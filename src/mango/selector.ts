@@ -461,6 +461,16 @@ function narrow(op: string, arg: Json, r: Range): FieldRange {
   }
 }
 
+/** The fields a normalized selector tests (mango_selector:fields), in order, with repeats. */
+export function selectorFields(selector: Selector): string[] {
+  const member = single(selector);
+  if (!member) return [];
+  const [key, arg] = member;
+  if (Array.isArray(arg) && (key === '$and' || key === '$or' || key === '$nor')) return (arg as JsonObject[]).flatMap(selectorFields);
+  if (key === '$not' && isObject(arg)) return selectorFields(arg);
+  return key.startsWith('$') ? [] : [key];
+}
+
 /** Whether the selector is one of the operators that, given `[]` alone, select nothing. */
 export function isNoopSelector(selector: Selector): boolean {
   const member = single(selector);

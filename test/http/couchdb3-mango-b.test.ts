@@ -749,7 +749,6 @@ for (const [klass, indexType, emptyDb] of emptySelectorClasses) {
 // ------------------------------------------------------------------ 22-covering-index (RegularCoveringIndexTests)
 
 const coveringDb = once(() => userDocsDb('regular-covering-index', true));
-const NO_COVERING = { skip: 'settee: _explain has no "covering" member and mrargs.include_docs is always true' };
 
 async function isCovered(selector: Doc, fields: string[], index: string, useIndex?: string): Promise<void> {
   const ex = await explain(await coveringDb(), selector, { fields, use_index: useIndex });
@@ -765,34 +764,34 @@ async function isNotCovered(selector: Doc, fields: string[], useIndex?: string):
   assert.equal(ex.covering, false);
 }
 
-test('22-covering-index: test_index_covers_query_1field_index_id', NO_COVERING, () => isCovered({ age: { $gte: 32 } }, ['_id'], 'age'));
+test('22-covering-index: test_index_covers_query_1field_index_id', () => isCovered({ age: { $gte: 32 } }, ['_id'], 'age'));
 
-test('22-covering-index: test_index_covers_query_2field_index_id', NO_COVERING, () =>
+test('22-covering-index: test_index_covers_query_2field_index_id', () =>
   isCovered({ company: 'Lyria', manager: true }, ['_id'], 'company_and_manager'));
 
-test('22-covering-index: test_index_covers_query_2field_index_extract_field', NO_COVERING, () =>
+test('22-covering-index: test_index_covers_query_2field_index_extract_field', () =>
   isCovered({ company: { $exists: true }, manager: true }, ['company'], 'company_and_manager'));
 
-test('22-covering-index: test_index_covers_query_2field_index_extract_field_force_index', NO_COVERING, () =>
+test('22-covering-index: test_index_covers_query_2field_index_extract_field_force_index', () =>
   isCovered({ company: { $exists: true }, manager: true }, ['company'], 'company_and_manager', 'company_and_manager'));
 
-test('22-covering-index: test_index_covers_query_elemMatch', NO_COVERING, () =>
+test('22-covering-index: test_index_covers_query_elemMatch', () =>
   isCovered({ favorites: { $elemMatch: { $eq: 'Erlang' } } }, ['favorites'], 'favorites'));
 
-test('22-covering-index: test_index_covers_query_composite_field_id', NO_COVERING, () =>
+test('22-covering-index: test_index_covers_query_composite_field_id', () =>
   isCovered({ name: { first: 'Stephanie', last: 'Kirkland' } }, ['_id'], 'name'));
 
-test('22-covering-index: test_index_does_not_cover_query_empty_selector', NO_COVERING, () => isNotCovered({}, ['_id']));
+test('22-covering-index: test_index_does_not_cover_query_empty_selector', () => isNotCovered({}, ['_id']));
 
-test('22-covering-index: test_index_does_not_cover_query_field_not_in_index', NO_COVERING, () => isNotCovered({ age: { $gte: 32 } }, ['name']));
+test('22-covering-index: test_index_does_not_cover_query_field_not_in_index', () => isNotCovered({ age: { $gte: 32 } }, ['name']));
 
-test('22-covering-index: test_index_does_not_cover_query_all_fields', NO_COVERING, () => isNotCovered({ age: { $gte: 32 } }, []));
+test('22-covering-index: test_index_does_not_cover_query_all_fields', () => isNotCovered({ age: { $gte: 32 } }, []));
 
-test('22-covering-index: test_index_does_not_cover_query_partial_selector_id', NO_COVERING, () => isNotCovered({ 'location.state': 'Nevada' }, ['_id']));
+test('22-covering-index: test_index_does_not_cover_query_partial_selector_id', () => isNotCovered({ 'location.state': 'Nevada' }, ['_id']));
 
-test('22-covering-index: test_index_does_not_cover_query_partial_selector', NO_COVERING, () => isNotCovered({ 'name.last': 'Hernandez' }, ['name.first']));
+test('22-covering-index: test_index_does_not_cover_query_partial_selector', () => isNotCovered({ 'name.last': 'Hernandez' }, ['name.first']));
 
-test('22-covering-index: test_index_does_not_cover_selector_with_more_fields', NO_COVERING, () =>
+test('22-covering-index: test_index_does_not_cover_selector_with_more_fields', () =>
   isNotCovered({
     $and: [
       { age: { $ne: 23 } },
