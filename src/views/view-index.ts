@@ -235,8 +235,17 @@ export class ViewIndex {
    * update; `program` runs the map functions.
    */
   update(db: Database, program: () => Promise<ViewProgram>, options: UpdateOptions = {}): Promise<void> {
-    if (this.updating) return this.updating;
-    if (this.info.seq >= db.updateSeq && this.info.purgeSeq === db.purgeSeq && this.reductionsCurrent(this.info)) return Promise.resolve();
+    return this.updateTo(db.updateSeq, db, program, options);
+  }
+
+  /**
+   * Brings the index to at least `target`. An update already running may have started before
+   * the writes up to `target` (a `stale=update_after` one, say): it is waited for, and then the
+   * index catches up, as couch_index waits for the sequence the query saw.
+   */
+  private updateTo(target: number, db: Database, program: () => Promise<ViewProgram>, options: UpdateOptions): Promise<void> {
+    if (this.updating) return this.updating.then(() => this.updateTo(target, db, program, options));
+    if (this.info.seq >= target && this.info.purgeSeq === db.purgeSeq && this.reductionsCurrent(this.info)) return Promise.resolve();
     this.updating = this.runUpdate(db, program, options).finally(() => { this.updating = undefined; });
     return this.updating;
   }
@@ -352,6 +361,8 @@ export class ViewIndex {
       inFlight.push(writing);
       if (inFlight.length > MAP_AHEAD) await inFlight.shift();
     };
+    // The changes are read from a snapshot taken after this: every sequence up to here is in it.
+    const readUpTo = db.updateSeq;
     const readChanges = async () => {
       for await (const changes of db.changes(this.info.seq)) {
         const texts = await mapInputs(db, changes, includeDesign, localSeq);
@@ -371,9 +382,10 @@ export class ViewIndex {
       await this.settleWritesOrReset();
     }
     await writing;
-    if (this.info.seq < db.updateSeq) {
-      // Sequences with no change left (superseded, purged): the index is current up to here.
-      this.info.seq = db.updateSeq;
+    if (this.info.seq < readUpTo) {
+      // Sequences with no change left (superseded, purged): the index is current up to there.
+      // Not to the database's sequence now: writes made during the build are the next update's.
+      this.info.seq = readUpTo;
       await this.store.write([{ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) }], { durable: false });
     }
   }
