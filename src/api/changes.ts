@@ -265,11 +265,15 @@ async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: n
   if (limit <= 0) return;
   let count = 0;
   if (q.docIds && !q.descending && q.docIds.length <= 100) {
-    // A few ids: look them up instead of scanning the whole sequence index.
+    // A few ids: look them up instead of scanning the whole sequence index. The lookups see the
+    // database as it is at each; the answer is the database as of `seen` (later writes are the
+    // next request's), so no write between two lookups is skipped.
+    const seen = db.updateSeq;
     const found: ChangeRow[] = [];
     for (const id of q.docIds) {
       const info = await db.docInfo(id);
       if (!info || info.seq <= since) continue;
+      if (info.seq > seen) continue;
       for await (const rows of db.changes(info.seq - 1, { limit: 1 })) {
         for (const row of rows) if (row.id === id) found.push(row);
       }
@@ -280,7 +284,7 @@ async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: n
       yield chosen;
       out.end = chosen[chosen.length - 1]!.seq;
     }
-    if (found.length <= limit) out.end = Math.max(since, db.updateSeq);
+    if (found.length <= limit) out.end = Math.max(since, seen);
     return;
   }
   for await (const rows of db.changes(since, { descending: q.descending })) {
