@@ -9,7 +9,7 @@ import { mangoError } from './errors.js';
 import { ScanExecutor, type DocTransform, type ExecutionSummary, type FindExecutor } from './executor.js';
 import { ALL_DOCS_INDEX, compareIndexes, indexJson, indexesOfDesignDoc, newIndex, withIndex, withoutIndex, type MangoIndex } from './indexes.js';
 import { optionsJson, validateFind, validateIndexCreate, type FindOptions } from './options.js';
-import { covers, plan, scanKeys, warnings, type QueryPlan } from './planner.js';
+import { covers, indexCandidates, plan, scanKeys, selectorHints, warnings, type QueryPlan } from './planner.js';
 import type { JsonObject } from './selector.js';
 
 /** Saves a design document (with `_id`, and `_rev` unless new; `_deleted` to delete it). */
@@ -45,18 +45,30 @@ export async function find(db: Database, body: JsonObject, view?: DocTransform, 
 /** `_explain`: the plan as CouchDB 3 shows it. */
 export async function explain(db: Database, body: JsonObject): Promise<JsonObject> {
   const options: FindOptions = validateFind(body);
-  const p = plan(await listIndexes(db), options);
-  const { start, end } = scanKeys(p);
-  const covering = covers(p.index, options.fields, p.selector);
-  return {
-    dbname: db.name,
-    index: indexJson(p.index),
+  const indexes = await listIndexes(db);
+  const head = { dbname: db.name };
+  const common = {
     partitioned: false,
-    selector: p.selector,
+    selector: options.selector,
     opts: optionsJson(options),
     limit: options.limit,
     skip: options.skip,
     fields: options.fields,
+  };
+  let p: QueryPlan;
+  try {
+    p = plan(indexes, options);
+  } catch (err) {
+    // No index can serve the sort: CouchDB 3.5 explains that rather than failing.
+    if (!(err instanceof CouchError && err.error === 'no_usable_index' && options.allowFallback)) throw err;
+    return { ...head, index: null, ...common, index_candidates: indexCandidates(indexes, options, undefined), selector_hints: selectorHints(options.selector) };
+  }
+  const { start, end } = scanKeys(p);
+  const covering = covers(p.index, options.fields, p.selector);
+  return {
+    ...head,
+    index: indexJson(p.index),
+    ...common,
     mrargs: {
       include_docs: !covering,
       view_type: 'map',
@@ -70,6 +82,8 @@ export async function explain(db: Database, body: JsonObject): Promise<JsonObjec
       conflicts: options.conflicts ? true : 'undefined',
     },
     covering,
+    index_candidates: indexCandidates(indexes, options, p.index),
+    selector_hints: selectorHints(p.selector),
   };
 }
 

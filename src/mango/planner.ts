@@ -5,8 +5,8 @@
  */
 import { compareUtf8 } from '../views/erlang-term-order.js';
 import { noUsableIndex, noUsableSortIndex } from './errors.js';
-import { compareIndexes, type MangoIndex } from './indexes.js';
-import { fieldRanges, hasRequiredFields, indexableFields, isConstantField, selectorFields, isNoopSelector, MAX, MIN, type Bound, type FieldRange, type Json, type Selector } from './selector.js';
+import { compareIndexes, indexJson, type MangoIndex } from './indexes.js';
+import { fieldRanges, hasRequiredFields, indexableFields, isConstantField, selectorFields, isNoopSelector, MAX, MIN, type Bound, type FieldRange, type Json, type JsonObject, type Selector } from './selector.js';
 import type { FindOptions } from './options.js';
 
 export interface QueryPlan {
@@ -62,13 +62,54 @@ function byUseIndex(indexes: readonly MangoIndex[], useIndex: readonly string[])
 }
 
 function isUsable(idx: MangoIndex, selector: Selector, sortFields: readonly string[]): boolean {
+  return usability(idx, selector, sortFields) === 'usable';
+}
+
+/** Whether an index can serve a query, or why not (mango_idx's reasons). */
+function usability(idx: MangoIndex, selector: Selector, sortFields: readonly string[]): 'usable' | 'field_mismatch' | 'sort_order_mismatch' {
   // _all_docs serves a sort on _id only for a selector that restricts _id (mango_idx_special).
   if (idx.type === 'special') {
-    return sortFields.length === 0 || (sortFields.length === 1 && sortFields[0] === '_id' && indexableFields(selector).includes('_id'));
+    if (sortFields.length === 0) return 'usable';
+    if (!indexableFields(selector).includes('_id')) return 'field_mismatch';
+    return sortFields.length === 1 && sortFields[0] === '_id' ? 'usable' : 'sort_order_mismatch';
   }
   const sorted = new Set(sortFields);
   const required = [...new Set(idx.columns)].sort(compareUtf8).filter((c) => !sorted.has(c) && c !== '_id' && c !== '_rev');
-  return hasRequiredFields(selector, required) && canUseSort(idx.columns, sortFields, selector);
+  if (!hasRequiredFields(selector, required)) return 'field_mismatch';
+  return canUseSort(idx.columns, sortFields, selector) ? 'usable' : 'sort_order_mismatch';
+}
+
+/**
+ * `_explain`'s `index_candidates` (CouchDB 3.5): every index the query could have considered
+ * but the chosen one, in reverse design-document order with `_all_docs` last, each with whether
+ * it could serve, why it was not taken, its rank among those that could, and whether it covers.
+ */
+export function indexCandidates(indexes: readonly MangoIndex[], options: FindOptions, chosen: MangoIndex | undefined): JsonObject[] {
+  const { selector } = options;
+  const sortFields = options.sort.map((s) => s.field);
+  const global = indexes.filter((i) => i.partialFilter === undefined);
+  const pool = [...new Set([...global, ...byUseIndex(indexes, options.useIndex)])].filter((i) => i !== chosen);
+  const covering = (idx: MangoIndex): boolean => covers(idx, options.fields, selector);
+  const usable = pool.filter((i) => isUsable(i, selector, sortFields));
+  const json = usable.filter((i) => i.type === 'json');
+  const ranked = [...(json.length > 0 ? rankIndexes(json, fieldRanges(selector), covering).map((r) => r.idx) : []), ...usable.filter((i) => i.type === 'special')];
+  const rank = new Map(ranked.map((idx, i) => [idx, i + 1]));
+  const order = [...pool].sort((a, b) => Number(a.type === 'special') - Number(b.type === 'special') || compareIndexes(b, a));
+  return order.map((idx) => {
+    const usableRank = rank.get(idx);
+    const reason = usableRank === undefined ? usability(idx, selector, sortFields) : idx.type === 'special' ? 'unfavored_type' : 'less_overlap';
+    return {
+      index: indexJson(idx),
+      analysis: { usable: usableRank !== undefined, reasons: [{ name: reason }], ranking: usableRank ?? ranked.length + 1, covering: idx.type === 'special' ? null : covering(idx) },
+    };
+  });
+}
+
+/** `_explain`'s `selector_hints`: which of the selector's fields a JSON index could restrict. */
+export function selectorHints(selector: Selector): JsonObject[] {
+  const indexable = indexableFields(selector);
+  const unindexable = [...new Set(selectorFields(selector))].filter((f) => !indexable.includes(f)).sort(compareUtf8);
+  return [{ type: 'json', indexable_fields: indexable, unindexable_fields: unindexable }];
 }
 
 function canUseSort(columns: readonly string[], sortFields: readonly string[], selector: Selector): boolean {
@@ -78,8 +119,14 @@ function canUseSort(columns: readonly string[], sortFields: readonly string[], s
   return isConstantField(selector, columns[0]!) && canUseSort(columns.slice(1), sortFields, selector);
 }
 
-/** A covering index first, then fewest selector ranges left out of the index's key prefix, then fewest columns, then by id. */
+/** The best index for the selector's ranges, with the key prefix they give it. */
 function bestIndex(indexes: readonly MangoIndex[], ranges: [string, FieldRange][], covering: (idx: MangoIndex) => boolean): [MangoIndex, FieldRange[]] {
+  const best = rankIndexes(indexes, ranges, covering)[0]!;
+  return [best.idx, best.prefix];
+}
+
+/** Covering indexes first, then fewest selector ranges left out of the key prefix, then fewest columns, then by id. */
+function rankIndexes(indexes: readonly MangoIndex[], ranges: [string, FieldRange][], covering: (idx: MangoIndex) => boolean): { idx: MangoIndex; prefix: FieldRange[] }[] {
   const scored = indexes.map((idx) => {
     const prefix: FieldRange[] = [];
     for (const col of idx.columns) {
@@ -90,7 +137,7 @@ function bestIndex(indexes: readonly MangoIndex[], ranges: [string, FieldRange][
     return { idx, prefix, difference: ranges.length - prefix.length, covers: covering(idx) ? 0 : 1 };
   });
   scored.sort((a, b) => a.covers - b.covers || a.difference - b.difference || a.idx.columns.length - b.idx.columns.length || compareIndexes(a.idx, b.idx));
-  return [scored[0]!.idx, scored[0]!.prefix];
+  return scored;
 }
 
 /**

@@ -838,7 +838,7 @@ const ALL_DOCS_CANDIDATE = (usable: boolean, reason: string): Doc => ({
   analysis: { usable, reasons: [{ name: reason }], ranking: 1, covering: null },
 });
 
-test('23-explain-indexes: ExplainIndexJSONTests.test_basic (index_candidates)', { skip: 'settee: _explain has no index_candidates' }, async () => {
+test('23-explain-indexes: ExplainIndexJSONTests.test_basic (index_candidates)', async () => {
   const ex = await explain(await explainJsonDb(), { age: 23 });
   assert.deepEqual(ex.index_candidates, [
     ...['user_id', 'twitter', 'ordered', 'name', 'manager', 'location', 'favorites_3', 'favorites', 'company_and_manager'].map(mismatched),
@@ -846,19 +846,19 @@ test('23-explain-indexes: ExplainIndexJSONTests.test_basic (index_candidates)', 
   ]);
 });
 
-test('23-explain-indexes: ExplainIndexJSONTests.test_basic (selector_hints)', { skip: 'settee: _explain has no selector_hints' }, async () => {
+test('23-explain-indexes: ExplainIndexJSONTests.test_basic (selector_hints)', async () => {
   const ex = await explain(await explainJsonDb(), { age: 23 });
   assert.deepEqual(ex.selector_hints?.[0], { type: 'json', indexable_fields: ['age'], unindexable_fields: [] });
 });
 
-test('23-explain-indexes: ExplainIndexTestsNoIndexes.test_basic', { skip: 'settee: _explain has no index_candidates' }, async () => {
+test('23-explain-indexes: ExplainIndexTestsNoIndexes.test_basic', async () => {
   const ex = await explain(await explainNoIndexDb(), { age: 23 });
   assert.deepEqual(ex.index_candidates, []);
   assert.notEqual(ex.index, null);
   assert.equal(ex.partitioned, false);
 });
 
-test('23-explain-indexes: ExplainIndexTestsNoIndexes.test_no_usable_index', { skip: 'settee: _explain with a sort no index serves is a 400 no_usable_index, not 200 with index null' }, async () => {
+test('23-explain-indexes: ExplainIndexTestsNoIndexes.test_no_usable_index', async () => {
   const ex = await explain(await explainNoIndexDb(), { age: 23 }, { sort: ['company'] });
   assert.deepEqual(ex.index_candidates, [ALL_DOCS_CANDIDATE(false, 'field_mismatch')]);
   assert.equal(ex.index, null);
