@@ -4,7 +4,7 @@
  */
 import { badRequest, notFound, queryParseError, toCouchError } from '../errors.js';
 import { designFilter } from '../design/filter.js';
-import { DesignService } from '../design/service.js';
+import { designMember } from '../design/service.js';
 import { changesSelector, selectorFilter } from '../mango/changes-filter.js';
 import type { JsonObject, Selector } from '../mango/selector.js';
 import { requestJson } from './design-request.js';
@@ -309,8 +309,8 @@ async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: n
  * documents never pass.
  */
 async function viewBatchFilter(svc: Services, db: Database, target: { ddocId: string; view: string }): Promise<(rows: ChangeRow[]) => Promise<ChangeRow[]>> {
-  DesignService.member(await svc.design.designDoc(db, target.ddocId), ['views', target.view]);
   const view = await svc.views.open(db, target.ddocId);
+  designMember(view.ddoc, ['views', target.view]);
   if (view.index.viewNumber(target.view) < 0) throw notFound('missing_named_view');
   return async (rows) => {
     const live = rows.filter((row) => !row.deleted);

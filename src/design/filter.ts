@@ -5,7 +5,7 @@
  */
 import type { ChangeRow, Database } from '../core/database.js';
 import { withMembers } from '../core/document.js';
-import { DesignService } from './service.js';
+import { designMember, type DesignService } from './service.js';
 
 /** Keeps the rows whose document the filter passes, in order. */
 export type BatchFilter = (rows: ChangeRow[]) => Promise<ChangeRow[]>;
@@ -18,7 +18,7 @@ export type BatchFilter = (rows: ChangeRow[]) => Promise<ChangeRow[]>;
  */
 export async function designFilter(design: DesignService, db: Database, ddocId: string, name: string, reqJson: string): Promise<BatchFilter> {
   const ddoc = await design.designDoc(db, ddocId);
-  DesignService.member(ddoc, ['filters', name]);
+  designMember(ddoc.body, ['filters', name]);
   const fn = await design.function(db, ddoc, 'filters', name);
   return async (rows) => {
     if (rows.length === 0) return [];

@@ -27,6 +27,22 @@ export interface Validator {
 
 const MAX_CACHED_FUNCTIONS = 256;
 
+/**
+ * A member of a design document's body by its path (`['filters', name]`), as couch_changes
+ * finds a filter or a view before running it: 404 `missing json key: <key>` for the first key
+ * absent.
+ */
+export function designMember(body: Readonly<Record<string, unknown>>, path: readonly string[]): unknown {
+  let value: unknown = body;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw notFound('json_mismatch');
+    const members = value as Record<string, unknown>;
+    if (!Object.hasOwn(members, key)) throw notFound(`missing json key: ${key}`);
+    value = members[key];
+  }
+  return value;
+}
+
 export class DesignService {
   /** Compiled functions by database, design document revision and function path (LRU by insertion). */
   private readonly functions = new Map<string, Promise<DesignFunction>>();
@@ -44,21 +60,6 @@ export class DesignService {
     const opened = await db.openDoc(ddocId);
     if (opened.deleted) throw notFound('deleted');
     return { id: opened.id, rev: opened.rev, body: JSON.parse(opened.json) as Record<string, unknown> };
-  }
-
-  /**
-   * A member of a design document by its path (`['filters', name]`), as couch_changes finds a
-   * filter or a view before running it: 404 `missing json key: <key>` for the first key absent.
-   */
-  static member(ddoc: DesignDocument, path: readonly string[]): unknown {
-    let value: unknown = ddoc.body;
-    for (const key of path) {
-      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw notFound('json_mismatch');
-      const members = value as Record<string, unknown>;
-      if (!Object.hasOwn(members, key)) throw notFound(`missing json key: ${key}`);
-      value = members[key];
-    }
-    return value;
   }
 
   /** `shows.<name>` (etc.) of a design document, compiled; 404 as CouchDB's query server says when missing. */

@@ -46,7 +46,6 @@ export async function find(db: Database, body: JsonObject, view?: DocTransform, 
 export async function explain(db: Database, body: JsonObject): Promise<JsonObject> {
   const options: FindOptions = validateFind(body);
   const indexes = await listIndexes(db);
-  const head = { dbname: db.name };
   const common = {
     partitioned: false,
     selector: options.selector,
@@ -61,12 +60,12 @@ export async function explain(db: Database, body: JsonObject): Promise<JsonObjec
   } catch (err) {
     // No index can serve the sort: CouchDB 3.5 explains that rather than failing.
     if (!(err instanceof CouchError && err.error === 'no_usable_index' && options.allowFallback)) throw err;
-    return { ...head, index: null, ...common, index_candidates: indexCandidates(indexes, options, undefined), selector_hints: selectorHints(options.selector) };
+    return { dbname: db.name, index: null, ...common, index_candidates: indexCandidates(indexes, options, undefined), selector_hints: selectorHints(options.selector) };
   }
   const { start, end } = scanKeys(p);
   const covering = covers(p.index, options.fields, p.selector);
   return {
-    ...head,
+    dbname: db.name,
     index: indexJson(p.index),
     ...common,
     mrargs: {
@@ -86,7 +85,6 @@ export async function explain(db: Database, body: JsonObject): Promise<JsonObjec
     selector_hints: selectorHints(p.selector),
   };
 }
-
 
 /** The `_find` answer's warning, if any. */
 export function findWarning(run: FindRun, summary: ExecutionSummary): string | undefined {

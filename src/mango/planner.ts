@@ -22,9 +22,7 @@ export interface QueryPlan {
 export function plan(indexes: readonly MangoIndex[], options: FindOptions): QueryPlan {
   const { selector } = options;
   const sortFields = options.sort.map((s) => s.field);
-  const global = indexes.filter((i) => i.partialFilter === undefined);
-  const named = byUseIndex(indexes, options.useIndex);
-  const pool = [...new Set([...global, ...named])].sort(compareIndexes);
+  const pool = consideredIndexes(indexes, options.useIndex).sort(compareIndexes);
   const usable = pool.filter((i) => isUsable(i, selector, sortFields));
   if (usable.length === 0) throw noUsableSortIndex();
   const requested = byUseIndex(usable, options.useIndex);
@@ -53,6 +51,12 @@ export function plan(indexes: readonly MangoIndex[], options: FindOptions): Quer
     selector,
     options,
   };
+}
+
+/** The indexes a query considers: those without a partial filter, and any named in use_index. */
+function consideredIndexes(indexes: readonly MangoIndex[], useIndex: readonly string[]): MangoIndex[] {
+  const global = indexes.filter((i) => i.partialFilter === undefined);
+  return [...new Set([...global, ...byUseIndex(indexes, useIndex)])];
 }
 
 function byUseIndex(indexes: readonly MangoIndex[], useIndex: readonly string[]): MangoIndex[] {
@@ -87,8 +91,7 @@ function usability(idx: MangoIndex, selector: Selector, sortFields: readonly str
 export function indexCandidates(indexes: readonly MangoIndex[], options: FindOptions, chosen: MangoIndex | undefined): JsonObject[] {
   const { selector } = options;
   const sortFields = options.sort.map((s) => s.field);
-  const global = indexes.filter((i) => i.partialFilter === undefined);
-  const pool = [...new Set([...global, ...byUseIndex(indexes, options.useIndex)])].filter((i) => i !== chosen);
+  const pool = consideredIndexes(indexes, options.useIndex).filter((i) => i !== chosen);
   const covering = (idx: MangoIndex): boolean => covers(idx, options.fields, selector);
   const usable = pool.filter((i) => isUsable(i, selector, sortFields));
   const json = usable.filter((i) => i.type === 'json');
