@@ -17,12 +17,13 @@ import { DESIGN_IDS } from './names.js';
 import { renderDoc, type AttachmentInput, type IncomingDoc, type JsonObject } from './document.js';
 import { AttachmentStore, type AttachmentSettings, type StoredContent } from './attachments.js';
 import { KeyRanks } from './key-ranks.js';
+import type { PackedJsonWriter } from './packed-json.js';
 import {
   Prefix, idKey, infoKey, liveKey, localKey, metaKey, prefixRange, type IdKey, purgeKey, revKey, seqFromKey, seqKey,
 } from './keys.js';
 import {
   type ChangeRecord, type DocInfo, type LocalRecord, decodeChange, decodeDocInfo, decodeJson, decodeRevision, carriedSizes,
-  decodeText, encodeChange, encodeDocInfo, encodeJson, encodeRevision, encodeText,
+  decodeText, encodeChange, encodeDocInfo, encodeJson, encodeRevision, encodeText, revisionSpans,
 } from './records.js';
 
 export const DISK_FORMAT_VERSION = 7;
@@ -700,6 +701,29 @@ export class Database {
       const { id, rev, deleted } = items[i]!;
       const record = decodeRevision(bytes);
       return { id, rev, deleted, json: renderDoc(id, rev, deleted, record.body, [], record.attachments) };
+    });
+  }
+
+  /**
+   * Writes the JSON of many revisions known from an index to `out`, one text each, as
+   * renderKnownMany renders them, with `members(i)` spliced in before item i's closing brace:
+   * the body and attachment stubs are copied from the store's bytes, unparsed and undecoded.
+   * Says for each item whether its revision was found (and a text written).
+   */
+  async packKnownMany(items: readonly { id: string; rev: string; deleted: boolean }[], out: PackedJsonWriter, members: (index: number) => string): Promise<boolean[]> {
+    return this.store.decodeMany(items.map((item) => revKey(item.id, item.rev)), (bytes, i) => {
+      if (!bytes) return false;
+      const { id, rev, deleted } = items[i]!;
+      const { body, attachments } = revisionSpans(bytes);
+      out.text(`{"_id":${JSON.stringify(id)},"_rev":${JSON.stringify(rev)}${deleted ? ',"_deleted":true' : ''}`);
+      out.objectMembers(bytes, body[0], body[1]);
+      if (attachments) {
+        out.text(',"_attachments":');
+        out.bytes(bytes, attachments[0], attachments[1]);
+      }
+      out.text(`${members(i)}}`);
+      out.endText();
+      return true;
     });
   }
 

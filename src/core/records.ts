@@ -139,9 +139,15 @@ export function encodeRevision(rec: RevisionRecord): Buffer {
 
 export function decodeRevision(bytes: Uint8Array): RevisionRecord {
   const buf = asBuffer(bytes);
-  if (buf[0] === 0) return { body: buf.toString('utf8', 1), attachments: undefined };
-  const len = buf.readUInt32BE(1);
-  return { body: buf.toString('utf8', 5, 5 + len), attachments: buf.toString('utf8', 5 + len) };
+  const { body, attachments } = revisionSpans(buf);
+  return { body: buf.toString('utf8', body[0], body[1]), attachments: attachments && buf.toString('utf8', attachments[0], attachments[1]) };
+}
+
+/** Where a revision record's body and attachment stubs (JSON texts) lie in its bytes, for copying them unparsed. */
+export function revisionSpans(bytes: Uint8Array): { body: [number, number]; attachments: [number, number] | undefined } {
+  if (bytes[0] === 0) return { body: [1, bytes.length], attachments: undefined };
+  const len = ((bytes[1]! << 24) >>> 0) + (bytes[2]! << 16) + (bytes[3]! << 8) + bytes[4]!;
+  return { body: [5, 5 + len], attachments: [5 + len, bytes.length] };
 }
 
 /** A `_local` document: its own counter revision `0-N` and body. */

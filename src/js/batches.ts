@@ -1,15 +1,15 @@
 /** What the query server's callers share: cutting work into batches, and checking the sandbox's replies. */
 import { CouchError } from '../errors.js';
 
-/** [start, end) ranges of `items` (JSON texts): at most `perBatch` items and, past the first, `maxBytes` each. */
-export function batchRanges(items: readonly string[], perBatch: number, maxBytes: number): [number, number][] {
+/** [start, end) ranges of items of the given sizes (JSON texts' lengths): at most `perBatch` items and, past the first, `maxBytes` each. */
+export function batchRanges(sizes: readonly number[], perBatch: number, maxBytes: number): [number, number][] {
   const out: [number, number][] = [];
   let start = 0;
-  while (start < items.length) {
+  while (start < sizes.length) {
     let end = start;
     let bytes = 0;
-    while (end < items.length && end - start < perBatch && (end === start || bytes + items[end]!.length <= maxBytes)) {
-      bytes += items[end]!.length + 1;
+    while (end < sizes.length && end - start < perBatch && (end === start || bytes + sizes[end]! <= maxBytes)) {
+      bytes += sizes[end]! + 1;
       end++;
     }
     out.push([start, end]);

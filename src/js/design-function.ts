@@ -207,7 +207,7 @@ export class DesignFunction {
   private async batches(kind: 'validate' | 'filter', items: readonly string[], arg: string): Promise<unknown[]> {
     if (items.length === 0) return [];
     const { maxBatchDocs, maxBatchBytes } = this.host.limits;
-    const runs = batchRanges(items, maxBatchDocs, maxBatchBytes)
+    const runs = batchRanges(items.map((item) => item.length), maxBatchDocs, maxBatchBytes)
       .map(([start, end]) => this.batch(kind, `[${items.slice(start, end).join(',')}]`, arg, end - start));
     return (await Promise.all(runs)).flat();
   }

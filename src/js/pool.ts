@@ -54,7 +54,7 @@ export interface PoolOptions {
 
 type JobRequest = (
   | { op: 'load'; pid: number }
-  | { op: 'map'; pid: number; docs: string; lengths: number[]; interpret: boolean; encode?: unknown; timeoutMs: number }
+  | { op: 'map'; pid: number; docs: string | Uint8Array; lengths: number[]; interpret: boolean; encode?: unknown; timeoutMs: number }
   | { op: 'reduce'; pid: number; fn: number; calls: string; timeoutMs: number }
   | { op: 'design'; pid: number; kind: DesignKind; fn: number; items: string; arg: string; timeoutMs: number }
   | { op: 'list'; pid: number; fn: number; head: string; req: string; timeoutMs: number; port: MessagePort; signal: SharedArrayBuffer }

@@ -22,12 +22,14 @@ export type WorkerRequest =
   | { op: 'load'; id: number; pid: number; spec: string; memoryLimitBytes: number; timeoutMs: number }
   | { op: 'unload'; id: number; pid: number }
   /**
-   * `docs`: the documents' JSON texts joined by commas, `lengths` each text's length (one flat
-   * string posts several times faster than an array of concatenated ones). Reply: JSON
-   * `[logs, [[rows per map] per doc]]`, or with `encode` (the map encoder's context) an
-   * EncodedMapRows. `interpret`: maps within the interpreter's subset run there (fast-map.ts).
+   * `docs`: the documents' JSON texts joined by commas with `lengths` each text's length (one
+   * flat string posts several times faster than an array of concatenated ones), or packed end
+   * to end as UTF-8 with `lengths` in bytes (documents read from the store: the bytes are
+   * copied, never decoded, on the host). Reply: JSON `[logs, [[rows per map] per doc]]`, or with
+   * `encode` (the map encoder's context) an EncodedMapRows. `interpret`: maps within the
+   * interpreter's subset run there (fast-map.ts).
    */
-  | { op: 'map'; id: number; pid: number; docs: string; lengths: number[]; interpret: boolean; encode?: unknown; timeoutMs: number }
+  | { op: 'map'; id: number; pid: number; docs: string | Uint8Array; lengths: number[]; interpret: boolean; encode?: unknown; timeoutMs: number }
   /** `calls`: a JSON array of `[keys, values, rereduce]` for function `fn`. Reply: JSON `[logs, [result per call]]`. */
   | { op: 'reduce'; id: number; pid: number; fn: number; calls: string; timeoutMs: number }
   /** A design-document function over `items` (JSON array), `arg` JSON (the filter's request). Reply: JSON `[logs, [result per item]]`. */

@@ -26,6 +26,12 @@ export { languageOf } from './languages.js';
 
 export interface ViewSource { map: string; reduce?: string }
 
+/** JSON texts end to end as UTF-8: text i is the `lengths[i]` bytes after those of the texts before it. */
+export interface PackedJson {
+  bytes: Uint8Array;
+  lengths: readonly number[];
+}
+
 export interface DesignDocCode {
   id: string;
   /** The design document's `language` (languages.ts). */
@@ -75,12 +81,14 @@ export interface ViewProgram {
   /** As map(), with each document given as its JSON text (as stored), which saves serialising it again. */
   mapJson(docs: readonly string[]): Promise<[unknown, unknown][][][]>;
   /**
-   * As mapJson(), with the rows encoded in the workers by the query server's map encoder. A batch
-   * of docs[start, end) is encoded with `context(maps, start, end)`, where `maps` gives, for each
-   * of `views`, the index of the map function whose rows the encoder receives for it (-1 if the
-   * program has no such view). One buffer per batch, in document order.
+   * As mapJson(), with the documents' JSON texts packed end to end as UTF-8 (they cross to the
+   * workers as one block of bytes each batch) and the rows encoded in the workers by the query
+   * server's map encoder. A batch of documents [start, end) is encoded with
+   * `context(maps, start, end)`, where `maps` gives, for each of `views`, the index of the map
+   * function whose rows the encoder receives for it (-1 if the program has no such view). One
+   * buffer per batch, in document order.
    */
-  mapEncoded(docs: readonly string[], views: readonly string[], context: (maps: number[], start: number, end: number) => unknown): Promise<Uint8Array[]>;
+  mapEncoded(docs: PackedJson, views: readonly string[], context: (maps: number[], start: number, end: number) => unknown): Promise<Uint8Array[]>;
   /** JavaScript reduce of view `name` (reduce(keys, values, rereduce) with keys [[key, id], ...], or null on rereduce). */
   reduce(name: string, keys: [unknown, string][] | null, values: unknown[], rereduce: boolean): Promise<unknown>;
   /** Many reduce calls of one view in one round trip to the sandbox; results in call order. */
@@ -240,6 +248,12 @@ export class QueryServer {
 
 type Rows = [unknown, unknown][];
 
+/**
+ * A map batch's documents as a worker takes them: JSON texts joined by commas with each text's
+ * length, or packed end to end as UTF-8 with each text's byte length (protocol.ts).
+ */
+type BatchTexts = { docs: string; lengths: number[] } | { docs: Uint8Array; lengths: number[] };
+
 class Program implements ViewProgram {
   private disposed = false;
 
@@ -261,20 +275,26 @@ class Program implements ViewProgram {
     this.check();
     if (docs.length === 0) return [];
     if (this.mapCount === 0) return docs.map(() => []);
-    const parts = await this.mapAll(docs, (start, end, call) => this.mapBatch(docs, start, end, call));
+    const parts = await this.mapAll(docs.map((d) => d.length), (start, end, call) => this.mapBatch(docs, start, end, call));
     const results = parts.length === 1 ? parts[0]! : parts.flat();
     if (this.mapCount === this.names.length && this.viewMap.every((m, i) => m === i)) return results;
     return results.map((perMap) => this.viewMap.map((m) => perMap[m]!));
   }
 
-  async mapEncoded(docs: readonly string[], views: readonly string[], context: (maps: number[], start: number, end: number) => unknown): Promise<Uint8Array[]> {
+  async mapEncoded(docs: PackedJson, views: readonly string[], context: (maps: number[], start: number, end: number) => unknown): Promise<Uint8Array[]> {
     this.check();
-    if (docs.length === 0) return [];
+    const { bytes, lengths } = docs;
+    if (lengths.length === 0) return [];
     const maps = views.map((name) => {
       const at = this.names.indexOf(name);
       return at < 0 ? -1 : this.viewMap[at]!;
     });
-    const parts = await this.mapAll(docs, (start, end, call) => this.batchOf(docs, start, end, call, async (request, from, to) => {
+    const offsets = new Array<number>(lengths.length + 1);
+    offsets[0] = 0;
+    for (let i = 0; i < lengths.length; i++) offsets[i + 1] = offsets[i]! + lengths[i]!;
+    // Each batch's bytes are copied into a buffer of their own: a view would send the whole block.
+    const texts = (start: number, end: number) => ({ docs: new Uint8Array(bytes.subarray(offsets[start], offsets[end])), lengths: lengths.slice(start, end) });
+    const parts = await this.mapAll(lengths, (start, end, call) => this.batchOf(texts, start, end, call, async (request, from, to) => {
       const reply = await this.pool.runEncoded({ ...request, encode: context(maps, from, to) });
       this.server.logAll(reply.logs);
       return [reply.rows];
@@ -283,11 +303,11 @@ class Program implements ViewProgram {
   }
 
   /** Batches spread over the workers: at least one per worker, at most maxBatchDocs (and maxBatchBytes) each. */
-  private async mapAll<T>(docs: readonly string[], batch: (start: number, end: number, call: { failed: boolean }) => Promise<T>): Promise<T[]> {
+  private async mapAll<T>(sizes: readonly number[], batch: (start: number, end: number, call: { failed: boolean }) => Promise<T>): Promise<T[]> {
     const { maxBatchDocs, maxBatchBytes } = this.server.limits;
-    const perBatch = Math.max(1, Math.min(maxBatchDocs, Math.ceil(docs.length / this.pool.size)));
+    const perBatch = Math.max(1, Math.min(maxBatchDocs, Math.ceil(sizes.length / this.pool.size)));
     const call = { failed: false };
-    const batches = batchRanges(docs, perBatch, maxBatchBytes).map(([start, end]) => batch(start, end, call));
+    const batches = batchRanges(sizes, perBatch, maxBatchBytes).map(([start, end]) => batch(start, end, call));
     try {
       return await Promise.all(batches);
     } catch (err) {
@@ -298,22 +318,28 @@ class Program implements ViewProgram {
 
   /** One batch in one worker; a batch that runs out of memory is split in two and retried. */
   private mapBatch(docs: readonly string[], start: number, end: number, call: { failed: boolean }): Promise<Rows[][]> {
-    return this.batchOf(docs, start, end, call, async (request) => {
+    const texts = (from: number, to: number) => {
+      const part = docs.slice(from, to);
+      return { docs: part.join(','), lengths: part.map((t) => t.length) };
+    };
+    return this.batchOf(texts, start, end, call, async (request) => {
       const { logs, results } = parseMapReply(await this.pool.run(request), end - start, this.mapCount);
       this.server.logAll(logs);
       return results;
     });
   }
 
-  /** Runs one batch with `run`; a batch that runs out of memory is split in two and retried. Results concatenate. */
+  /**
+   * Runs one batch, documents [start, end) as `texts` gives them to the worker, with `run`; a
+   * batch that runs out of memory is split in two and retried. Results concatenate.
+   */
   private async batchOf<T>(
-    docs: readonly string[], start: number, end: number, call: { failed: boolean },
-    run: (request: { op: 'map'; pid: number; docs: string; lengths: number[]; interpret: boolean; timeoutMs: number; abandoned: () => boolean }, start: number, end: number) => Promise<T[]>,
+    texts: (start: number, end: number) => BatchTexts, start: number, end: number, call: { failed: boolean },
+    run: (request: BatchTexts & { op: 'map'; pid: number; interpret: boolean; timeoutMs: number; abandoned: () => boolean }, start: number, end: number) => Promise<T[]>,
   ): Promise<T[]> {
     try {
-      const texts = docs.slice(start, end);
       const request = {
-        op: 'map' as const, pid: this.pid, docs: texts.join(','), lengths: texts.map((t) => t.length),
+        op: 'map' as const, pid: this.pid, ...texts(start, end),
         interpret: this.server.mapInterpreter, timeoutMs: this.server.limits.timeoutMs, abandoned: () => call.failed,
       };
       return await run(request, start, end);
@@ -323,7 +349,7 @@ class Program implements ViewProgram {
         // fails again when it is alone).
         this.server.logAll(err.logs);
         const mid = start + Math.ceil((end - start) / 2);
-        const halves = [this.batchOf(docs, start, mid, call, run), this.batchOf(docs, mid, end, call, run)];
+        const halves = [this.batchOf(texts, start, mid, call, run), this.batchOf(texts, mid, end, call, run)];
         try {
           const [a, b] = await Promise.all(halves);
           return a!.concat(b!);

@@ -63,14 +63,16 @@ function handle(req: WorkerRequest): void {
       case 'map': {
         const fast = req.interpret ? fastPrograms.get(req.pid) : undefined;
         const sandbox = (json: string) => e.map(req.pid, json, req.timeoutMs);
+        const texts = typeof req.docs === 'string' ? undefined : unpackTexts(req.docs, req.lengths);
+        const joined = (): string => (typeof req.docs === 'string' ? req.docs : texts!.join(','));
         if (!fast && req.encode === undefined) {
-          post({ id: req.id, ok: true, result: sandbox(`[${req.docs}]`) });
+          post({ id: req.id, ok: true, result: sandbox(`[${joined()}]`) });
           return;
         }
         const mapCount = mapCounts.get(req.pid) ?? 0;
         const output = fast
-          ? fast.mapBatch(splitTexts(req.docs, req.lengths), (docs) => parseMapReply(sandbox(`[${docs.join(',')}]`), docs.length, mapCount))
-          : parseMapReply(sandbox(`[${req.docs}]`), req.lengths.length, mapCount);
+          ? fast.mapBatch(texts ?? splitTexts(joined(), req.lengths), (docs) => parseMapReply(sandbox(`[${docs.join(',')}]`), docs.length, mapCount))
+          : parseMapReply(sandbox(`[${joined()}]`), req.lengths.length, mapCount);
         post({ id: req.id, ok: true, result: req.encode === undefined ? JSON.stringify([output.logs, output.results]) : encoded(output, req.encode) });
         return;
       }
@@ -127,6 +129,16 @@ function splitTexts(joined: string, lengths: readonly number[]): string[] {
   for (let i = 0, at = 0; i < lengths.length; i++) {
     out[i] = joined.slice(at, at + lengths[i]!);
     at += lengths[i]! + 1;
+  }
+  return out;
+}
+
+function unpackTexts(packed: Uint8Array, lengths: readonly number[]): string[] {
+  const bytes = Buffer.from(packed.buffer, packed.byteOffset, packed.byteLength);
+  const out = new Array<string>(lengths.length);
+  for (let i = 0, at = 0; i < lengths.length; i++) {
+    out[i] = bytes.toString('utf8', at, at + lengths[i]!);
+    at += lengths[i]!;
   }
   return out;
 }

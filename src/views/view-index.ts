@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { badRequest } from '../errors.js';
 import { MAX_KEY_BYTES, type Bytes, type KeyValueStore, type ReadView, type WriteOp } from '../storage/types.js';
 import type { ChangeRow, Database } from '../core/database.js';
-import { withMembers } from '../core/document.js';
+import { PackedJsonWriter } from '../core/packed-json.js';
 import { COLLATION_VERSION, collate, collateRaw, sortKey } from './collation.js';
 import { TagAssigner, longKeyBounds } from './long-keys.js';
 import type { ViewProgram } from '../js/query-server.js';
@@ -320,8 +320,10 @@ export class ViewIndex {
     const program = await programOf();
     const includeDesign = this.ddoc.options?.include_design === true;
     const localSeq = this.ddoc.options?.local_seq === true;
-    type Pending = { id: string; seq: number; json: string | undefined };
+    // `mapped`: whether the change is a document the maps see (its JSON is in `packed`).
+    type Pending = { id: string; seq: number; mapped: boolean };
     let batch: Pending[] = [];
+    const packed = new PackedJsonWriter();
     // Building from nothing, a change at or below the database's sequence at the start is a
     // document's only one (the by-sequence index has one entry per document; one updated
     // meanwhile comes again above it): it has no earlier rows to look up.
@@ -337,13 +339,14 @@ export class ViewIndex {
       if (batch.length === 0) return;
       const docs = batch;
       batch = [];
-      const live = docs.filter((d) => d.json !== undefined);
+      const texts = packed.finish();
+      const live = docs.filter((d) => d.mapped);
       // The workers compute sort keys and stored rows too (map-rows.ts).
       const context = (maps: number[], start: number, end: number): MapRowsContext => ({
         ids: live.slice(start, end).map((d) => d.id),
         views: maps.map((map, view) => ({ map, raw: this.isRaw(view) })),
       });
-      const mapped = live.length > 0 ? program.mapEncoded(live.map((d) => d.json!), this.names, context) : Promise.resolve([]);
+      const mapped = live.length > 0 ? program.mapEncoded(texts, this.names, context) : Promise.resolve([]);
       const previous = writing;
       writing = (async () => {
         // Settles only after the batch before it has (written or failed), whatever this batch's
@@ -365,9 +368,11 @@ export class ViewIndex {
     const readUpTo = db.updateSeq;
     const readChanges = async () => {
       for await (const changes of db.changes(this.info.seq)) {
-        const texts = await mapInputs(db, changes, includeDesign, localSeq);
-        for (let i = 0; i < changes.length; i++) {
-          batch.push({ id: changes[i]!.id, seq: changes[i]!.seq, json: texts[i] });
+        for (let at = 0; at < changes.length;) {
+          const part = changes.slice(at, at + MAP_BATCH - batch.length);
+          at += part.length;
+          const mapped = await packMapInputs(db, part, includeDesign, localSeq, packed);
+          for (let i = 0; i < part.length; i++) batch.push({ id: part[i]!.id, seq: part[i]!.seq, mapped: mapped[i]! });
           if (batch.length >= MAP_BATCH) await flush();
         }
         if (failure) return;
@@ -562,24 +567,23 @@ export class ViewIndex {
 }
 
 /**
- * What the map functions see of each change: the document's JSON as stored, with _conflicts,
- * _deleted_conflicts and _local_seq spliced in (as CouchDB's see them); undefined for a deletion
- * or a design document the index leaves out.
+ * Packs what the map functions see of each change into `out`: the document's JSON as stored,
+ * with _conflicts, _deleted_conflicts and _local_seq spliced in (as CouchDB's see them). Says
+ * for each change whether it was packed: not a deletion, nor a design document the index
+ * leaves out.
  */
-async function mapInputs(db: Database, changes: readonly ChangeRow[], includeDesign: boolean, localSeq: boolean): Promise<(string | undefined)[]> {
+async function packMapInputs(db: Database, changes: readonly ChangeRow[], includeDesign: boolean, localSeq: boolean, out: PackedJsonWriter): Promise<boolean[]> {
   const wanted = changes.filter((c) => !c.deleted && (includeDesign || !c.id.startsWith('_design/')));
-  const bodies = await db.renderKnownMany(wanted);
-  const texts = new Array<string | undefined>(changes.length);
-  let at = 0;
-  for (let i = 0; i < changes.length; i++) {
-    const c = changes[i]!;
-    if (c !== wanted[at]) continue;
-    const opened = bodies[at++];
-    if (!opened) continue;
-    const conflicts = c.others.length > 0 ? await db.conflictMembers(c.id, true) : '';
-    texts[i] = withMembers(opened.json, localSeq ? `${conflicts},"_local_seq":${c.seq}` : conflicts);
+  const members = wanted.map((c) => (localSeq ? `,"_local_seq":${c.seq}` : ''));
+  for (let i = 0; i < wanted.length; i++) {
+    if (wanted[i]!.others.length > 0) members[i] = `${await db.conflictMembers(wanted[i]!.id, true)}${members[i]!}`;
   }
-  return texts;
+  const found = await db.packKnownMany(wanted, out, (i) => members[i]!);
+  const packed = new Array<boolean>(changes.length).fill(false);
+  for (let i = 0, at = 0; i < changes.length && at < wanted.length; i++) {
+    if (changes[i] === wanted[at]) packed[i] = found[at++]!;
+  }
+  return packed;
 }
 
 /**
