@@ -5,13 +5,28 @@
  * is sized for web pages, whose functions mostly run a few times; a server runs the same request
  * path thousands of times a second, and with a quarter of the budget a fresh server reaches its
  * optimised speed in about half the requests (measured: key-range view queries +20% over the
- * first 4,000 after start; steady state and bulk writes unchanged). An explicit
- * `--interrupt-budget` on the command line or in NODE_OPTIONS wins.
+ * first 4,000 after start; steady state and bulk writes unchanged).
+ *
+ * The old generation may grow to a few times its live size before V8 collects it. This server's
+ * live heap is small (about 15 MB while it builds a view index) but it promotes a lot of
+ * short-lived data (batches in flight), so the default let the heap reach 60–80 MB of mostly
+ * garbage. Collecting once it has grown by a fifth keeps it near its live size: measured over a
+ * 100k-document view build and its queries, the server's peak RSS fell by about 35 MB, with no
+ * change in build or document-workload throughput beyond run-to-run noise (each collection of
+ * so small a heap takes a few milliseconds). The flag is read at every collection, so setting
+ * it here (after the heap exists) works.
+ *
+ * An explicit setting on the command line or in NODE_OPTIONS wins.
  */
 import { setFlagsFromString } from 'node:v8';
 
-const SERVER_INTERRUPT_BUDGET = 16 * 1024;
+const SERVER_FLAGS: Record<string, string> = {
+  'interrupt-budget': String(16 * 1024),
+  'heap-growing-percent': '20',
+};
 
-const explicit = [...process.execArgv, ...(process.env['NODE_OPTIONS'] ?? '').split(/\s+/)]
-  .some((arg) => arg.startsWith('--interrupt-budget') || arg.startsWith('--interrupt_budget'));
-if (!explicit) setFlagsFromString(`--interrupt-budget=${SERVER_INTERRUPT_BUDGET}`);
+const given = [...process.execArgv, ...(process.env['NODE_OPTIONS'] ?? '').split(/\s+/)];
+for (const [name, value] of Object.entries(SERVER_FLAGS)) {
+  const spellings = [`--${name}`, `--${name.replaceAll('-', '_')}`];
+  if (!given.some((arg) => spellings.some((s) => arg === s || arg.startsWith(`${s}=`)))) setFlagsFromString(`--${name}=${value}`);
+}

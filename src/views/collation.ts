@@ -317,7 +317,10 @@ export function warmUpCollation(): CollationStats {
 
 /** Statistics of the calibration (builds the tables if not built yet; Han only if already used). */
 export function collationStats(): CollationStats {
-  const stats = getTables().stats;
+  const t = getTables();
+  const stats = t.stats;
+  // Hashing the tables takes a thread as long as unpacking them: done when asked, not at start-up.
+  if (stats.digest === '') stats.digest = tablesDigest(t);
   if (hanRank !== undefined && stats.hanIdeographs === 0) {
     for (let i = 0; i < hanRank.length; i++) if (hanRank[i] !== 0) stats.hanIdeographs++;
   }
@@ -1491,7 +1494,6 @@ function finishStats(t: Tables, started: number): void {
   t.stats.memoryBytes =
     t.stage1.byteLength + t.stage2.byteLength + t.expansions.byteLength + t.pLead.byteLength * 2 + t.sRank.byteLength +
     t.tRank.byteLength + mapBytes + t.ccc.size * 40;
-  t.stats.digest = tablesDigest(t);
   t.stats.tableBuildMs = performance.now() - started;
 }
 
