@@ -436,7 +436,8 @@ export class Authenticator {
       if (!usersDb) continue;
       const old = id.startsWith('_design/') ? undefined : await openWinner(db, id);
       const iterations = Math.max(1, this.config.getInt(HTTPD_AUTH_SECTION, 'iterations', 10));
-      const refusal = await prepareUserDoc(doc, old, { ctx, security, iterations });
+      const passwordRules = this.config.getString(HTTPD_AUTH_SECTION, 'password_regexp', '');
+      const refusal = await prepareUserDoc(doc, old, { ctx, security, iterations, passwordRules });
       if (refusal) refuse(i, refusal);
     }
     return refusals;

@@ -3,7 +3,8 @@
  * (PUT, POST, `_bulk_docs`, COPY, attachments, replication), whether or not design-document
  * validation runs:
  *
- * - a plain `password` is replaced by PBKDF2 material before the document is stored;
+ * - a plain `password` is replaced by PBKDF2 material before the document is stored, once it
+ *   meets `[couch_httpd_auth] password_regexp` (CouchDB 3);
  * - documents are `org.couchdb.user:<name>` with `type: "user"`, a `name` and string `roles`;
  * - only database or server admins set or change roles, and no one sets `_`-roles;
  * - other callers may create their own document and change only their own (a signed-in user
@@ -17,6 +18,7 @@ import { CouchError, forbidden, notFound } from '../errors.js';
 import type { IncomingDoc } from '../core/document.js';
 import type { Database } from '../core/database.js';
 import { hashForUserDoc } from './password.js';
+import { passwordRefusal } from './password-rules.js';
 import { isDbAdmin } from './access.js';
 import type { UserContext } from './user-context.js';
 
@@ -27,6 +29,8 @@ export interface UserWriteContext {
   ctx: UserContext;
   security: Record<string, unknown>;
   iterations: number;
+  /** `[couch_httpd_auth] password_regexp` as configured ('' for none): see password-rules.ts. */
+  passwordRules: string;
 }
 
 const sameRoles = (a: unknown[], b: unknown[]): boolean => {
@@ -60,6 +64,8 @@ export async function prepareUserDoc(doc: IncomingDoc, old: Record<string, unkno
 
   const body = doc.body;
   if (typeof body['password'] === 'string') {
+    const refusal = passwordRefusal(body['password'], w.passwordRules);
+    if (refusal) return refusal;
     const material = await hashForUserDoc(body['password'], w.iterations);
     delete body['password'];
     delete body['password_sha'];

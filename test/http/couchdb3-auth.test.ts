@@ -580,7 +580,7 @@ test('users_db: users db', async () => {
   }));
 });
 
-test('users_db: users password requirements', { skip: '[couch_httpd_auth] password_regexp (CouchDB 3) is not supported' }, async () => {
+test('users_db: users password requirements', async () => {
   await usersDbTest(async () => {
     // password_regexp is a CouchDB 3 setting (no 1.6 counterpart); set where the original sets it
     await withConfigs([['couch_httpd_auth', 'password_regexp', [

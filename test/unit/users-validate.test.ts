@@ -86,7 +86,7 @@ async function nativeVerdict(c: Case): Promise<string | undefined> {
     id: c.newDoc['_id'] as string, rev: c.oldDoc ? '1-0' : undefined, deleted: c.newDoc['_deleted'] === true, body,
     bodyJson: JSON.stringify(body), revisions: undefined, attachments: undefined,
   };
-  const refusal = await prepareUserDoc(doc, c.oldDoc, { ctx: c.userCtx, security: c.secObj ?? {}, iterations: 1 });
+  const refusal = await prepareUserDoc(doc, c.oldDoc, { ctx: c.userCtx, security: c.secObj ?? {}, iterations: 1, passwordRules: '' });
   return refusal?.reason;
 }
 
