@@ -5,6 +5,24 @@
  * JSON text cost several times more.
  */
 
+/**
+ * Writes `s` as UTF-8 into `buf` at `at` (the caller has made room for 3 bytes per UTF-16 unit)
+ * and answers the bytes written. ASCII strings of up to `asciiMax` units are copied byte by
+ * byte: for short ids, revisions and field names that is cheaper than a call into the codec.
+ */
+export function writeUtf8(buf: Buffer, at: number, s: string, asciiMax: number): number {
+  if (s.length <= asciiMax) {
+    let i = 0;
+    for (; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) break;
+      buf[at + i] = c;
+    }
+    if (i === s.length) return i;
+  }
+  return buf.write(s, at, 'utf8');
+}
+
 /** Writes into one scratch buffer, reused across records; `finish` copies the record out. */
 export class ByteWriter {
   private buf = Buffer.allocUnsafe(4096);

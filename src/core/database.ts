@@ -14,7 +14,7 @@ import * as revtree from './revtree.js';
 import type { RevTree, Leaf } from './revtree.js';
 import { newRevHash } from './revid.js';
 import { DESIGN_IDS } from './names.js';
-import { renderDoc, type AttachmentInput, type IncomingDoc, type JsonObject } from './document.js';
+import { docHeadJson, renderDoc, type AttachmentInput, type IncomingDoc, type JsonObject } from './document.js';
 import { AttachmentStore, type AttachmentSettings, type StoredContent } from './attachments.js';
 import { KeyRanks } from './key-ranks.js';
 import type { PackedJsonWriter } from './packed-json.js';
@@ -715,7 +715,7 @@ export class Database {
       if (!bytes) return false;
       const { id, rev, deleted } = items[i]!;
       const { body, attachments } = revisionSpans(bytes);
-      out.text(`{"_id":${JSON.stringify(id)},"_rev":${JSON.stringify(rev)}${deleted ? ',"_deleted":true' : ''}`);
+      out.text(docHeadJson(id, rev, deleted));
       out.objectMembers(bytes, body[0], body[1]);
       if (attachments) {
         out.text(',"_attachments":');

@@ -119,6 +119,11 @@ export function withMembers(objectJson: string, members: string): string {
   return members === '' ? objectJson : `${objectJson.slice(0, -1)}${members}}`;
 }
 
+/** A rendered document's opening: `{"_id":…[,"_rev":…][,"_deleted":true]`, its body members to follow. */
+export function docHeadJson(id: string, rev: string | undefined, deleted: boolean): string {
+  return `{"_id":${JSON.stringify(id)}${rev !== undefined ? `,"_rev":${JSON.stringify(rev)}` : ''}${deleted ? ',"_deleted":true' : ''}`;
+}
+
 /**
  * Assembles a document's JSON text from stored parts without re-parsing the body:
  * `_id, _rev, [_deleted], body fields, extras (revisions, meta), [_attachments]` — CouchDB's order.
@@ -131,9 +136,7 @@ export function renderDoc(
   extras: readonly (readonly [string, unknown])[] = [],
   attachmentsJson?: string,
 ): string {
-  let out = `{"_id":${JSON.stringify(id)}`;
-  if (rev !== undefined) out += `,"_rev":${JSON.stringify(rev)}`;
-  if (deleted) out += ',"_deleted":true';
+  let out = docHeadJson(id, rev, deleted);
   const inner = bodyJson.length > 2 ? bodyJson.slice(1, -1).trim() : '';
   if (inner !== '') out += `,${inner}`;
   for (const [name, value] of extras) out += `,${JSON.stringify(name)}:${JSON.stringify(value)}`;

@@ -5,6 +5,7 @@
  * a worker as one block of bytes (a string assembled from parts must be flattened first, which
  * cost more than the copy).
  */
+import { writeUtf8 } from './bytes.js';
 
 /** Texts end to end: text i is the `lengths[i]` bytes after those of the texts before it. */
 export interface PackedJson {
@@ -28,21 +29,7 @@ export class PackedJsonWriter {
   /** Appends `s` to the text being written. */
   text(s: string): void {
     this.room(s.length * 3);
-    const buf = this.buf;
-    // Short ASCII (ids, revisions, punctuation) byte by byte: cheaper than a call into the codec.
-    if (s.length <= 128) {
-      let i = 0;
-      for (; i < s.length; i++) {
-        const c = s.charCodeAt(i);
-        if (c >= 0x80) break;
-        buf[this.at + i] = c;
-      }
-      if (i === s.length) {
-        this.at += i;
-        return;
-      }
-    }
-    this.at += buf.write(s, this.at, 'utf8');
+    this.at += writeUtf8(this.buf, this.at, s, 128);
   }
 
   /** Appends `bytes[from, to)`. */

@@ -10,6 +10,7 @@
  * integers past 2^53 arrive here already rounded.
  */
 import { hash } from 'node:crypto';
+import { writeUtf8 } from './bytes.js';
 
 /** An attachment as a revision id counts it: name, content type and `md5-<base64>` digest. */
 export interface RevAttachment {
@@ -68,16 +69,7 @@ function binary(text: string): void {
   room(5 + n * 3);
   out[pos] = BINARY_EXT;
   const at = pos + 5;
-  let length = 0;
-  // Short ASCII text (most keys and values) is copied here: cheaper than a native call each.
-  if (n <= 64) {
-    while (length < n) {
-      const c = text.charCodeAt(length);
-      if (c >= 0x80) break;
-      out[at + length++] = c;
-    }
-  }
-  if (length < n) length = out.write(text, at, 'utf8');
+  const length = writeUtf8(out, at, text, 64);
   out[pos + 1] = length >>> 24;
   out[pos + 2] = (length >>> 16) & 0xff;
   out[pos + 3] = (length >>> 8) & 0xff;
