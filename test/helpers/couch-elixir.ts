@@ -31,6 +31,32 @@ type Params = Record<string, string | number | boolean | null>;
 type WritingClient = Pick<Client, 'put' | 'post' | 'del'>;
 type Doc = Record<string, unknown>;
 
+/**
+ * The suite's `set_config`: sets `[section] key` to `value` on every node, unpersisted, runs
+ * `body`, and restores the previous value (or deletes the key) afterwards.
+ */
+export async function withNodeConfig(
+  c: Pick<Client, 'get' | 'put' | 'del'>, section: string, key: string, value: string, body: () => Promise<void>,
+): Promise<void> {
+  const nodes = (await c.get('/_membership')).body.all_nodes as string[];
+  const previous: [string, string][] = [];
+  for (const node of nodes) {
+    const r = await c.put(`/_node/${encodeURIComponent(node)}/_config/${section}/${key}`, value, { headers: { 'X-Couch-Persist': 'false' } });
+    assert.equal(r.status, 200, r.text);
+    previous.push([node, r.body as string]);
+  }
+  try {
+    await body();
+  } finally {
+    for (const [node, prev] of previous) {
+      const path = `/_node/${encodeURIComponent(node)}/_config/${section}/${key}`;
+      const headers = { 'X-Couch-Persist': 'false' };
+      const r = prev !== '' ? await c.put(path, prev, { headers }) : await c.del(path, { headers });
+      assert.equal(r.status, 200, r.text);
+    }
+  }
+}
+
 /** A query string (`?a=1&b=x`), or '' for no parameters. */
 export function qs(params?: Params | null): string {
   if (!params) return '';

@@ -13,7 +13,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverForFile } from '../helpers/server.js';
-import { elixirAdminClient, elixirDbHelpers } from '../helpers/couch-elixir.js';
+import { elixirAdminClient, elixirDbHelpers, withNodeConfig } from '../helpers/couch-elixir.js';
 import { waitFor } from '../helpers/wait.js';
 
 const { server, c: anonymous } = await serverForFile();
@@ -26,26 +26,8 @@ const sampleDocFoo = () => ({ _id: 'foo', bar: 'baz' });
 /** The originals' retry_until: polls until the condition holds (their bound is 5 s; ours is generous). */
 const retryUntil = (what: string, condition: () => Promise<boolean>) => waitFor(what, condition);
 
-/** The originals' set_config: sets a value on every node, unpersisted, and restores it afterwards. */
-async function withConfig(section: string, key: string, value: string, body: () => Promise<void>): Promise<void> {
-  const nodes = (await c.get('/_membership')).body.all_nodes as string[];
-  const previous: [string, string][] = [];
-  for (const node of nodes) {
-    const r = await c.put(`/_node/${encodeURIComponent(node)}/_config/${section}/${key}`, value, { headers: { 'X-Couch-Persist': 'false' } });
-    assert.equal(r.status, 200, r.text);
-    previous.push([node, r.body as string]);
-  }
-  try {
-    await body();
-  } finally {
-    for (const [node, prev] of previous) {
-      const path = `/_node/${encodeURIComponent(node)}/_config/${section}/${key}`;
-      const headers = { 'X-Couch-Persist': 'false' };
-      const r = prev !== '' ? await c.put(path, prev, { headers }) : await c.del(path, { headers });
-      assert.equal(r.status, 200, r.text);
-    }
-  }
-}
+/** The originals' set_config. */
+const withConfig = (section: string, key: string, value: string, body: () => Promise<void>) => withNodeConfig(c, section, key, value, body);
 
 const randomNumber = () => 1 + Math.floor(Math.random() * 16_000_000);
 
