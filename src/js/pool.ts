@@ -86,6 +86,13 @@ const MAX_FAILED_STARTS = 3;
 const DEFAULT_LIST_WORKERS = 4;
 /** An idle list worker is stopped after this long. */
 const LIST_WORKER_IDLE_MS = 30_000;
+/**
+ * A worker's V8 young generation, in MB. A worker's live data is one batch in flight, but V8
+ * grows the young generation to 8 MB per semi-space under a map batch's allocation rate; capped
+ * here, the two map workers' peak RSS over a 100k-document view build fell by ~30 MB (318 to
+ * 288 MB for the whole server, 4 runs each) with no change in build speed.
+ */
+const WORKER_YOUNG_GENERATION_MB = 3;
 
 class Slot {
   worker: Worker | undefined;
@@ -233,7 +240,7 @@ export class WorkerPool {
     };
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
       workerData: setup,
-      resourceLimits: { stackSizeMb: this.options.stackSizeMb },
+      resourceLimits: { stackSizeMb: this.options.stackSizeMb, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
       stdout: false,
       stderr: false,
     });
