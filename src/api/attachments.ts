@@ -132,10 +132,10 @@ async function* byteRanges(db: Database, stub: Stub, ranges: ByteRange[], bounda
   yield '--';
 }
 
-/** The request body as a stream of chunks, hashed into `md5` as it passes. */
-async function* requestBody(req: Request, md5: Hash): AsyncIterable<Buffer> {
+/** The request body as a stream of chunks, hashed into `md5` (if any) as it passes. */
+async function* requestBody(req: Request, md5: Hash | undefined): AsyncIterable<Buffer> {
   for await (const chunk of req.raw) {
-    md5.update(chunk as Buffer);
+    md5?.update(chunk as Buffer);
     yield chunk as Buffer;
   }
 }
@@ -175,17 +175,19 @@ async function putAttachment(req: Request, p: RouteParams, svc: Services): Promi
     if (info && !winner(info.tree)!.deleted) throw conflict();
   }
 
-  const md5 = createHash('md5');
+  // Content-MD5, when given, is of the body as sent (couch_util:check_md5); a chunked upload
+  // may send it as a trailer instead. Only then is the body hashed as it arrives: the store
+  // hashes what it keeps anyway, and a second MD5 pass over every byte was the largest CPU
+  // cost of an upload.
+  const md5 = req.header('content-md5') !== undefined || req.header('transfer-encoding') !== undefined ? createHash('md5') : undefined;
   const upload = await db.attachments.write(requestBody(req, md5), {
     contentType,
     encoding: encodingHeader === 'gzip' ? 'gzip' : undefined,
   });
   try {
-    // Content-MD5, when given, is of the body as sent (couch_util:check_md5); a chunked upload
-    // may send it as a trailer instead.
     const trailer = req.raw.trailers['content-md5'];
     const expectedMd5 = req.header('content-md5') ?? (typeof trailer === 'string' ? trailer : undefined);
-    if (expectedMd5 !== undefined && expectedMd5.trim() !== md5.digest('base64')) {
+    if (expectedMd5 !== undefined && expectedMd5.trim() !== md5?.digest('base64')) {
       throw new CouchError(400, 'content_md5_mismatch', 'Possible message corruption.');
     }
     const doc = editOf(p.docId, rev, base);

@@ -308,6 +308,8 @@ export class FileBlobStore implements BlobStore {
   private total: number | undefined;
   /** Set once the store is closed: what new work fails with. */
   private refusal: CouchError | undefined;
+  /** The directory was made (or found): later writes skip the mkdir and its EEXIST error. */
+  private dirMade = false;
 
   constructor(private readonly dir: string) {}
 
@@ -349,10 +351,13 @@ export class FileBlobStore implements BlobStore {
   private async writeFile(id: string, data: AsyncIterable<Uint8Array>): Promise<number> {
     this.refuseIfClosed();
     // Not recursive: when the store's directory is gone (its database deleted), fail rather
-    // than bring it back.
-    await mkdir(this.dir).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw err;
-    });
+    // than bring it back (once it is known to exist, opening the file below fails then).
+    if (!this.dirMade) {
+      await mkdir(this.dir).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') throw err;
+      });
+      this.dirMade = true;
+    }
     const final = this.path(id);
     const temp = `${final}.partial`;
     const file = await openFile(temp, 'w');
