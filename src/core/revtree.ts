@@ -104,7 +104,16 @@ export function compareLeaves(a: { pos: number; hash: string; deleted: boolean }
 function walk(tree: RevTree, fn: (node: RevNode, pos: number) => void): void {
   const stack: { node: RevNode; pos: number }[] = [];
   for (const root of tree) {
-    stack.push({ node: root.node, pos: root.pos });
+    // A linear history (the usual case) is walked without the stack.
+    let node = root.node;
+    let pos = root.pos;
+    fn(node, pos);
+    while (node.children.length === 1) {
+      node = node.children[0]!;
+      fn(node, ++pos);
+    }
+    const branches = node.children;
+    for (let i = branches.length - 1; i >= 0; i--) stack.push({ node: branches[i]!, pos: pos + 1 });
     while (stack.length > 0) {
       const { node, pos } = stack.pop()!;
       fn(node, pos);
@@ -169,6 +178,16 @@ function toLeaf(node: RevNode, pos: number): Leaf {
 
 /** Every leaf, winner first (CouchDB's order: live before deleted, then higher pos, then higher hash). */
 export function leaves(tree: RevTree): Leaf[] {
+  if (tree.length === 1) {
+    // A history without branches has one leaf: its end.
+    let node = tree[0]!.node;
+    let pos = tree[0]!.pos;
+    while (node.children.length === 1) {
+      node = node.children[0]!;
+      pos++;
+    }
+    if (node.children.length === 0) return [toLeaf(node, pos)];
+  }
   const out: Leaf[] = [];
   walk(tree, (node, pos) => {
     if (node.children.length === 0) out.push(toLeaf(node, pos));
@@ -381,6 +400,16 @@ export function merge(tree: RevTree, path: RevPath, deleted: boolean): { tree: R
 // ---------------------------------------------------------------------------------------------
 // Stemming (couch_key_tree:stem)
 
+/** The number of revisions in a history without branches from `node` down, or Infinity if it branches. */
+function linearLength(node: RevNode): number {
+  let n = 1;
+  while (node.children.length === 1) {
+    node = node.children[0]!;
+    n++;
+  }
+  return node.children.length === 0 ? n : Infinity;
+}
+
 /**
  * Keeps only the newest `limit` revisions of every root-to-leaf path, as couch_key_tree:stem does
  * (cut every leaf's path to `limit` revisions, merge the cut paths back together). A node survives
@@ -390,6 +419,7 @@ export function merge(tree: RevTree, path: RevPath, deleted: boolean): { tree: R
  */
 export function stem(tree: RevTree, limit: number): RevTree {
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`revtree.stem: bad limit ${limit}`);
+  if (tree.length === 1 && linearLength(tree[0]!.node) <= limit) return tree;
   interface Frame { node: RevNode; pos: number; i: number; kids: RevNode[]; changed: boolean; minDist: number }
   const roots: RevRoot[] = [];
   let cut = false;
