@@ -1154,7 +1154,7 @@ function writeInfo(ops: WriteOp[], meta: Meta, info: DocInfo, key: IdKey = idKey
   const win = leaves[0]!;
   const infoBytes = encodeDocInfo(info);
   ops.push({ type: 'put', key: infoKey(key), value: infoBytes });
-  const change: ChangeRecord = { id: info.id, rev: win.rev, deleted: win.deleted, others: leaves.slice(1).map((l) => l.rev) };
+  const change: ChangeRecord = { id: info.id, rev: win.rev, deleted: win.deleted, others: leaves.length > 1 ? leaves.slice(1).map((l) => l.rev) : [] };
   ops.push({ type: 'put', key: seqKey(info.seq), value: encodeChange(change) });
   if (win.deleted) ops.push({ type: 'del', key: liveKey(key) });
   else ops.push({ type: 'put', key: liveKey(key), value: encodeLive(key, win.rev, info.id) });

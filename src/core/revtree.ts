@@ -386,6 +386,12 @@ function insertRoot(forest: readonly RevRoot[], root: RevRoot, fresh: Fresh): Re
 export function merge(tree: RevTree, path: RevPath, deleted: boolean): { tree: RevTree; added: boolean } {
   const n = path.hashes.length;
   if (n === 0) throw new RangeError('revtree.merge: empty revision path');
+  if (tree.length === 0) {
+    // A new document: the path is the tree.
+    let node: RevNode = { hash: path.hashes[0]!, deleted, available: true, children: [] };
+    for (let i = 1; i < n; i++) node = { hash: path.hashes[i]!, deleted: false, available: false, children: [node] };
+    return { tree: [{ pos: path.pos - n + 1, node }], added: true };
+  }
   const added = find(tree, path.pos, path.hashes[0]!) === undefined;
   const fresh: Fresh = new Set();
   let node: RevNode = { hash: path.hashes[0]!, deleted, available: true, children: [] };
