@@ -137,7 +137,7 @@ export async function editDocs(
   const uploads: { release(): void }[] = [];
   let results: EditResult[];
   try {
-    for (const doc of accepted) uploads.push(...(await db.prepareAttachments(doc, follow)));
+    for (const doc of accepted) if (doc.attachments) uploads.push(...(await db.prepareAttachments(doc, follow)));
     results = accepted.length > 0
       ? await applyVerdicts(db, accepted, await validateWrites(svc.design, db, accepted, options, req.userCtx), options)
       : [];
