@@ -88,7 +88,7 @@ const DEFAULT_LIST_WORKERS = 4;
 const LIST_WORKER_IDLE_MS = 30_000;
 /**
  * A worker's V8 young generation, in MB. A worker's live data is one batch in flight, but V8
- * grows the young generation to 8 MB per semi-space under a map batch's allocation rate; capped
+ * grew its young generation to 8 MB under a map batch's allocation rate (measured); capped
  * here, the two map workers' peak RSS over a 100k-document view build fell by ~30 MB (318 to
  * 288 MB for the whole server, 4 runs each) with no change in build speed.
  */
