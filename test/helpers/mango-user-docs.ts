@@ -1,7 +1,7 @@
 /**
  * The fixture of CouchDB's Mango tests (src/mango/test/user_docs.py, the Elixir suite's
  * UserDocs): fifteen user documents and the JSON indexes `add_view_indexes` creates over them,
- * shared by test/http/couchdb3-mango-a.test.ts and -b.
+ * shared by test/http/couchdb3-mango-a.test.ts, -b and find.test.ts.
  */
 type Doc = Record<string, any>;
 
