@@ -23,6 +23,14 @@ export function writeUtf8(buf: Buffer, at: number, s: string, asciiMax: number):
   return buf.write(s, at, 'utf8');
 }
 
+/** `buf` if it has room for `need` bytes, else a buffer at least twice as large holding its first `used` bytes. */
+export function withRoom(buf: Buffer<ArrayBuffer>, used: number, need: number): Buffer<ArrayBuffer> {
+  if (need <= buf.length) return buf;
+  const grown = Buffer.allocUnsafe(Math.max(buf.length * 2, need));
+  buf.copy(grown, 0, 0, used);
+  return grown;
+}
+
 /** Writes into one scratch buffer, reused across records; `finish` copies the record out. */
 export class ByteWriter {
   private buf = Buffer.allocUnsafe(4096);
@@ -34,10 +42,7 @@ export class ByteWriter {
   }
 
   private room(n: number): void {
-    if (this.at + n <= this.buf.length) return;
-    const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n));
-    this.buf.copy(bigger, 0, 0, this.at);
-    this.buf = bigger;
+    if (this.at + n > this.buf.length) this.buf = withRoom(this.buf, this.at, this.at + n);
   }
 
   byte(b: number): void {

@@ -5,7 +5,7 @@
  * a worker as one block of bytes (a string assembled from parts must be flattened first, which
  * cost more than the copy).
  */
-import { writeUtf8 } from './bytes.js';
+import { withRoom, writeUtf8 } from './bytes.js';
 
 /** Texts end to end: text i is the `lengths[i]` bytes after those of the texts before it. */
 export interface PackedJson {
@@ -73,9 +73,6 @@ export class PackedJsonWriter {
   }
 
   private room(more: number): void {
-    if (this.at + more <= this.buf.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + more));
-    this.buf.copy(grown, 0, 0, this.at);
-    this.buf = grown;
+    if (this.at + more > this.buf.length) this.buf = withRoom(this.buf, this.at, this.at + more);
   }
 }

@@ -10,7 +10,7 @@
  * integers past 2^53 arrive here already rounded.
  */
 import { hash } from 'node:crypto';
-import { writeUtf8 } from './bytes.js';
+import { withRoom, writeUtf8 } from './bytes.js';
 
 /** An attachment as a revision id counts it: name, content type and `md5-<base64>` digest. */
 export interface RevAttachment {
@@ -37,12 +37,7 @@ let out = Buffer.allocUnsafeSlow(4096);
 let pos = 0;
 
 function room(bytes: number): void {
-  if (pos + bytes <= out.length) return;
-  let size = out.length * 2;
-  while (size < pos + bytes) size *= 2;
-  const grown = Buffer.allocUnsafeSlow(size);
-  out.copy(grown, 0, 0, pos);
-  out = grown;
+  if (pos + bytes > out.length) out = withRoom(out, pos, pos + bytes);
 }
 
 function byte(value: number): void {
