@@ -53,6 +53,25 @@ export async function rowRange(index: ViewIndex, view: number, q: RangeQuery): P
   return range;
 }
 
+/**
+ * The store range of rows whose keys are arrays, from the first that begins with `low` through
+ * the last that begins with `high` (both compared as prefixes; `high` undefined: to the view's
+ * end): the key ranges of Mango's index scans. An array's sort key is its elements' followed by
+ * an end byte below every element's tag, so the arrays beginning with P are the byte range from
+ * P's sort key without its end byte through that followed by 0xFF. Sort keys cut at SORT_KEY_MAX,
+ * as the index stores them, can only widen the range.
+ */
+export function arrayPrefixRange(index: ViewIndex, view: number, low: readonly unknown[], high: readonly unknown[] | undefined, descending: boolean): RangeOptions {
+  const prefix = viewPrefix(ROW, view);
+  const open = (key: readonly unknown[]): Buffer => {
+    const sk = sortKey(key, index.isRaw(view));
+    return sk.subarray(0, Math.min(sk.length - 1, SORT_KEY_MAX));
+  };
+  const gte = Buffer.concat([prefix, open(low)]);
+  const end = high === undefined ? { lt: viewEnd(ROW, view) } : { lte: Buffer.concat([prefix, open(high), FF]) };
+  return { gte, ...end, reverse: descending };
+}
+
 /** Rows before the range's first row in the direction of the query (the `offset`). */
 export async function rowsBefore(index: ViewIndex, view: number, range: RangeOptions): Promise<number> {
   const snapshot = await index.store.snapshot();

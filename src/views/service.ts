@@ -17,6 +17,9 @@ export interface OpenedView {
   program: () => Promise<ViewProgram>;
 }
 
+/** A design-document language whose maps run natively, not in the sandbox (Mango's `query`). */
+export type NativeProgram = (ddoc: DesignDoc) => ViewProgram;
+
 export class ViewService {
   private readonly indexes = new Map<string, Promise<ViewIndex>>();
   private readonly programs = new Map<string, Promise<ViewProgram>>();
@@ -24,7 +27,17 @@ export class ViewService {
   private readonly recent = new Map<string, { rev: string; seq: number; purgeSeq: number; view: OpenedView }>();
   private closed = false;
 
-  constructor(private readonly backend: StorageBackend, private readonly queryServer: () => Promise<QueryServer>) {}
+  constructor(
+    private readonly backend: StorageBackend,
+    private readonly queryServer: () => Promise<QueryServer>,
+    private readonly native: ReadonlyMap<string, NativeProgram> = new Map(),
+  ) {}
+
+  /** Checks that the design document's code can run: JavaScript (or CoffeeScript) in the sandbox, or a native language. */
+  private requireCode(ddoc: DesignDoc): void {
+    if (typeof ddoc.language === 'string' && this.native.has(ddoc.language)) return;
+    languageOf(ddoc.language);
+  }
 
   /**
    * The design document `ddocId` of `db`, its index, and its code. `requireCode: false` opens
@@ -33,7 +46,7 @@ export class ViewService {
    */
   async open(db: Database, ddocId: string, requireCode = true): Promise<OpenedView> {
     const view = await this.openCached(db, ddocId);
-    if (requireCode) languageOf(view.ddoc.language);
+    if (requireCode) this.requireCode(view.ddoc);
     return view;
   }
 
@@ -68,7 +81,7 @@ export class ViewService {
 
   /** Index and code of a design document given as is (also `_temp_view`). */
   async openDesign(db: Database, ddoc: DesignDoc, requireCode = true): Promise<OpenedView> {
-    if (requireCode) languageOf(ddoc.language);
+    if (requireCode) this.requireCode(ddoc);
     const signature = viewSignature(ddoc);
     const name = `${db.name}$${signature}`;
     // A request under way when the server restarted holds this closed service: an index opened
@@ -93,7 +106,11 @@ export class ViewService {
     }
     const program = () => {
       let compiled = this.programs.get(signature);
-      if (!compiled) {
+      const native = typeof ddoc.language === 'string' ? this.native.get(ddoc.language) : undefined;
+      if (!compiled && native) {
+        compiled = Promise.resolve(native(ddoc));
+        this.programs.set(signature, compiled);
+      } else if (!compiled) {
         compiled = this.queryServer().then((qs) => qs.views({
           id: ddoc._id,
           language: ddoc.language,

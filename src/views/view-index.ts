@@ -41,15 +41,22 @@ export interface DesignDoc {
   [field: string]: unknown;
 }
 
+/** Mango's `query` design documents: their maps are index definitions (objects), run natively. */
+const OBJECT_MAP_LANGUAGE = 'query';
+
 /**
  * The views of a design document, sorted: members of `views` with a map function (CouchDB 1.6
- * ignores the others), `lib` (CommonJS modules) excepted.
+ * ignores the others) or, in a `query` design document, a map object; `lib` (CommonJS modules)
+ * excepted.
  */
 export function viewNames(ddoc: DesignDoc): string[] {
   const views = ddoc.views !== null && typeof ddoc.views === 'object' && !Array.isArray(ddoc.views) ? ddoc.views : {};
+  const objectMaps = ddoc.language === OBJECT_MAP_LANGUAGE;
   return Object.keys(views).filter((name) => {
     const view = views[name] as unknown;
-    return name !== 'lib' && view !== null && typeof view === 'object' && typeof (view as { map?: unknown }).map === 'string';
+    if (name === 'lib' || view === null || typeof view !== 'object') return false;
+    const map = (view as { map?: unknown }).map;
+    return typeof map === 'string' || (objectMaps && map !== null && typeof map === 'object' && !Array.isArray(map));
   }).sort();
 }
 
