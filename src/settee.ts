@@ -28,6 +28,8 @@ import { Authenticator } from './auth/authenticator.js';
 import { ReplicatorManager } from './replicator/manager.js';
 import { ReplicatorDatabase } from './replicator/replicator-db.js';
 import { StatsAggregator, parseWindows } from './core/stats.js';
+import { QUERY_LANGUAGE } from './mango/indexes.js';
+import { mangoIndexProgram } from './mango/index-program.js';
 
 export interface SetteeOptions {
   port?: number;
@@ -170,7 +172,8 @@ export class Settee {
       });
       return queryServer;
     };
-    const views = new ViewService(new LmdbBackend(join(viewDir, '.views')), sandbox);
+    // Mango's JSON indexes are views of `query` design documents whose map runs natively.
+    const views = new ViewService(new LmdbBackend(join(viewDir, '.views')), sandbox, new Map([[QUERY_LANGUAGE, mangoIndexProgram]]));
     const design = new DesignService(sandbox);
     // A deleted database takes its view indexes with it.
     dbs.onEvent((name, type) => {

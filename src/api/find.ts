@@ -12,7 +12,7 @@ import { bulkDeleteIndexes, createIndex, deleteIndex, explain, find, findWarning
 import { indexJson } from '../mango/indexes.js';
 import { mangoError } from '../mango/errors.js';
 import type { JsonObject } from '../mango/selector.js';
-import type { ExecutionSummary } from '../mango/executor.js';
+import { IndexExecutor, type ExecutionSummary } from '../mango/executor.js';
 import { json, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
@@ -41,7 +41,7 @@ export const findRoutes: Route[] = [
         const db = await openDb(svc, p.db, req);
         const started = performance.now();
         const view = req.docView;
-        const run = await find(db, await jsonObjectBody(req, svc), view && ((doc) => view(doc) as JsonObject));
+        const run = await find(db, await jsonObjectBody(req, svc), new IndexExecutor(svc.views), view && ((doc) => view(doc) as JsonObject));
         // The first chunk is read before answering, so a bad bookmark is still a 400.
         const first = await run.docs.next();
         async function* body(): AsyncIterable<string> {

@@ -1,26 +1,30 @@
 /**
- * Running a query plan. `FindExecutor` is the seam: the executor here answers every plan by
- * scanning the database's documents in `_id` order, in chunks, and gives the answers CouchDB's
- * index scans give:
+ * Running a query plan. `FindExecutor` is the seam between planning and reading:
  *
- *   `_all_docs` plans stream: documents in `_id` order (reversed for a descending `_id` sort),
+ *   `_all_docs` plans stream documents in `_id` order (reversed for a descending `_id` sort),
  *   within the plan's `_id` bounds, stopping once `limit` documents are out; memory is one chunk.
- *   JSON-index plans answer in the index's order (the indexed fields' values by view collation,
- *   then `_id`), only documents that have every indexed field and match the index's partial
- *   filter, as CouchDB's view holds them; the first `skip + limit` matches are kept in a
- *   bounded buffer (ids, revisions and keys, not bodies), so memory follows `skip + limit`, not
- *   the database. An executor that reads a real index can replace this one behind the interface.
+ *   JSON-index plans read the index's view (a view of its `query` design document, brought up to
+ *   date first unless `update: false` or `stale: "ok"`) over the key range the plan's field
+ *   ranges give, in its order (the indexed fields' values by view collation, then `_id`), and
+ *   match the documents the rows name against the selector; a covering index (every field asked
+ *   for and selected on is in its key) answers from the rows alone. Execution statistics count
+ *   what was read, as CouchDB's do.
  *
  * Design documents are never answers. Bookmarks are opaque: the last row's index key and id,
  * base64url-encoded; a query given one continues after that row.
  */
 import type { Database } from '../core/database.js';
+import * as revtree from '../core/revtree.js';
+import type { RangeOptions } from '../storage/types.js';
 import { collate } from '../views/collation.js';
 import { compareUtf8 } from '../views/erlang-term-order.js';
+import { arrayPrefixRange } from '../views/query.js';
+import type { ViewService } from '../views/service.js';
+import { rowText, type ViewIndex } from '../views/view-index.js';
 import { mangoError } from './errors.js';
-import { extractFields } from './options.js';
-import { getField, matches, parseField, type FieldRange, type Json, type JsonObject } from './selector.js';
-import type { QueryPlan } from './planner.js';
+import { extractFields, setField } from './options.js';
+import { matches, MAX, MIN, parseField, type FieldRange, type Json, type JsonObject, type Range } from './selector.js';
+import { covers, type QueryPlan } from './planner.js';
 
 export interface ExecutionStats {
   keysExamined: number;
@@ -86,8 +90,18 @@ async function load(db: Database, rows: readonly { id: string; rev: string }[], 
 
 const render = (l: Loaded, fields: readonly string[]): string => (fields.length === 0 ? l.json : JSON.stringify(extractFields(l.doc, fields)));
 
-export class ScanExecutor implements FindExecutor {
-  constructor(private readonly chunk = 256) {}
+/** A row of a JSON index's view as stored (its value is null). */
+interface IndexRow { id: string; key: Json[] }
+
+/** What a covering index knows of a document: its id and the indexed fields' values. */
+function docFromKey(row: IndexRow, columns: readonly string[]): Loaded {
+  const doc: JsonObject = { _id: row.id };
+  columns.forEach((column, i) => setField(doc, parseField(column), row.key[i]!));
+  return { id: row.id, rev: '', json: '', doc };
+}
+
+export class IndexExecutor implements FindExecutor {
+  constructor(private readonly views: ViewService, private readonly chunk = 256) {}
 
   async *run(db: Database, plan: QueryPlan, view?: DocTransform): AsyncGenerator<string[], ExecutionSummary> {
     const stats: ExecutionStats = { keysExamined: 0, docsExamined: 0, quorumDocsExamined: 0, resultsReturned: 0 };
@@ -152,43 +166,101 @@ export class ScanExecutor implements FindExecutor {
     return last;
   }
 
-  /** A JSON index: matching documents that the index holds, in its key order. */
-  private async *json(db: Database, plan: QueryPlan, after: Position | undefined, view: DocTransform | undefined, stats: ExecutionStats): AsyncGenerator<string[], Position | undefined> {
+  /**
+   * A JSON index: the rows of its view in the plan's key range, in order, and the documents they
+   * name, matched against the selector (a covering index answers from its keys alone). As in
+   * CouchDB, once `limit` answers are out the scan goes on to the next match, which it examines
+   * but does not answer.
+   */
+  private async *json(db: Database, plan: QueryPlan, after: Position | undefined, docView: DocTransform | undefined, stats: ExecutionStats): AsyncGenerator<string[], Position | undefined> {
     const o = plan.options;
     const { index } = plan;
-    const sign = plan.direction === 'rev' ? -1 : 1;
-    const paths = index.columns.map(parseField);
-    const wanted = o.skip + o.limit;
-    const order = (a: Position, b: Position): number => sign * (collate(a.key, b.key) || compareUtf8(a.id, b.id));
-    let kept: (Position & { rev: string })[] = [];
     if (o.limit === 0) return undefined;
-    for await (const rows of db.allDocs({})) {
-      const docs = await load(db, rows.filter((r) => !isDesign(r.id)), o.conflicts, view);
-      for (const d of docs) {
-        if (index.partialFilter && !matches(index.partialFilter, d.doc)) continue;
-        const key: Json[] = [];
-        for (const path of paths) {
-          const found = getField(d.doc, path);
-          if (typeof found === 'string') break;
-          key.push(found.value);
+    const opened = await this.views.open(db, index.ddoc!);
+    if (o.update && o.stale !== 'ok') await opened.index.update(db, opened.program);
+    const view = opened.index.viewNumber(index.name);
+    if (view < 0) return undefined;
+    const descending = plan.direction === 'rev';
+    const range = await this.scanRange(opened.index, view, plan.ranges as Range[], descending, after);
+    const covering = covers(index, o.fields, plan.selector) && !o.conflicts && docView === undefined;
+    const order = (a: Position, b: Position): number => (descending ? -1 : 1) * (collate(a.key, b.key) || compareUtf8(a.id, b.id));
+    let skip = o.skip;
+    let limit = o.limit;
+    let last: Position | undefined;
+    const snapshot = await opened.index.store.snapshot();
+    try {
+      for await (const chunk of snapshot.rangeChunks(range, Math.min(this.chunk, skip + limit + 1))) {
+        let rows = chunk.map((e) => JSON.parse(rowText(e.value)) as IndexRow);
+        if (after) rows = rows.filter((r) => order(r, after) > 0);
+        const docs = covering ? rows.map((r) => docFromKey(r, index.columns)) : await this.loadRows(db, rows, o.conflicts, docView);
+        const out: string[] = [];
+        for (let i = 0; i < rows.length; i++) {
+          stats.keysExamined++;
+          const doc = docs[i];
+          if (!doc) continue;
+          if (!covering) stats.docsExamined++;
+          if (!matches(plan.selector, doc.doc)) continue;
+          if (limit === 0) {
+            if (out.length > 0) yield out;
+            return last;
+          }
+          last = { key: rows[i]!.key, id: rows[i]!.id };
+          if (skip > 0) {
+            skip--;
+            continue;
+          }
+          out.push(render(doc, o.fields));
+          stats.resultsReturned++;
+          limit--;
         }
-        if (key.length !== paths.length) continue;
-        stats.keysExamined++;
-        stats.docsExamined++;
-        if (!matches(plan.selector, d.doc)) continue;
-        const entry = { key, id: d.id, rev: d.rev };
-        if (after && order(entry, after) <= 0) continue;
-        kept.push(entry);
-        if (kept.length >= 2 * wanted + this.chunk) kept = kept.sort(order).slice(0, wanted);
+        if (out.length > 0) yield out;
       }
+    } finally {
+      snapshot.release();
     }
-    kept = kept.sort(order).slice(0, wanted);
-    const page = kept.slice(o.skip);
-    for (let i = 0; i < page.length; i += this.chunk) {
-      const docs = await load(db, page.slice(i, i + this.chunk), o.conflicts, view);
-      stats.resultsReturned += docs.length;
-      if (docs.length > 0) yield docs.map((d) => render(d, o.fields));
+    return last;
+  }
+
+  /** The store range of the plan's key range, starting at the bookmark's row when there is one. */
+  private async scanRange(index: ViewIndex, view: number, ranges: readonly Range[], descending: boolean, after: Position | undefined): Promise<RangeOptions> {
+    const low: Json[] = [];
+    for (const r of ranges) {
+      if (r.low === MIN || r.low === MAX) break;
+      low.push(r.low);
     }
-    return kept.length > 0 ? kept[kept.length - 1] : undefined;
+    let high: Json[] | undefined = [];
+    for (const r of ranges) {
+      if (r.high === MIN || r.high === MAX) {
+        if (high.length === 0) high = undefined;
+        break;
+      }
+      high.push(r.high);
+    }
+    const range = arrayPrefixRange(index, view, low, high, descending);
+    if (!after) return range;
+    const from = await index.keyBounds(view, after.key);
+    if (!descending && Buffer.compare(from.start, range.gte!) > 0) return { ...range, gte: from.start };
+    if (descending) {
+      const to = range.lte ?? range.lt!;
+      if (Buffer.compare(from.end, to) < 0) return { gte: range.gte, lte: from.end, reverse: true };
+    }
+    return range;
+  }
+
+  /** The current documents of index rows (undefined where one is gone), as `docView` shows them. */
+  private async loadRows(db: Database, rows: readonly IndexRow[], conflicts: boolean, docView: DocTransform | undefined): Promise<(Loaded | undefined)[]> {
+    const infos = await db.docInfos(rows.map((r) => r.id));
+    const live: { id: string; rev: string; at: number }[] = [];
+    infos.forEach((info, at) => {
+      const winner = info ? revtree.winner(info.tree) : undefined;
+      if (winner && !winner.deleted) live.push({ id: rows[at]!.id, rev: winner.rev, at });
+    });
+    const loaded = await load(db, live, conflicts, docView);
+    const out = new Array<Loaded | undefined>(rows.length);
+    let next = 0;
+    for (const l of live) {
+      if (loaded[next]?.id === l.id && loaded[next]!.rev === l.rev) out[l.at] = loaded[next++];
+    }
+    return out;
   }
 }

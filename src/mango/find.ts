@@ -6,7 +6,7 @@
 import type { Database } from '../core/database.js';
 import { CouchError, notFound } from '../errors.js';
 import { mangoError } from './errors.js';
-import { ScanExecutor, type DocTransform, type ExecutionSummary, type FindExecutor } from './executor.js';
+import type { DocTransform, ExecutionSummary, FindExecutor } from './executor.js';
 import { ALL_DOCS_INDEX, compareIndexes, indexJson, indexesOfDesignDoc, newIndex, withIndex, withoutIndex, type MangoIndex } from './indexes.js';
 import { optionsJson, validateFind, validateIndexCreate, type FindOptions } from './options.js';
 import { covers, indexCandidates, plan, scanKeys, selectorHints, warnings, type QueryPlan } from './planner.js';
@@ -14,8 +14,6 @@ import type { JsonObject } from './selector.js';
 
 /** Saves a design document (with `_id`, and `_rev` unless new; `_deleted` to delete it). */
 export type DesignWriter = (doc: JsonObject) => Promise<void>;
-
-const defaultExecutor = new ScanExecutor();
 
 /** Every index of the database: `_all_docs`, then JSON indexes by design document and name. */
 export async function listIndexes(db: Database): Promise<MangoIndex[]> {
@@ -36,7 +34,7 @@ export interface FindRun {
 }
 
 /** Plans a `_find` body (throwing CouchDB's 400s) and starts running it. */
-export async function find(db: Database, body: JsonObject, view?: DocTransform, executor: FindExecutor = defaultExecutor): Promise<FindRun> {
+export async function find(db: Database, body: JsonObject, executor: FindExecutor, view?: DocTransform): Promise<FindRun> {
   const options = validateFind(body);
   const p = plan(await listIndexes(db), options);
   return { plan: p, docs: executor.run(db, p, view) };

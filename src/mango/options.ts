@@ -246,7 +246,8 @@ export function extractFields(doc: JsonObject, fields: readonly string[]): JsonO
   return out;
 }
 
-function setField(target: JsonObject, path: readonly string[], value: Json): void {
+/** Sets the value at `path`, making objects on the way (an existing non-object member is left alone). */
+export function setField(target: JsonObject, path: readonly string[], value: Json): void {
   const [name, ...rest] = path;
   if (rest.length === 0) {
     target[name!] = value;

@@ -172,7 +172,10 @@ test('02 basic find: _explain shows the plan and its view arguments', async () =
 test('execution_stats and the warning for a scan', async () => {
   const r = await find('users', { selector: { age: { $gt: 70 } }, execution_stats: true });
   assert.equal(r.execution_stats.results_returned, r.docs.length);
-  assert.equal(r.execution_stats.total_docs_examined, 15);
+  // The index on age is read from 70 on: only the rows of that key range are examined.
+  assert.equal(r.docs.length, 5);
+  assert.equal(r.execution_stats.total_keys_examined, 5);
+  assert.equal(r.execution_stats.total_docs_examined, 5);
   assert.equal(r.execution_stats.total_quorum_docs_examined, 0);
   assert.equal(typeof r.execution_stats.execution_time_ms, 'number');
   const scan = await find('users', { selector: { company: 'Globoil' }, execution_stats: true });
@@ -427,9 +430,10 @@ test('design documents are never answers; query-language design documents leave 
   const info = await c.get('/mixed/_design/q/_info');
   assert.equal(info.status, 200);
   assert.equal(info.body.view_index.language, 'query');
-  const view = await c.get('/mixed/_design/q/_view/by_v');
-  assert.equal(view.status, 500);
-  assert.equal(view.body.error, 'EXIT');
+  // An index is a view of its design document (CouchDB runs its map natively): keys are the
+  // indexed fields' values, values null, and the reduce is _count.
+  assert.deepEqual((await c.get('/mixed/_design/q/_view/by_v?reduce=false')).body.rows, [{ id: 'a', key: [1], value: null }]);
+  assert.deepEqual((await c.get('/mixed/_design/q/_view/by_v')).body.rows, [{ key: null, value: 1 }]);
   assert.equal((await c.post('/mixed/_view_cleanup', {})).status, 202);
   assert.equal((await c.post('/mixed/_compact/q', {})).status, 202);
   const rep = await c.post('/_replicate', { source: 'mixed', target: 'mixed_copy', create_target: true });
