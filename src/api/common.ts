@@ -7,6 +7,7 @@ import type { IncomingDoc } from '../core/document.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { validateWrites, type Verdicts } from '../design/validation.js';
+import { queryDesignDocProblem } from '../mango/indexes.js';
 
 export function requestLimit(services: Services): number {
   return services.config.getInt('httpd', 'max_http_request_size', 67108864);
@@ -131,7 +132,7 @@ export async function editDocs(
   follow?: (name: string) => AsyncIterable<Buffer>,
 ): Promise<EditResult[]> {
   svc.stats.collector.databaseWrites += docs.length;
-  const refusals = await svc.auth.screenWrites(db, docs, req.userCtx);
+  const refusals = withDesignRefusals(await svc.auth.screenWrites(db, docs, req.userCtx), docs);
   if (refusals && options.allOrNothing) throw refusals.find((r) => r !== undefined)!;
   const accepted = refusals ? docs.filter((_, i) => refusals[i] === undefined) : docs;
   const uploads: { release(): void }[] = [];
@@ -150,6 +151,17 @@ export async function editDocs(
     const refusal = refusals[i];
     return refusal ? { id: doc.id!, ok: false, error: refusal.error, reason: refusal.reason, status: refusal.status } : results[next++]!;
   });
+}
+
+/** The write refusals with those of design documents whose shape their language refuses (Mango's `query`). */
+function withDesignRefusals(refusals: (CouchError | undefined)[] | undefined, docs: readonly IncomingDoc[]): (CouchError | undefined)[] | undefined {
+  let out = refusals;
+  docs.forEach((doc, i) => {
+    if (out?.[i] || doc.deleted || !doc.id?.startsWith('_design/')) return;
+    const problem = queryDesignDocProblem(doc.body);
+    if (problem) (out ??= new Array<CouchError | undefined>(docs.length).fill(undefined))[i] = new CouchError(400, 'invalid_design_doc', problem);
+  });
+  return out;
 }
 
 /** Edits the documents that passed validation; the rejected ones get their error (with all_or_nothing, nothing is edited then). */

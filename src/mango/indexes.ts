@@ -102,6 +102,24 @@ function indexOfView(ddocId: string, name: string, view: JsonObject): MangoIndex
   return { ddoc: ddocId, name, type: 'json', columns, directions, def, partialFilter };
 }
 
+/**
+ * Why a design document in the `query` language cannot be saved, or undefined: its views must
+ * be objects whose maps are index definitions (objects), as CouchDB 3's couch_mrview checks.
+ * Design documents in other languages are left as CouchDB 1.6 leaves them.
+ */
+export function queryDesignDocProblem(body: Readonly<Record<string, unknown>>): string | undefined {
+  if (body['language'] !== QUERY_LANGUAGE || body['views'] === undefined) return undefined;
+  const views = body['views'];
+  if (!isObject(views)) return '`views` field must have object type';
+  for (const [name, view] of Object.entries(views)) {
+    if (!isObject(view)) return `\`views.${name}\` field must have object type`;
+    if (name === 'lib') continue;
+    if (view['map'] === undefined) return `View \`${name}\` must contain map function`;
+    if (!isObject(view['map'])) return `\`views.${name}.map\` field must have object type`;
+  }
+  return undefined;
+}
+
 /** A new JSON index from a `POST _index` body: its design document id, name and view. */
 export interface NewIndex { ddoc: string; name: string; view: JsonObject }
 

@@ -726,7 +726,7 @@ test('05-index-selection: test_prefer_use_index_over_optimal_index', async () =>
   assert.equal((await explain(db, selector, { use_index: preferred })).index.ddoc, preferred);
 });
 
-test('05-index-selection: test_manual_bad_view_idx01', { skip: 'settee: a "query" design document with a JavaScript map is saved (CouchDB 3: invalid_design_doc)' }, async () => {
+test('05-index-selection: test_manual_bad_view_idx01', async () => {
   // A "query" design document with a JavaScript map function is not saved (couch_mrview's validation).
   const db = await selDb();
   const ddoc = {
@@ -738,6 +738,12 @@ test('05-index-selection: test_manual_bad_view_idx01', { skip: 'settee: a "query
   const error = Array.isArray(r.body) ? r.body[0]?.error : r.body?.error;
   assert.equal(error, 'invalid_design_doc', `${r.status} ${r.text}`);
   assert.equal((await c.get(`/${db}/_design/bad_view_index`)).status, 404);
+  // Saved alone, as couch_mrview words it; a JavaScript design document keeps CouchDB 1.6's leniency.
+  const put = await c.put(`/${db}/_design/bad_view_index`, ddoc);
+  assert.deepEqual([put.status, put.body], [400, { error: 'invalid_design_doc', reason: '`views.views001.map` field must have object type' }]);
+  const noMap = await c.put(`/${db}/_design/bad_view_index`, { language: 'query', views: { v: { reduce: '_count' } } });
+  assert.deepEqual([noMap.status, noMap.body.reason], [400, 'View `v` must contain map function']);
+  assert.equal((await c.put(`/${db}/_design/js_object_map`, { views: { v: { map: { fields: { a: 'asc' } } } } })).status, 201);
 });
 
 test('05-index-selection: test_explain_sort_reverse', async () => {
