@@ -141,7 +141,14 @@ export class IndexExecutor implements FindExecutor {
     let limit = o.limit;
     let last: Position | undefined;
     if (limit === 0) return last;
+    // Design documents are read and examined (CouchDB's shards count them) but never answers.
+    const passDesigns = (designs: readonly { id: string }[], before?: string) => {
+      const passed = before === undefined ? designs.length : designs.filter((r) => (descending ? -1 : 1) * compareUtf8(r.id, before) < 0).length;
+      stats.keysExamined += passed;
+      stats.docsExamined += passed;
+    };
     for await (const rows of db.allDocs({ start: descending ? high : low, end: descending ? low : high, descending })) {
+      const designs = rows.filter((r) => isDesign(r.id) && r.id !== after?.id);
       const wanted = rows.filter((r) => !isDesign(r.id) && r.id !== after?.id);
       for (let i = 0; i < wanted.length; i += this.chunk) {
         const docs = await load(db, wanted.slice(i, i + this.chunk), o.conflicts, view);
@@ -160,8 +167,12 @@ export class IndexExecutor implements FindExecutor {
           if (--limit === 0) break;
         }
         if (out.length > 0) yield out;
-        if (limit === 0) return last;
+        if (limit === 0) {
+          passDesigns(designs, last?.id);
+          return last;
+        }
       }
+      passDesigns(designs);
     }
     return last;
   }
