@@ -176,18 +176,21 @@ function toLeaf(node: RevNode, pos: number): Leaf {
 // ---------------------------------------------------------------------------------------------
 // Queries
 
+/** The leaf of a root whose history has no branches, with its position; undefined if it branches. */
+function linearEnd(root: RevRoot): { node: RevNode; pos: number } | undefined {
+  let { node, pos } = root;
+  while (node.children.length === 1) {
+    node = node.children[0]!;
+    pos++;
+  }
+  return node.children.length === 0 ? { node, pos } : undefined;
+}
+
 /** Every leaf, winner first (CouchDB's order: live before deleted, then higher pos, then higher hash). */
 export function leaves(tree: RevTree): Leaf[] {
-  if (tree.length === 1) {
-    // A history without branches has one leaf: its end.
-    let node = tree[0]!.node;
-    let pos = tree[0]!.pos;
-    while (node.children.length === 1) {
-      node = node.children[0]!;
-      pos++;
-    }
-    if (node.children.length === 0) return [toLeaf(node, pos)];
-  }
+  // A history without branches has one leaf: its end.
+  const end = tree.length === 1 ? linearEnd(tree[0]!) : undefined;
+  if (end) return [toLeaf(end.node, end.pos)];
   const out: Leaf[] = [];
   walk(tree, (node, pos) => {
     if (node.children.length === 0) out.push(toLeaf(node, pos));
@@ -406,16 +409,6 @@ export function merge(tree: RevTree, path: RevPath, deleted: boolean): { tree: R
 // ---------------------------------------------------------------------------------------------
 // Stemming (couch_key_tree:stem)
 
-/** The number of revisions in a history without branches from `node` down, or Infinity if it branches. */
-function linearLength(node: RevNode): number {
-  let n = 1;
-  while (node.children.length === 1) {
-    node = node.children[0]!;
-    n++;
-  }
-  return node.children.length === 0 ? n : Infinity;
-}
-
 /**
  * Keeps only the newest `limit` revisions of every root-to-leaf path, as couch_key_tree:stem does
  * (cut every leaf's path to `limit` revisions, merge the cut paths back together). A node survives
@@ -425,7 +418,8 @@ function linearLength(node: RevNode): number {
  */
 export function stem(tree: RevTree, limit: number): RevTree {
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`revtree.stem: bad limit ${limit}`);
-  if (tree.length === 1 && linearLength(tree[0]!.node) <= limit) return tree;
+  const end = tree.length === 1 ? linearEnd(tree[0]!) : undefined;
+  if (end && end.pos - tree[0]!.pos + 1 <= limit) return tree;
   interface Frame { node: RevNode; pos: number; i: number; kids: RevNode[]; changed: boolean; minDist: number }
   const roots: RevRoot[] = [];
   let cut = false;

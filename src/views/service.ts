@@ -33,10 +33,14 @@ export class ViewService {
     private readonly native: ReadonlyMap<string, NativeProgram> = new Map(),
   ) {}
 
+  /** The native program of the design document's language, if its maps run natively. */
+  private nativeProgram(ddoc: DesignDoc): NativeProgram | undefined {
+    return typeof ddoc.language === 'string' ? this.native.get(ddoc.language) : undefined;
+  }
+
   /** Checks that the design document's code can run: JavaScript (or CoffeeScript) in the sandbox, or a native language. */
   private requireCode(ddoc: DesignDoc): void {
-    if (typeof ddoc.language === 'string' && this.native.has(ddoc.language)) return;
-    languageOf(ddoc.language);
+    if (!this.nativeProgram(ddoc)) languageOf(ddoc.language);
   }
 
   /**
@@ -106,12 +110,9 @@ export class ViewService {
     }
     const program = () => {
       let compiled = this.programs.get(signature);
-      const native = typeof ddoc.language === 'string' ? this.native.get(ddoc.language) : undefined;
-      if (!compiled && native) {
-        compiled = Promise.resolve(native(ddoc));
-        this.programs.set(signature, compiled);
-      } else if (!compiled) {
-        compiled = this.queryServer().then((qs) => qs.views({
+      if (!compiled) {
+        const native = this.nativeProgram(ddoc);
+        compiled = native ? Promise.resolve(native(ddoc)) : this.queryServer().then((qs) => qs.views({
           id: ddoc._id,
           language: ddoc.language,
           views: Object.fromEntries(viewNames(ddoc).map((n) => [n, ddoc.views![n]!])),
