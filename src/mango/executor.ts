@@ -157,6 +157,12 @@ export class IndexExecutor implements FindExecutor {
           stats.docsExamined++;
           stats.keysExamined++;
           if (!matches(plan.selector, d.doc)) continue;
+          if (limit === 0) {
+            // As the JSON path: the match after the last answer is examined, then the scan stops.
+            if (out.length > 0) yield out;
+            passDesigns(designs, d.id);
+            return last;
+          }
           last = { key: d.id, id: d.id };
           if (skip > 0) {
             skip--;
@@ -164,13 +170,9 @@ export class IndexExecutor implements FindExecutor {
           }
           out.push(render(d, o.fields));
           stats.resultsReturned++;
-          if (--limit === 0) break;
+          limit--;
         }
         if (out.length > 0) yield out;
-        if (limit === 0) {
-          passDesigns(designs, last?.id);
-          return last;
-        }
       }
       passDesigns(designs);
     }

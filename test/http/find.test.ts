@@ -185,6 +185,21 @@ test('execution_stats and the warning for a scan', async () => {
   assert.equal(raw.text, `{"docs":[\r\n{"user_id":8}\r\n],\r\n"bookmark": ${JSON.stringify(raw.body.bookmark)},\r\n"warning": ${JSON.stringify(raw.body.warning)}}\r\n`);
 });
 
+test('an _all_docs scan with a limit examines up to the next match, as an index scan does', async () => {
+  await freshDb('scanlimit', [
+    { _id: 'a' }, { _id: 'b', x: 1 }, { _id: 'c' }, { _id: 'd', x: 1 }, { _id: 'e', x: 1 }, { _id: '_design/v', views: {} },
+  ]);
+  const r = await find('scanlimit', { selector: { x: 1 }, limit: 1, execution_stats: true });
+  assert.deepEqual(r.docs.map((d) => d._id), ['b']);
+  // a, b, c and d (the match after the limit), and the design document before them.
+  assert.equal(r.execution_stats.total_docs_examined, 5);
+  assert.equal(r.execution_stats.total_keys_examined, 5);
+  assert.equal(r.execution_stats.results_returned, 1);
+  const all = await find('scanlimit', { selector: { x: 1 }, limit: 3, execution_stats: true });
+  assert.deepEqual(all.docs.map((d) => d._id), ['b', 'd', 'e']);
+  assert.equal(all.execution_stats.total_docs_examined, 6);
+});
+
 // ------------------------------------------------------------------ 03-operator
 
 test('03 operators: $all, $in, $nin, $regex, $exists, $keyMapMatch, $beginsWith', async () => {
