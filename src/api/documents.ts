@@ -14,6 +14,17 @@ import {
   absoluteUrl, docPath, durableWrite, etagMatches, ifMatchRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit, editDocs } from './common.js';
 import { checkDocSize } from './databases.js';
 
+/**
+ * A GET of `/{db}/_design%2F{name}...` (the id's slash encoded): CouchDB's 301 to the same path
+ * with the slash plain, query string kept.
+ */
+export async function redirectToPlainDesignPath(req: Request, _p: RouteParams, svc: Services): Promise<Reply> {
+  // The second path segment is the one the router read as `_design%2F...`.
+  const at = req.url.indexOf('/', 1) + 1;
+  const location = `${req.url.slice(0, at)}_design/${req.url.slice(at + '_design%2F'.length)}`;
+  return raw(301, '', 'text/plain', { Location: absoluteUrl(req, location, svc) });
+}
+
 export const documentRoutes: Route[] = [
   {
     shape: 'document',
@@ -23,7 +34,7 @@ export const documentRoutes: Route[] = [
 
 /** The read options a request asks for (`meta` = conflicts + deleted_conflicts + revs_info). */
 export function openOptions(req: Request): OpenOptions {
-  const meta = req.bool('meta');
+  const meta = req.flag('meta');
   const rev = req.string('rev');
   if (rev !== undefined && !parseRev(rev)) throw badRequest('Invalid rev format');
   const attsSince = req.json('atts_since');
@@ -31,16 +42,16 @@ export function openOptions(req: Request): OpenOptions {
     throw badRequest('atts_since must be a JSON array of revisions');
   }
   return {
-    attachments: req.bool('attachments'),
+    attachments: req.flag('attachments'),
     attsSince: attsSince as string[] | undefined,
-    attEncodingInfo: req.bool('att_encoding_info'),
+    attEncodingInfo: req.flag('att_encoding_info'),
     rev,
-    revs: req.bool('revs'),
-    revsInfo: req.bool('revs_info') || meta,
-    conflicts: req.bool('conflicts') || meta,
-    deletedConflicts: req.bool('deleted_conflicts') || meta,
-    localSeq: req.bool('local_seq'),
-    latest: req.bool('latest'),
+    revs: req.flag('revs'),
+    revsInfo: req.flag('revs_info') || meta,
+    conflicts: req.flag('conflicts') || meta,
+    deletedConflicts: req.flag('deleted_conflicts') || meta,
+    localSeq: req.flag('local_seq'),
+    latest: req.flag('latest'),
   };
 }
 
@@ -52,7 +63,7 @@ async function getDocument(req: Request, p: RouteParams, svc: Services): Promise
     if (!rec) throw notFound('missing');
     const localEtag = quote(`0-${rec.rev}`);
     if (etagMatches(req, localEtag)) return raw(304, '', 'application/json', { ETag: localEtag });
-    return json(200, db.openLocal(rec, req.bool('revs')), { ETag: localEtag });
+    return json(200, db.openLocal(rec, req.flag('revs')), { ETag: localEtag });
   }
   const options = openOptions(req);
   if (req.has('open_revs')) return openRevs(req, db, p.docId, options);
@@ -249,7 +260,7 @@ async function writeOne(
     const rev = await db.putLocal(doc, durableWrite(req, svc));
     return json(status, { ok: true, id, rev }, { ETag: quote(rev), ...location });
   }
-  const newEdits = req.bool('new_edits', true);
+  const newEdits = req.flag('new_edits', true);
   // A streamed (multipart) body must be read before answering, so batch mode cannot apply.
   if (req.string('batch') === 'ok' && !follow) {
     void editDocs(req, svc, db, [doc], { newEdits, allOrNothing: false, durable: false }).catch(() => undefined);

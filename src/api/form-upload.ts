@@ -4,7 +4,7 @@
  * document as JSON), and any number of `_attachments` files, each stored under its file name.
  * As CouchDB's form parser, the form is read whole (bounded by max_http_request_size).
  */
-import { badRequest, conflict, CouchError } from '../errors.js';
+import { badRequest, conflict, CouchError, invalidJson } from '../errors.js';
 import { parseIncomingDoc, type IncomingDoc } from '../core/document.js';
 import type { Database } from '../core/database.js';
 import { parseRev } from '../core/revtree.js';
@@ -27,11 +27,13 @@ interface UploadedFile {
 }
 
 async function formUpload(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
+  // The id, the content type, then the referer: a browser's request (which has a referer)
+  // meets them in couch_httpd_db's order.
+  validateDocId(p.docId);
   if (req.contentType() !== 'multipart/form-data') {
     throw new CouchError(415, 'bad_content_type', 'Content-Type must be multipart/form-data');
   }
   checkReferer(req, svc);
-  validateDocId(p.docId);
   if (isLocalId(p.docId)) throw badRequest('Local documents cannot have attachments');
   const db = await openDb(svc, p.db, req);
 
@@ -73,7 +75,7 @@ async function formDocument(req: Request, p: RouteParams, db: Database, fields: 
     try {
       parsed = JSON.parse(docJson);
     } catch {
-      throw badRequest('invalid UTF-8 JSON');
+      throw invalidJson();
     }
     const doc = parseIncomingDoc(parsed);
     doc.id = p.docId;

@@ -1,5 +1,6 @@
 import { CouchError, badRequest, methodNotAllowed, notFound } from '../errors.js';
 import { decodeSegment as decodeRawSegment } from '../api/request.js';
+import { redirectToPlainDesignPath } from '../api/documents.js';
 import { accessOf, type Access, type Handler, type Route, type RouteParams, type RouteShape } from '../api/route.js';
 import { illegalDbNameReason, isSystemDbName } from '../core/names.js';
 
@@ -104,6 +105,10 @@ export class Router {
           if (encodedPrefix) {
             params.docId = second;
             next = 2;
+            if (encodedPrefix === '_design' && method === 'GET') {
+              // CouchDB answers a GET through `_design%2F...` with a redirect to the plain path.
+              return { handler: redirectToPlainDesignPath, params, access: this.document['GET']!.access, shape: 'document', name: undefined };
+            }
           } else {
             if (segs.length < 3 || segs[2] === '') {
               if (second === '_local') throw badRequest('Invalid _local document id.');
@@ -130,13 +135,14 @@ export class Router {
           } else {
             throw notFound();
           }
-        } else if (second.startsWith('_')) {
-          table = this.dbHandlers.get(second);
+        } else if (second.startsWith('_') && this.dbHandlers.has(second)) {
+          table = this.dbHandlers.get(second)!;
           shape = 'dbHandler';
           name = second;
           params.rest = segs.slice(2).map(decodeSegment);
-          if (!table) throw badRequest('Only reserved document ids may start with underscore.');
         } else {
+          // Any other `_name` is a document id to CouchDB: reading it finds nothing (404),
+          // writing it breaks the id rules (400), as the document handlers decide.
           params.docId = second;
           if (segs.length === 2) {
             table = this.document;

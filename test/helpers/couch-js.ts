@@ -31,9 +31,12 @@ export function couchJs(c: Client) {
       assert.equal(r.status, 201, r.text);
     },
 
-    /** CouchDB.prototype.open: the document, null when 404 (anything else fails the test). */
+    /**
+     * CouchDB.prototype.open: the document, null when 404 (anything else fails the test). The id
+     * is encoded whole, so a design document's is redirected, which the browser follows.
+     */
     async open(db: string, id: string, options?: Record<string, unknown>): Promise<Doc | null> {
-      const r = await c.get(`/${E(db)}/${E(id)}${encodeOptions(options)}`);
+      const r = await c.get(`/${E(db)}/${E(id)}${encodeOptions(options)}`, { followRedirects: true });
       if (r.status === 404) return null;
       assert.equal(r.status, 200, r.text);
       return r.body;

@@ -14,6 +14,8 @@ export interface RequestOptions {
   /** Sent as is (no JSON encoding). */
   raw?: string | Buffer;
   headers?: Record<string, string>;
+  /** Follows a redirect's Location with the same method, as a browser's XHR does. */
+  followRedirects?: boolean;
 }
 
 /** Sends a request to `base` + `path`; JSON bodies get Content-Type application/json. */
@@ -33,6 +35,12 @@ export function req(base: string, method: string, path: string, options: Request
         const text = Buffer.concat(chunks).toString('utf8');
         let body: unknown;
         try { body = text ? JSON.parse(text) : undefined; } catch { body = undefined; }
+        const location = res.headers.location;
+        if (options.followRedirects && [301, 302, 303, 307, 308].includes(res.statusCode ?? 0) && location) {
+          const next = new URL(location, url);
+          resolve(req(`${next.origin}/`, method, `${next.pathname}${next.search}`, options));
+          return;
+        }
         resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
       });
       res.on('error', reject);

@@ -796,7 +796,8 @@ test('attachment_names: UTF-8 names inline, standalone and in _bulk_docs; a lead
 // ------------------------------------------------------------------- attachment_paths
 
 test('attachment_paths: attachment names with slashes and %2F, in documents and design documents, in databases with and without a slash', async () => {
-  const acceptAll = { headers: { Accept: '*/*' } };
+  // As the browser's XHR: `_design%2F` paths are redirected, and the redirect followed.
+  const acceptAll = { headers: { Accept: '*/*' }, followRedirects: true };
   for (const name of ['c16_attachment_paths', 'c16_attachment_paths/with_slashes']) {
     const dbName = encodeURIComponent(name);
     await freshDb(name);

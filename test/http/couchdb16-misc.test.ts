@@ -1316,7 +1316,7 @@ test('design_paths: design documents from _bulk_docs and PUT, at _design/x and _
     await bulkSave(name, [{ _id: '_design/test', views: { testing: { map: 'function(){emit(1,1)}' } } }]);
     assert.equal((await c.get(`/${dbName}/_design/test`)).body._id, '_design/test');
     // it's at 2 urls...
-    assert.equal((await c.get(`/${dbName}/_design%2Ftest`)).body._id, '_design/test');
+    assert.equal((await c.get(`/${dbName}/_design%2Ftest`, { followRedirects: true })).body._id, '_design/test');
     // ensure that views are addressable
     assert.equal((await view(name, 'test/testing')).total_rows, 0);
 
@@ -1324,7 +1324,7 @@ test('design_paths: design documents from _bulk_docs and PUT, at _design/x and _
     const x = await c.put(`/${dbName}/_design/test2`, { _id: '_design/test2', views: { testing: { map: 'function(){emit(1,1)}' } } });
     assert.equal(x.status, 201, x.text);
     assert.equal((await c.get(`/${dbName}/_design/test2`)).body._id, '_design/test2');
-    assert.equal((await c.get(`/${dbName}/_design%2Ftest2`)).body._id, '_design/test2');
+    assert.equal((await c.get(`/${dbName}/_design%2Ftest2`, { followRedirects: true })).body._id, '_design/test2');
     assert.equal((await view(name, 'test2/testing')).total_rows, 0);
     await c.del(`/${dbName}`);
   }

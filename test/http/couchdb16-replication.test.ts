@@ -109,9 +109,12 @@ class Couch {
     return r.body.ok;
   }
 
-  /** open: the document, null when 404 (anything else fails the test). */
+  /**
+   * open: the document, null when 404 (anything else fails the test). The id is encoded whole,
+   * so a design document's is redirected, which the browser follows.
+   */
   async open(db: string, id: string, options?: Options): Promise<Doc | null> {
-    const r = await this.request('GET', `${dbPath(db)}${encodeURIComponent(id)}${qs(options)}`);
+    const r = await this.request('GET', `${dbPath(db)}${encodeURIComponent(id)}${qs(options)}`, { followRedirects: true });
     if (r.status === 404) return null;
     assert.equal(r.status, 200, `open ${db}/${id}: ${r.text}`);
     return r.body;

@@ -111,7 +111,7 @@ test('X-Forwarded-Host (or [httpd] x_forwarded_host) chooses the vhost before Ho
 });
 
 test('vhost rules and global handlers follow configuration changes', async () => {
-  assert.equal((await c.get('/_all_dbs', as('example.com'))).status, 400, 'not a global handler: under the database, an unknown handler');
+  assert.equal((await c.get('/_all_dbs', as('example.com'))).status, 404, 'not a global handler: under the database, a document id');
   assert.equal((await c.put('/_config/httpd/vhost_global_handlers', '_utils, _all_dbs', { headers: { 'X-Couch-Persist': 'false' } })).status, 200);
   const all = await c.get('/_all_dbs', as('example.com'));
   assert.ok(Array.isArray(all.body), all.text);

@@ -691,10 +691,10 @@ test('design_paths: design documents with %2F and in databases with slashes', as
     assert.equal((await c.put(`/${db}`)).status, 201);
     await c.post(`/${db}/_bulk_docs`, { docs: [{ _id: '_design/test', views: { testing: { map: 'function(){ emit(1, 1); }' } } }] });
     assert.equal((await c.get(`/${db}/_design/test`)).body._id, '_design/test');
-    assert.equal((await c.get(`/${db}/_design%2Ftest`)).body._id, '_design/test');
+    assert.equal((await c.get(`/${db}/_design%2Ftest`, { followRedirects: true })).body._id, '_design/test');
     assert.equal((await c.get(`/${db}/_design/test/_view/testing`)).body.total_rows, 0);
     assert.equal((await c.put(`/${db}/_design/test2`, { _id: '_design/test2', views: { testing: { map: 'function(){ emit(1, 1); }' } } })).status, 201);
-    assert.equal((await c.get(`/${db}/_design%2Ftest2`)).body._id, '_design/test2');
+    assert.equal((await c.get(`/${db}/_design%2Ftest2`, { followRedirects: true })).body._id, '_design/test2');
     assert.equal((await c.get(`/${db}/_design/test2/_view/testing`)).body.total_rows, 0);
   }
 });
