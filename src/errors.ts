@@ -18,6 +18,8 @@ export class CouchError extends Error {
 }
 
 export const badRequest = (reason: string): CouchError => new CouchError(400, 'bad_request', reason);
+/** A body (or `_doc` field) that is not JSON: CouchDB 1.6's answer. */
+export const invalidJson = (): CouchError => badRequest('invalid_json');
 export const notFound = (reason = 'missing'): CouchError => new CouchError(404, 'not_found', reason);
 export const conflict = (): CouchError => new CouchError(409, 'conflict', 'Document update conflict.');
 export const queryParseError = (reason: string): CouchError => new CouchError(400, 'query_parse_error', reason);

@@ -13,7 +13,7 @@ import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
-import { bodyKeys, dbStateEtag, etagMatches, openDb, readObject, rowsEnvelope, viewJsonParam } from './common.js';
+import { bodyKeys, dbStateEtag, etagMatches, openDb, readObject, rowsEnvelope, viewJsonParam, viewPositiveInt, KEYS_NOT_ARRAY } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 
 type Listing = (req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined) => Promise<Reply>;
@@ -91,11 +91,9 @@ interface AllDocsQuery {
 function parseQuery(req: Request, bodyKeys: unknown[] | undefined): AllDocsQuery {
   const keyParam = viewJsonParam(req, 'key');
   const keysParam = viewJsonParam(req, 'keys');
-  if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError('`keys` must be a JSON array');
-  const limit = req.int('limit');
-  if (limit !== undefined && limit < 0) throw queryParseError('Invalid value for `limit`: must be a non-negative integer');
-  const skip = req.int('skip', 0);
-  if (skip < 0) throw queryParseError('Invalid value for `skip`: must be a non-negative integer');
+  if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError(KEYS_NOT_ARRAY);
+  const limit = viewPositiveInt(req, 'limit');
+  const skip = viewPositiveInt(req, 'skip') ?? 0;
   let startkey = viewJsonParam(req, req.has('startkey') ? 'startkey' : 'start_key');
   let endkey = viewJsonParam(req, req.has('endkey') ? 'endkey' : 'end_key');
   if (keyParam !== undefined) {

@@ -69,7 +69,7 @@ async function replicatorDbRead(req: Request, target: RouteTarget, svc: Services
     }
     return json(200, withoutCredentials(body));
   }
-  if (target.shape === 'dbHandler' && ((target.name === '_changes' && req.bool('include_docs')) || target.name === '_find')) {
+  if (target.shape === 'dbHandler' && ((target.name === '_changes' && req.flag('include_docs')) || target.name === '_find')) {
     // As CouchDB 1.6's after_doc_read shows them: the caller's own documents whole, others'
     // without the credentials in their endpoints (`_find` matches what the caller sees).
     const name = req.userCtx.name;
@@ -111,7 +111,7 @@ async function usersDbRead(req: Request, target: RouteTarget, svc: Services): Pr
       if (['_bulk_docs', '_ensure_full_commit', '_security', '_revs_limit'].includes(target.name ?? '')) return undefined;
       if (target.name === '_revs_diff' || target.name === '_missing_revs') return ownRevsDiff(req, target, svc);
       if ((target.name === '_all_docs' || target.name === '_changes') && svc.config.getBool(HTTPD_AUTH_SECTION, 'users_db_public', false)) {
-        if (!req.bool('include_docs')) return undefined;
+        if (!(target.name === '_changes' ? req.flag('include_docs') : req.bool('include_docs'))) return undefined;
         // _all_docs with documents: each cut to the public fields alone, as CouchDB 1.6's
         // filtered_view_cb cuts them (when there are public fields to show).
         const fields = parsePublicFields(svc.config.get(HTTPD_AUTH_SECTION, 'public_fields'));

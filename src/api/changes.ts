@@ -21,6 +21,8 @@ export const changesRoutes: Route[] = [
     methods: {
       GET: (req, p, svc) => changes(req, p, svc, undefined),
       POST: async (req, p, svc) => {
+        // As couch_httpd_db: a POST says its body is JSON.
+        req.requireJsonContentType();
         const body = await req.jsonBody(1 << 26);
         return changes(req, p, svc, body !== null && typeof body === 'object' && !Array.isArray(body) ? body as JsonObject : {});
       },
@@ -133,11 +135,11 @@ function parseQuery(req: Request, db: Database, svc: Services, body: JsonObject 
     feed,
     since,
     limit: limitParam === undefined ? Infinity : Math.max(1, limitParam),
-    descending: req.bool('descending'),
-    includeDocs: req.bool('include_docs'),
-    conflicts: req.bool('conflicts'),
-    attachments: req.bool('attachments'),
-    attEncodingInfo: req.bool('att_encoding_info'),
+    descending: req.flag('descending'),
+    includeDocs: req.flag('include_docs'),
+    conflicts: req.flag('conflicts'),
+    attachments: req.flag('attachments'),
+    attEncodingInfo: req.flag('att_encoding_info'),
     docView: req.docView,
     allLeaves: (req.string('style') ?? 'main_only') === 'all_docs',
     heartbeat,

@@ -1,6 +1,6 @@
 /** Small pieces every handler group uses: limits, commit policy, body shapes, URLs. */
 import { createHash } from 'node:crypto';
-import { badRequest, CouchError } from '../errors.js';
+import { badRequest, CouchError, invalidJson, queryParseError } from '../errors.js';
 import { HEADER_FULL_COMMIT, MAIN_CONFIG_SECTION } from '../couchdb-names.js';
 import type { Database, EditOptions, EditResult } from '../core/database.js';
 import type { IncomingDoc } from '../core/document.js';
@@ -27,8 +27,21 @@ export function viewJsonParam(req: Request, name: string): unknown {
   try {
     return JSON.parse(value);
   } catch {
-    throw badRequest('invalid_json');
+    throw invalidJson();
   }
+}
+
+/** couch_mrview's reason for a `keys` parameter that is not an array. */
+export const KEYS_NOT_ARRAY = '`keys` must be an array of strings.';
+
+/** A non-negative integer parameter of a view or `_all_docs`, with couch_mrview's messages for bad ones. */
+export function viewPositiveInt(req: Request, name: string): number | undefined {
+  const value = req.string(name);
+  if (value === undefined) return undefined;
+  if (!/^\s*[-+]?\d+\s*$/.test(value)) throw queryParseError(`Invalid value for integer: ${JSON.stringify(value)}`);
+  const n = Number.parseInt(value, 10);
+  if (n < 0) throw queryParseError(`Invalid value for positive integer: ${JSON.stringify(value)}`);
+  return n;
 }
 
 /** A POST body's `keys` (views, `_all_docs`, lists): an array, or absent; anything else is a 400. */

@@ -1,6 +1,6 @@
 import type { Handler, Route } from './route.js';
 import { json } from './reply.js';
-import { CouchError, badRequest, methodNotAllowed, notFound } from '../errors.js';
+import { CouchError, badRequest, invalidJson, methodNotAllowed, notFound } from '../errors.js';
 import { HEADER_PERSIST } from '../couchdb-names.js';
 import { parseErlangTerm, termText, type ErlTerm } from '../config/erlang-term.js';
 import type { Services } from './services.js';
@@ -72,7 +72,7 @@ const putConfig: Handler = async (req, params, services) => {
 
   const limit = services.config.getInt('httpd', 'max_http_request_size', DEFAULT_MAX_REQUEST_SIZE);
   const body = await req.jsonBody(limit);
-  if (body === undefined) throw badRequest('invalid UTF-8 JSON');
+  if (body === undefined) throw invalidJson();
   if (typeof body !== 'string') throw badRequest('config values must be json-encoded strings');
   // Without ?raw=true an [admins] value is a password, hashed even when it looks like a hash
   // already (CouchDB 1.6 hashes every one); other values are trimmed.

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { badRequest, queryParseError, tooLarge, badContentType } from '../errors.js';
+import { badRequest, invalidJson, queryParseError, tooLarge, badContentType } from '../errors.js';
 import { adminPartyContext, type UserContext } from '../auth/user-context.js';
 import type { HeaderMap } from './reply.js';
 import { randomBytes } from 'node:crypto';
@@ -230,12 +230,23 @@ export class Request {
     return this.query.get(name) ?? undefined;
   }
 
+  /** A boolean of a view-style query (couch_mrview's parse_boolean): true or false in any case. */
   bool(name: string, fallback = false): boolean {
     const value = this.query.get(name);
     if (value === null) return fallback;
-    if (value === 'true') return true;
-    if (value === 'false') return false;
-    throw queryParseError(`Invalid boolean parameter: "${name}"`);
+    const lower = value.toLowerCase();
+    if (lower === 'true') return true;
+    if (lower === 'false') return false;
+    throw queryParseError(`Invalid boolean parameter: ${JSON.stringify(value)}`);
+  }
+
+  /**
+   * A flag of a document or `_changes` query, as CouchDB 1.6 reads them: exactly `true` or
+   * `false` sets it; any other value is ignored.
+   */
+  flag(name: string, fallback = false): boolean {
+    const value = this.query.get(name);
+    return value === 'true' ? true : value === 'false' ? false : fallback;
   }
 
   int(name: string, fallback: number): number;
@@ -341,7 +352,7 @@ export function parseJson(text: string): unknown {
     return JSON.parse(text);
   } catch (err) {
     if (err instanceof RangeError) throw badRequest('JSON is nested too deeply');
-    throw badRequest('invalid UTF-8 JSON');
+    throw invalidJson();
   }
 }
 

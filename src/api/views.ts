@@ -10,7 +10,7 @@ import { stream, json, raw, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { bodyKeys, etagMatches, openDb, readObject, quote, rowsEnvelope, viewJsonParam } from './common.js';
+import { bodyKeys, etagMatches, openDb, readObject, quote, rowsEnvelope, viewJsonParam, viewPositiveInt, KEYS_NOT_ARRAY } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 import type { OpenedView } from '../views/service.js';
 import type { DesignDoc } from '../views/view-index.js';
@@ -61,7 +61,7 @@ export const viewRoutes: Route[] = [
             signature: view.index.signature,
             update_seq: view.index.seq,
             updater_running: view.index.isUpdating,
-            waiting_clients: 0,
+            waiting_clients: view.index.waitingClients,
             waiting_commit: false,
           },
         });
@@ -118,32 +118,22 @@ interface ViewParams extends RangeQuery {
   updateSeq: boolean;
 }
 
-/** A non-negative integer parameter, with couch_mrview's messages for bad ones. */
-function positiveInt(req: Request, name: string): number | undefined {
-  const value = req.string(name);
-  if (value === undefined) return undefined;
-  if (!/^\s*[-+]?\d+\s*$/.test(value)) throw queryParseError(`Invalid value for integer: ${JSON.stringify(value)}`);
-  const n = Number.parseInt(value, 10);
-  if (n < 0) throw queryParseError(`Invalid value for positive integer: ${JSON.stringify(value)}`);
-  return n;
-}
-
 function parseParams(req: Request, bodyKeys: unknown[] | undefined, hasReduce: boolean, raw: boolean): ViewParams {
   const either = (a: string, b: string): { key: unknown } | undefined =>
     req.has(a) ? { key: viewJsonParam(req, a) } : req.has(b) ? { key: viewJsonParam(req, b) } : undefined;
   const docid = (a: string, b: string): string | undefined => req.string(a) ?? req.string(b);
   const keyParam = req.has('key') ? { key: viewJsonParam(req, 'key') } : undefined;
   const keysParam = viewJsonParam(req, 'keys');
-  if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError('`keys` must be a JSON array');
+  if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError(KEYS_NOT_ARRAY);
   const keys = bodyKeys ?? (keysParam as unknown[] | undefined);
-  const limit = positiveInt(req, 'limit');
-  const skip = positiveInt(req, 'skip') ?? 0;
-  const groupLevelParam = positiveInt(req, 'group_level');
+  const limit = viewPositiveInt(req, 'limit');
+  const skip = viewPositiveInt(req, 'skip') ?? 0;
+  const groupLevelParam = viewPositiveInt(req, 'group_level');
   const group = req.bool('group');
   const reduce = req.bool('reduce', hasReduce);
   const stale = req.string('stale');
   if (stale !== undefined && stale !== 'ok' && stale !== 'update_after') {
-    throw queryParseError(`Invalid value for stale: "${stale}". It must be "ok" or "update_after".`);
+    throw queryParseError('Invalid value for `stale`.');
   }
   const params: ViewParams = {
     startKey: either('startkey', 'start_key'),
@@ -172,11 +162,11 @@ function parseParams(req: Request, bodyKeys: unknown[] | undefined, hasReduce: b
   if (keys !== undefined && (keyParam || params.startKey || params.endKey)) {
     throw queryParseError('`keys` is incompatible with `key`, `start_key` and `end_key`');
   }
-  if (!hasReduce && req.has('reduce') && reduce) throw queryParseError('Invalid use of reduce on a map view.');
+  if (!hasReduce && req.has('reduce') && reduce) throw queryParseError('Reduce is invalid for map-only views.');
   // reduce=false makes a reduce view a map view: grouping it is as invalid as grouping a map view.
   if ((!hasReduce || !reduce) && (group || groupLevelParam !== undefined)) throw queryParseError('Invalid use of grouping on a map view.');
   if (hasReduce && reduce && params.includeDocs) {
-    throw queryParseError('Query parameter `include_docs` is invalid for reduce views.');
+    throw queryParseError('`include_docs` is invalid for reduce');
   }
   // Only exact grouping answers one row per key (CouchDB 1.6's message, its spelling kept).
   if (hasReduce && reduce && keys !== undefined && params.groupLevel !== Infinity) {
@@ -214,9 +204,9 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
   const reduceLimit = svc.config.getBool('query_server_config', 'reduce_limit', true);
   if (q.stale !== 'ok') {
     if (q.stale === 'update_after') {
-      void view.index.update(db, view.program, { reduceLimit }).catch((err) => svc.log.error(`view update failed: ${String(err)}`));
+      void view.update({ reduceLimit, background: true }).catch((err) => svc.log.error(`view update failed: ${String(err)}`));
     } else {
-      await view.index.update(db, view.program, { reduceLimit });
+      await view.update({ reduceLimit });
     }
   }
   const etag = viewEtag(db, view, number, q);

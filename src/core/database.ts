@@ -26,7 +26,8 @@ import {
   decodeText, encodeChange, encodeDocInfo, encodeJson, encodeRevision, encodeText, revisionSpans,
 } from './records.js';
 
-export const DISK_FORMAT_VERSION = 7;
+/** The `disk_format_version` CouchDB 1.6 reports (clients compare it; Settee's records carry their own versions). */
+export const DISK_FORMAT_VERSION = 6;
 
 /** Records per chunk when scanning an index. */
 const CHUNK = 256;
