@@ -22,6 +22,8 @@ async function credentials(req: Request, svc: Services): Promise<{ name: unknown
     // `username` is CouchDB 2's other name for the field.
     return { name: form.get('name') ?? form.get('username') ?? undefined, password: form.get('password') ?? undefined, next: form.get('next') ?? undefined };
   }
+  // As CouchDB: a body of any other type carries no credentials (the login then fails, 401).
+  if (type !== 'application/json') return { name: undefined, password: undefined, next: undefined };
   const body = text.trim() === '' ? {} : parseJson(text);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('Request body must be a JSON object');
   const fields = body as Record<string, unknown>;

@@ -14,13 +14,16 @@
  * The same rules are stored as `_design/_auth`'s validation function, for tools that read it.
  */
 import { ADMIN_ROLE, USER_DOC_PREFIX, USERS_DESIGN_DOC } from '../couchdb-names.js';
-import { CouchError, forbidden, notFound } from '../errors.js';
+import { CouchError, badRequest, forbidden, notFound } from '../errors.js';
 import type { IncomingDoc } from '../core/document.js';
 import type { Database } from '../core/database.js';
 import { hashForUserDoc } from './password.js';
 import { passwordRefusal } from './password-rules.js';
 import { isDbAdmin } from './access.js';
 import type { UserContext } from './user-context.js';
+
+/** CouchDB's refusal of a password_sha without a salt, word for word (no space before "See"). */
+const SALT_REQUIRED = 'Users with password_sha must have a salt.See /_utils/script/couch.js for example code.';
 
 /** Fields of a user document that hold password material: never shown to other users. */
 export const SECRET_USER_FIELDS = new Set(['password', 'password_sha', 'derived_key', 'salt', 'iterations', 'password_scheme']);
@@ -77,6 +80,9 @@ export async function prepareUserDoc(doc: IncomingDoc, old: Record<string, unkno
   } else if (body['password'] === null) {
     delete body['password'];
     doc.bodyJson = JSON.stringify(body);
+  } else if (body['password'] !== undefined) {
+    // Never stored as it came: only a string can be hashed.
+    return badRequest('password must be a string');
   }
 
   if ((old !== undefined && old['type'] !== 'user') || body['type'] !== 'user') return forbidden('doc.type must be user');
@@ -89,7 +95,7 @@ export async function prepareUserDoc(doc: IncomingDoc, old: Record<string, unkno
   if (id !== USER_DOC_PREFIX + name) return forbidden(`Doc ID must be of the form ${USER_DOC_PREFIX}name`);
   if (old !== undefined && old['name'] !== name) return forbidden('Usernames can not be changed.');
   if (typeof body['password_sha'] === 'string' && typeof body['salt'] !== 'string') {
-    return forbidden('Users with password_sha must have a salt.');
+    return forbidden(SALT_REQUIRED);
   }
   if (!admin) {
     if (old !== undefined) {
@@ -151,7 +157,7 @@ export const USERS_VALIDATE_FUNCTION = `function (newDoc, oldDoc, userCtx, secOb
   newDoc.roles.forEach(function (role) { if (typeof role !== 'string') refuse('doc.roles can only contain strings'); });
   if (newDoc._id !== '${USER_DOC_PREFIX}' + newDoc.name) refuse('Doc ID must be of the form ${USER_DOC_PREFIX}name');
   if (oldDoc && oldDoc.name !== newDoc.name) refuse('Usernames can not be changed.');
-  if (newDoc.password_sha && !newDoc.salt) refuse('Users with password_sha must have a salt.');
+  if (newDoc.password_sha && !newDoc.salt) refuse(${JSON.stringify(SALT_REQUIRED)});
   if (!isAdmin) {
     if (oldDoc) {
       if (userCtx.name !== newDoc.name) refuse('You may only update your own user document.');
