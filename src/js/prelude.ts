@@ -213,6 +213,12 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     }
     return ["error", "unnamed_error", describe(e)];
   }
+  // What a show, list or update function threw (CouchDB render.js renderError): errors that name
+  // themselves keep their id, anything else (a string, a plain object) is a render_error.
+  function asRenderError(e) {
+    var c = asCouchError(e);
+    return c[1] === "unnamed_error" ? ["error", "render_error", "function raised error: " + c[2]] : c;
+  }
 
   // --- content negotiation: provides() and registerType() (CouchDB mimeparse.js, render.js) ---
   var mimesByKey = {}, keysByMime = {};
@@ -435,7 +441,7 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
       var docPath = false;
       try { docPath = req && nativeIsArray(req.path) && req.path.length > 5; } catch (x) { docPath = false; }
       if (doc === null && docPath && !(nativeIsArray(e) && e[0] === "error")) throw ["error", "not_found", "document not found"];
-      throw asCouchError(e);
+      throw asRenderError(e);
     } finally {
       resetList();
     }
@@ -446,7 +452,7 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     try {
       result = funs[job.fn].call(ddocThis, doc, req);
     } catch (e) {
-      throw asCouchError(e);
+      throw asRenderError(e);
     }
     var resp = nativeIsArray(result) ? wrapResponse(result[1]) : null;
     if (resp === null) throw ["error", "render_error", "undefined response from update function"];
@@ -485,7 +491,7 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
       logs = [];
       return s;
     } catch (e) {
-      var failure = asCouchError(e);
+      var failure = asRenderError(e);
       // Once the response has started, what was sent before the error still goes out.
       if (started && chunks.length > 0) {
         try { hostPull(JSONstringify(takeOutput()), false); } catch (x) { if (isOutOfMemory(x)) throw x; }
