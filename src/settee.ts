@@ -172,8 +172,9 @@ export class Settee {
       });
       return queryServer;
     };
+    const tasks = new TaskRegistry();
     // Mango's JSON indexes are views of `query` design documents whose map runs natively.
-    const views = new ViewService(new LmdbBackend(join(viewDir, '.views')), sandbox, new Map([[QUERY_LANGUAGE, mangoIndexProgram]]));
+    const views = new ViewService(new LmdbBackend(join(viewDir, '.views')), sandbox, new Map([[QUERY_LANGUAGE, mangoIndexProgram]]), tasks);
     const design = new DesignService(sandbox);
     // A deleted database takes its view indexes with it.
     dbs.onEvent((name, type) => {
@@ -183,7 +184,6 @@ export class Settee {
     // (The users database comes with authentication, below.)
     const auth = await Authenticator.start(config, dbs);
     await dbs.ensure(config.getString('replicator', 'db', '_replicator'));
-    const tasks = new TaskRegistry();
     const replicator = new ReplicatorManager({
       config, log, tasks, dbs, serverUuid, localUrl: () => localUrl(config),
       // A job reaches local databases as the identity it runs as.

@@ -190,7 +190,7 @@ export class IndexExecutor implements FindExecutor {
     const { index } = plan;
     if (o.limit === 0) return undefined;
     const opened = await this.views.open(db, index.ddoc!);
-    if (o.update && o.stale !== 'ok') await opened.index.update(db, opened.program);
+    if (o.update && o.stale !== 'ok') await opened.update();
     const view = opened.index.viewNumber(index.name);
     if (view < 0) return undefined;
     const descending = plan.direction === 'rev';

@@ -8,13 +8,16 @@ import type { StorageBackend } from '../storage/types.js';
 import type { Database } from '../core/database.js';
 import * as revtree from '../core/revtree.js';
 import { languageOf, type QueryServer, type ViewProgram } from '../js/query-server.js';
-import { ViewIndex, viewNames, viewSignature, type DesignDoc } from './view-index.js';
+import { ViewIndex, viewNames, viewSignature, type DesignDoc, type UpdateOptions } from './view-index.js';
+import type { TaskFields, TaskRegistry } from '../core/tasks.js';
 
 export interface OpenedView {
   ddoc: DesignDoc;
   index: ViewIndex;
   /** The design document's compiled code (compiled on first use). */
   program: () => Promise<ViewProgram>;
+  /** Brings the index up to date, listed in `_active_tasks` meanwhile. */
+  update: (options?: UpdateOptions) => Promise<void>;
 }
 
 /** A design-document language whose maps run natively, not in the sandbox (Mango's `query`). */
@@ -31,6 +34,7 @@ export class ViewService {
     private readonly backend: StorageBackend,
     private readonly queryServer: () => Promise<QueryServer>,
     private readonly native: ReadonlyMap<string, NativeProgram> = new Map(),
+    private readonly tasks?: TaskRegistry,
   ) {}
 
   /** The native program of the design document's language, if its maps run natively. */
@@ -124,7 +128,10 @@ export class ViewService {
       }
       return compiled;
     };
-    return { ddoc, index: opened, program };
+    const task = this.tasks
+      ? (fields: TaskFields) => this.tasks!.start('indexer', { database: db.name, design_document: ddoc._id ?? '_temp_view', ...fields })
+      : undefined;
+    return { ddoc, index: opened, program, update: (options = {}) => opened.update(db, program, { task, ...options }) };
   }
 
   /** Removes the indexes of `db` that no current design document uses (`_view_cleanup`). */
@@ -149,10 +156,12 @@ export class ViewService {
     const { index } = await this.open(db, ddocId, false);
     if (index.compacting) return;
     index.compacting = true;
+    const task = this.tasks?.start('view_compaction', { database: db.name, design_document: ddocId });
     try {
       await index.store.compact();
     } finally {
       index.compacting = false;
+      task?.done();
     }
   }
 

@@ -17,6 +17,7 @@ import { badRequest } from '../errors.js';
 import { MAX_KEY_BYTES, type Bytes, type KeyValueStore, type ReadView, type WriteOp } from '../storage/types.js';
 import type { ChangeRow, Database } from '../core/database.js';
 import { PackedJsonWriter } from '../core/packed-json.js';
+import type { TaskFields, TaskHandle } from '../core/tasks.js';
 import { COLLATION_VERSION, collate, collateRaw, sortKey } from './collation.js';
 import { TagAssigner, longKeyBounds } from './long-keys.js';
 import type { ViewProgram } from '../js/query-server.js';
@@ -106,6 +107,10 @@ interface IndexInfo {
 export interface UpdateOptions {
   /** `[query_server_config] reduce_limit` */
   reduceLimit?: boolean;
+  /** Lists the update in `_active_tasks` (an `indexer` task: the caller adds what it indexes). */
+  task?: (fields: TaskFields) => TaskHandle;
+  /** The caller does not wait for the update (`stale=update_after`): not a waiting client. */
+  background?: boolean;
 }
 
 export interface Row {
@@ -242,8 +247,18 @@ export class ViewIndex {
    * update; `program` runs the map functions.
    */
   update(db: Database, program: () => Promise<ViewProgram>, options: UpdateOptions = {}): Promise<void> {
-    return this.updateTo(db.updateSeq, db, program, options);
+    const updated = this.updateTo(db.updateSeq, db, program, options);
+    if (options.background || !this.updating) return updated;
+    this.waiting++;
+    return updated.finally(() => { this.waiting--; });
   }
+
+  /** Callers waiting for an update of this index (`_info`'s waiting_clients). */
+  get waitingClients(): number {
+    return this.waiting;
+  }
+
+  private waiting = 0;
 
   /**
    * Brings the index to at least `target`. An update already running may have started before
@@ -269,10 +284,19 @@ export class ViewIndex {
     const bulk = !this.reductionsCurrent(this.info) || this.info.seq === 0 || db.updateSeq - this.info.seq > rows * BULK_SHARE;
     if (bulk) this.info.reductionsValid = false;
     this.maintain = bulk ? undefined : reducers;
+    const fromSeq = this.info.seq;
+    const total = db.updateSeq - fromSeq;
+    const task = options.task?.({ changes_done: 0, total_changes: total, progress: 0 });
+    // Progress in sequences passed, of those to pass when the update began.
+    const reached = (seq: number) => {
+      const done = Math.min(total, seq - fromSeq);
+      task?.update({ changes_done: done, progress: total > 0 ? Math.floor((done * 100) / total) : 100 });
+    };
     try {
-      await this.mapChanges(db, programOf);
+      await this.mapChanges(db, programOf, reached);
     } finally {
       this.maintain = undefined;
+      task?.done();
     }
     if (bulk) {
       for (let view = 0; view < this.names.length; view++) {
@@ -323,7 +347,7 @@ export class ViewIndex {
     }
   }
 
-  private async mapChanges(db: Database, programOf: () => Promise<ViewProgram>): Promise<void> {
+  private async mapChanges(db: Database, programOf: () => Promise<ViewProgram>, reached: (seq: number) => void): Promise<void> {
     const program = await programOf();
     const includeDesign = this.ddoc.options?.include_design === true;
     const localSeq = this.ddoc.options?.local_seq === true;
@@ -365,6 +389,7 @@ export class ViewIndex {
         const emitted = new Map<string, EncodedRow[]>();
         for (const d of live) emitted.set(d.id, reader.nextDocument());
         await this.apply(docs.map((d) => ({ id: d.id, rows: emitted.get(d.id), fresh: d.seq <= freshUntil })), docs[docs.length - 1]!.seq, undefined, true);
+        reached(docs[docs.length - 1]!.seq);
       })();
       // Observed at once, so a failure is never an unhandled rejection while reading goes on.
       writing.catch((error: unknown) => { failure ??= { error }; });
