@@ -131,11 +131,15 @@ function parseQuery(req: Request, db: Database, svc: Services, body: JsonObject 
     designFilterName = { ddocId: `_design/${ddocName}`, name: fname! };
   }
 
+  // A live feed asked to go backwards starts at the current sequence and goes forward, as
+  // couch_changes runs it (it waits for what comes next).
+  const descending = req.flag('descending');
+  const backwardsLive = descending && feed !== 'normal';
   return {
     feed,
-    since,
+    since: backwardsLive ? db.updateSeq : since,
     limit: limitParam === undefined ? Infinity : Math.max(1, limitParam),
-    descending: req.flag('descending'),
+    descending: descending && !backwardsLive,
     includeDocs: req.flag('include_docs'),
     conflicts: req.flag('conflicts'),
     attachments: req.flag('attachments'),
@@ -314,11 +318,11 @@ async function viewBatchFilter(svc: Services, db: Database, target: { ddocId: st
   const view = await svc.views.open(db, target.ddocId);
   designMember(view.ddoc, ['views', target.view]);
   if (view.index.viewNumber(target.view) < 0) throw notFound('missing_named_view');
+  // Deletions too: couch_changes hands the map the tombstone, which passes if the map emits for it.
   return async (rows) => {
-    const live = rows.filter((row) => !row.deleted);
-    if (live.length === 0) return [];
-    const bodies = await db.renderKnownMany(live);
-    const mapped = live.filter((_, i) => bodies[i] !== undefined);
+    if (rows.length === 0) return [];
+    const bodies = await db.renderKnownMany(rows);
+    const mapped = rows.filter((_, i) => bodies[i] !== undefined);
     if (mapped.length === 0) return [];
     const program = await view.program();
     const slot = program.names.indexOf(target.view);

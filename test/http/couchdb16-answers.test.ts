@@ -186,3 +186,30 @@ test('a POST to _changes must say its body is JSON', async () => {
   assert.equal(form.body.error, 'bad_content_type');
   assert.equal((await c.post('/a16-changes-post/_changes?filter=_doc_ids', { doc_ids: ['a'] })).status, 200);
 });
+
+test('_changes?filter=_view hands deletions to the map too: a tombstone the map emits for passes', async () => {
+  await freshDb('a16-view-filter');
+  await c.put('/a16-view-filter/_design/f', {
+    views: { all: { map: 'function (doc) { emit(doc._id, null); }' }, typed: { map: 'function (doc) { if (doc.type) emit(doc._id, null); }' } },
+  });
+  const rev = (await c.put('/a16-view-filter/a', { type: 'x' })).body.rev as string;
+  await c.put('/a16-view-filter/b', { type: 'x' });
+  assert.equal((await c.del(`/a16-view-filter/a?rev=${rev}`)).status, 200);
+  const all = (await c.get('/a16-view-filter/_changes?filter=_view&view=f/all')).body.results as { id: string; deleted?: boolean }[];
+  assert.deepEqual(all.filter((r) => !r.id.startsWith('_design/')).map((r) => [r.id, r.deleted ?? false]), [['b', false], ['a', true]]);
+  const typed = (await c.get('/a16-view-filter/_changes?filter=_view&view=f/typed')).body.results as { id: string }[];
+  assert.deepEqual(typed.map((r) => r.id), ['b']);
+});
+
+test('a live feed asked for descending order starts at the current sequence and waits for what comes next', async () => {
+  await freshDb('a16-live-desc');
+  await c.put('/a16-live-desc/old', {});
+  const quiet = await c.get('/a16-live-desc/_changes?feed=longpoll&descending=true&timeout=200');
+  assert.deepEqual(quiet.body, { results: [], last_seq: 1 });
+  const waiting = c.get('/a16-live-desc/_changes?feed=longpoll&descending=true&timeout=30000');
+  // The feed is open once the server counts it; then a write ends it with that one change.
+  await waitFor('the open feed', async () => (await c.get('/_stats/httpd/clients_requesting_changes')).body.httpd.clients_requesting_changes.current >= 1);
+  await c.put('/a16-live-desc/new', {});
+  const woken = await waiting;
+  assert.deepEqual(woken.body.results.map((r: { id: string }) => r.id), ['new']);
+});
