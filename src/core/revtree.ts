@@ -75,8 +75,22 @@ export function formatRev(pos: number, hash: string): string { return `${pos}-${
 // ---------------------------------------------------------------------------------------------
 // Ordering
 
+const LOWER_HEX_HASH = /^[0-9a-f]{32}$/;
+const HEX_HASH = /^[0-9a-fA-F]{32}$/;
+
+/** A hash as CouchDB keeps it (couch_doc:parse_revid): 32 hex digits as their 16 bytes, anything else as its UTF-8. */
+function hashBytes(hash: string): Buffer {
+  return HEX_HASH.test(hash) ? Buffer.from(hash, 'hex') : Buffer.from(hash, 'utf8');
+}
+
+/**
+ * CouchDB's order of hashes: by the bytes it keeps, so a replica of either server picks the same
+ * winner even among hashes that are not MD5s (`1-abc` from new_edits=false).
+ */
 function compareHash(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  // The usual case, two MD5s in lowercase hex: their text orders as their bytes.
+  if (LOWER_HEX_HASH.test(a) && LOWER_HEX_HASH.test(b)) return a < b ? -1 : a > b ? 1 : 0;
+  return Buffer.compare(hashBytes(a), hashBytes(b));
 }
 
 function compareRoots(a: RevRoot, b: RevRoot): number {

@@ -82,12 +82,18 @@ function histLeaves(h: HistRev[]): number[] {
   return h.map((_, i) => i).filter((i) => !hasChild.has(i));
 }
 
+/** CouchDB's order of hashes: 32 hex digits compare as their 16 bytes, others as their UTF-8. */
+function hashOrder(a: string, b: string): number {
+  const bytes = (x: string) => (/^[0-9a-fA-F]{32}$/.test(x) ? Buffer.from(x, 'hex') : Buffer.from(x, 'utf8'));
+  return Buffer.compare(bytes(a), bytes(b));
+}
+
 /** The shape `show` should print for a full history (children sorted by hash). */
 function histShape(h: HistRev[]): string {
   const kids = new Map<number, number[]>();
   h.forEach((r, i) => { if (r.parent >= 0) kids.set(r.parent, [...(kids.get(r.parent) ?? []), i]); });
   const s = (i: number): string => {
-    const ks = (kids.get(i) ?? []).sort((a, b) => (h[a]!.hash < h[b]!.hash ? -1 : 1));
+    const ks = (kids.get(i) ?? []).sort((a, b) => hashOrder(h[a]!.hash, h[b]!.hash));
     return formatRev(h[i]!.pos, h[i]!.hash) + (ks.length ? `[${ks.map(s).join(',')}]` : '');
   };
   return s(0);
@@ -107,7 +113,7 @@ function bruteWinner(tree: RevTree): string | undefined {
     const key = (x: typeof l): [number, number, string] => [x.deleted ? 0 : 1, x.pos, x.hash];
     const [a1, a2, a3] = key(l);
     const [b1, b2, b3] = key(best);
-    if (a1 > b1 || (a1 === b1 && (a2 > b2 || (a2 === b2 && a3 > b3)))) best = l;
+    if (a1 > b1 || (a1 === b1 && (a2 > b2 || (a2 === b2 && hashOrder(a3, b3) > 0)))) best = l;
   }
   return best?.rev;
 }
@@ -180,7 +186,7 @@ test('winner: a live leaf beats a deleted one even with lower pos and hash', () 
   assert.deepEqual(leaves(t).map((l) => [l.rev, l.deleted]), [['2-b', false], ['3-zz', true]]);
 });
 
-test('winner: higher pos wins among live leaves, then higher hash (plain string compare)', () => {
+test('winner: higher pos wins among live leaves, then higher hash (string order for hashes that are not MD5s)', () => {
   let t = edit([], null, 'a');
   t = edit(t, '1-a', 'z');
   t = edit(t, '1-a', 'b');
@@ -192,6 +198,17 @@ test('winner: higher pos wins among live leaves, then higher hash (plain string 
   u = edit(u, '1-r', '100');
   assert.equal(winner(u)?.rev, '2-9');
   assert.deepEqual(leaves(u).map((l) => l.rev), ['2-9', '2-100', '2-10']);
+});
+
+test('winner: an MD5 hash orders by its 16 bytes against other hashes, as CouchDB keeps them', () => {
+  const hex = '967a00dff5e02add41819138abb3284d'; // first byte 0x96, above any ASCII letter
+  assert.equal(winner(edit(edit([], null, hex), null, 'abc'))?.rev, `1-${hex}`);
+  const low = '0123456789abcdef0123456789abcdef'; // first byte 0x01, below 'a'
+  assert.equal(winner(edit(edit([], null, low), null, 'abc'))?.rev, '1-abc');
+  // Upper-case hex is the same bytes as lower-case.
+  assert.equal(winner(edit(edit([], null, hex.toUpperCase()), null, 'abc'))?.rev, `1-${hex.toUpperCase()}`);
+  // Two MD5s order as their text.
+  assert.equal(winner(edit(edit([], null, hex), null, low))?.rev, `1-${hex}`);
 });
 
 test('winner: all leaves deleted picks the highest deleted; empty tree has none', () => {
@@ -631,7 +648,7 @@ test('property: stem(limit) keeps every leaf and exactly its newest `limit` ance
       assert.equal(show(stem(s, limit), true), show(s, true), 'idempotent');
       for (let i = 1; i < s.length; i++) {
         const [a, b] = [s[i - 1]!, s[i]!];
-        assert.ok(a.pos < b.pos || (a.pos === b.pos && a.node.hash < b.node.hash), 'roots sorted');
+        assert.ok(a.pos < b.pos || (a.pos === b.pos && hashOrder(a.node.hash, b.node.hash) < 0), 'roots sorted');
       }
       // Merging the full leaf paths back regrows the original tree.
       const regrown = mergeAll(histLeaves(h).map((i) => ({ path: histPath(h, i), deleted: h[i]!.deleted })), s);
