@@ -100,6 +100,37 @@ function docFromKey(row: IndexRow, columns: readonly string[]): Loaded {
   return { id: row.id, rev: '', json: '', doc };
 }
 
+/**
+ * The matches of a scan, in order, as CouchDB's cursor takes them (mango_cursor_view handle_doc):
+ * the first `skip` are passed over, the next `limit` answered, and the one after them stops the
+ * scan (it has been examined, and counts as such, but is not answered).
+ */
+class MatchCursor {
+  private skip: number;
+  private limit: number;
+  /** The last match passed over or answered: where a bookmark continues. */
+  last: Position | undefined;
+
+  constructor(options: { skip: number; limit: number }, private readonly stats: ExecutionStats) {
+    this.skip = options.skip;
+    this.limit = options.limit;
+  }
+
+  /** Takes a match at `at`, answering into `out`; false when it is the one that stops the scan. */
+  take(at: Position, answer: () => string, out: string[]): boolean {
+    if (this.limit === 0) return false;
+    this.last = at;
+    if (this.skip > 0) {
+      this.skip--;
+      return true;
+    }
+    out.push(answer());
+    this.stats.resultsReturned++;
+    this.limit--;
+    return true;
+  }
+}
+
 export class IndexExecutor implements FindExecutor {
   constructor(private readonly views: ViewService, private readonly chunk = 256) {}
 
@@ -137,10 +168,8 @@ export class IndexExecutor implements FindExecutor {
       if (descending) high = after.id;
       else low = after.id;
     }
-    let skip = o.skip;
-    let limit = o.limit;
-    let last: Position | undefined;
-    if (limit === 0) return last;
+    if (o.limit === 0) return undefined;
+    const cursor = new MatchCursor(o, stats);
     // Design documents are read and examined (CouchDB's shards count them) but never answers.
     const passDesigns = (designs: readonly { id: string }[], before?: string) => {
       const passed = before === undefined ? designs.length : designs.filter((r) => (descending ? -1 : 1) * compareUtf8(r.id, before) < 0).length;
@@ -157,26 +186,17 @@ export class IndexExecutor implements FindExecutor {
           stats.docsExamined++;
           stats.keysExamined++;
           if (!matches(plan.selector, d.doc)) continue;
-          if (limit === 0) {
-            // As the JSON path: the match after the last answer is examined, then the scan stops.
+          if (!cursor.take({ key: d.id, id: d.id }, () => render(d, o.fields), out)) {
             if (out.length > 0) yield out;
             passDesigns(designs, d.id);
-            return last;
+            return cursor.last;
           }
-          last = { key: d.id, id: d.id };
-          if (skip > 0) {
-            skip--;
-            continue;
-          }
-          out.push(render(d, o.fields));
-          stats.resultsReturned++;
-          limit--;
         }
         if (out.length > 0) yield out;
       }
       passDesigns(designs);
     }
-    return last;
+    return cursor.last;
   }
 
   /**
@@ -197,12 +217,10 @@ export class IndexExecutor implements FindExecutor {
     const range = await this.scanRange(opened.index, view, plan.ranges as Range[], descending, after);
     const covering = covers(index, o.fields, plan.selector) && !o.conflicts && docView === undefined;
     const order = (a: Position, b: Position): number => (descending ? -1 : 1) * (collate(a.key, b.key) || compareUtf8(a.id, b.id));
-    let skip = o.skip;
-    let limit = o.limit;
-    let last: Position | undefined;
+    const cursor = new MatchCursor(o, stats);
     const snapshot = await opened.index.store.snapshot();
     try {
-      for await (const chunk of snapshot.rangeChunks(range, Math.min(this.chunk, skip + limit + 1))) {
+      for await (const chunk of snapshot.rangeChunks(range, Math.min(this.chunk, o.skip + o.limit + 1))) {
         let rows = chunk.map((e) => JSON.parse(rowText(e.value)) as IndexRow);
         if (after) rows = rows.filter((r) => order(r, after) > 0);
         const docs = covering ? rows.map((r) => docFromKey(r, index.columns)) : await this.loadRows(db, rows, o.conflicts, docView);
@@ -213,25 +231,17 @@ export class IndexExecutor implements FindExecutor {
           if (!doc) continue;
           if (!covering) stats.docsExamined++;
           if (!matches(plan.selector, doc.doc)) continue;
-          if (limit === 0) {
+          if (!cursor.take({ key: rows[i]!.key, id: rows[i]!.id }, () => render(doc, o.fields), out)) {
             if (out.length > 0) yield out;
-            return last;
+            return cursor.last;
           }
-          last = { key: rows[i]!.key, id: rows[i]!.id };
-          if (skip > 0) {
-            skip--;
-            continue;
-          }
-          out.push(render(doc, o.fields));
-          stats.resultsReturned++;
-          limit--;
         }
         if (out.length > 0) yield out;
       }
     } finally {
       snapshot.release();
     }
-    return last;
+    return cursor.last;
   }
 
   /** The store range of the plan's key range, starting at the bookmark's row when there is one. */
