@@ -19,9 +19,11 @@ import { checkDocSize } from './databases.js';
  * with the slash plain, query string kept.
  */
 export async function redirectToPlainDesignPath(req: Request, _p: RouteParams, svc: Services): Promise<Reply> {
-  // The second path segment is the one the router read as `_design%2F...`.
+  // The second path segment is the one the router read as `_design/...`: its first encoded
+  // slash (however `_design` itself is spelt) becomes a plain one.
   const at = req.url.indexOf('/', 1) + 1;
-  const location = `${req.url.slice(0, at)}_design/${req.url.slice(at + '_design%2F'.length)}`;
+  const slash = at + req.url.slice(at).search(/%2F/i);
+  const location = `${req.url.slice(0, at)}_design/${req.url.slice(slash + 3)}`;
   return raw(301, '', 'text/plain', { Location: absoluteUrl(req, location, svc) });
 }
 

@@ -129,7 +129,7 @@ export class ViewService {
       return compiled;
     };
     const task = this.tasks
-      ? (fields: TaskFields) => this.tasks!.start('indexer', { database: db.name, design_document: ddoc._id ?? '_temp_view', ...fields })
+      ? (fields: TaskFields) => this.tasks!.start('indexer', { database: db.name, design_document: ddoc._id, ...fields })
       : undefined;
     return { ddoc, index: opened, program, update: (options = {}) => opened.update(db, program, { task, ...options }) };
   }

@@ -142,6 +142,8 @@ export class ViewIndex {
   readonly names: string[];
   private info!: IndexInfo;
   private updating: Promise<void> | undefined;
+  /** Callers awaiting `updating` (see update). */
+  private waiting = 0;
   /** Per view (by number): whether it collates raw (by bytes) instead of by ICU. */
   private readonly rawViews: boolean[];
   private reductions: ViewReductions[] = [];
@@ -258,8 +260,6 @@ export class ViewIndex {
     return this.waiting;
   }
 
-  private waiting = 0;
-
   /**
    * Brings the index to at least `target`. An update already running may have started before
    * the writes up to `target` (a `stale=update_after` one, say): it is waited for, and then the
@@ -292,20 +292,24 @@ export class ViewIndex {
       const done = Math.min(total, seq - fromSeq);
       task?.update({ changes_done: done, progress: total > 0 ? Math.floor((done * 100) / total) : 100 });
     };
+    // The task lasts as long as the update, partial reductions rebuilt at the end included.
     try {
-      await this.mapChanges(db, programOf, reached);
-    } finally {
-      this.maintain = undefined;
-      task?.done();
-    }
-    if (bulk) {
-      for (let view = 0; view < this.names.length; view++) {
-        await this.withReducer(view, reducers[view], (reductions, reducer) => reductions.rebuild(reducer));
+      try {
+        await this.mapChanges(db, programOf, reached);
+      } finally {
+        this.maintain = undefined;
       }
-      this.info.reductionsValid = true;
-      this.info.reductionsFormat = REDUCTIONS_FORMAT;
-      this.info.generation = (this.info.generation ?? 0) + 1;
-      await this.store.write([{ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) }], { durable: false });
+      if (bulk) {
+        for (let view = 0; view < this.names.length; view++) {
+          await this.withReducer(view, reducers[view], (reductions, reducer) => reductions.rebuild(reducer));
+        }
+        this.info.reductionsValid = true;
+        this.info.reductionsFormat = REDUCTIONS_FORMAT;
+        this.info.generation = (this.info.generation ?? 0) + 1;
+        await this.store.write([{ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) }], { durable: false });
+      }
+    } finally {
+      task?.done();
     }
   }
 
