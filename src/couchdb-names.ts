@@ -52,7 +52,24 @@ export const AUTH_HANDLER_NAMES: Record<string, string> = {
   '{couch_httpd_auth, null_authentication_handler}': 'null',
   // CouchDB's handler for its own test suite (X-Couch-Test-Auth): admin unless a test user is named.
   '{couch_httpd_auth, special_test_authentication_handler}': 'special',
+  // CouchDB 3's JSON Web Token handler.
+  '{couch_httpd_auth, jwt_authentication_handler}': 'jwt',
+  // CouchDB 2 and 3 name the handlers of their clustered interface after chttpd_auth.
+  '{chttpd_auth, cookie_authentication_handler}': 'cookie',
+  '{chttpd_auth, default_authentication_handler}': 'default',
+  '{chttpd_auth, proxy_authentication_handler}': 'proxy',
+  '{chttpd_auth, jwt_authentication_handler}': 'jwt',
 };
+/** CouchDB 3's section of the handler list, read before 1.6's `[httpd]` when it is set. */
+export const CHTTPD_SECTION = 'chttpd';
+/** CouchDB 3's JSON Web Token settings: required claims and where the roles are. */
+export const JWT_AUTH_SECTION = 'jwt_auth';
+/** CouchDB 3's JSON Web Token keys, as `hmac:<kid>`, `rsa:<kid>` or `ec:<kid>`. */
+export const JWT_KEYS_SECTION = 'jwt_keys';
+/** The key id of a token that names none. */
+export const JWT_DEFAULT_KID = '_default';
+/** The claim that holds a token's roles unless `[jwt_auth] roles_claim_name` says otherwise. */
+export const JWT_ROLES_CLAIM = '_couchdb.roles';
 /** The request header and scheme the special test handler reads: `WWW-Authenticate: X-Couch-Test-Auth name:password`. */
 export const TEST_AUTH_SCHEME = 'X-Couch-Test-Auth';
 /** Config sections of OAuth 1.0 credentials, as CouchDB 1.6 reads them. */

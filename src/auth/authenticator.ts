@@ -1,13 +1,14 @@
 /**
  * The authentication engine: who a request is, from its credentials, by the handlers that
  * `[httpd] authentication_handlers` lists, in order (CouchDB 1.6's couch_httpd_auth and
- * couch_httpd_oauth):
+ * couch_httpd_oauth; CouchDB 3's `[chttpd]` list, when set, comes first):
  *
  *   default  HTTP Basic against `[admins]` and the users database; with no credentials and no
  *            admins, the caller is a server admin ("admin party")
  *   cookie   the AuthSession cookie `POST /_session` issues
  *   proxy    a trusted proxy's X-Auth-CouchDB-* headers, optionally signed with the secret
  *   oauth    OAuth 1.0 HMAC-SHA1 signatures
+ *   jwt      a JSON Web Token signed with a key from `[jwt_keys]` (CouchDB 3)
  *
  * A handler that finds no credentials of its kind passes; wrong Basic credentials are a 401;
  * when no handler decides, the caller is anonymous (or refused, with `require_valid_user`).
@@ -20,10 +21,10 @@ import type { Config } from '../config/config.js';
 import type { DatabaseRegistry } from '../core/registry.js';
 import type { Database } from '../core/database.js';
 import type { IncomingDoc } from '../core/document.js';
-import { CouchError, unauthorized } from '../errors.js';
+import { CouchError, badRequest, unauthorized } from '../errors.js';
 import {
-  ADMIN_ROLE, AUTH_COOKIE, AUTH_HANDLER_NAMES, HEADER_PROXY_ROLES, HEADER_PROXY_TOKEN, HEADER_PROXY_USERNAME,
-  HTTPD_AUTH_SECTION, TEST_AUTH_SCHEME, USER_DOC_PREFIX,
+  ADMIN_ROLE, AUTH_COOKIE, AUTH_HANDLER_NAMES, CHTTPD_SECTION, HEADER_PROXY_ROLES, HEADER_PROXY_TOKEN, HEADER_PROXY_USERNAME,
+  HTTPD_AUTH_SECTION, JWT_AUTH_SECTION, JWT_DEFAULT_KID, JWT_KEYS_SECTION, JWT_ROLES_CLAIM, TEST_AUTH_SCHEME, USER_DOC_PREFIX,
 } from '../couchdb-names.js';
 import { adminPartyContext, isServerAdmin, type UserContext } from './user-context.js';
 import { prepareReplicationDoc, validateReplicationDoc } from './replicator-db.js';
@@ -35,8 +36,9 @@ import { cookieValue, makeSessionToken, parseSessionToken, tokenMacValid } from 
 import { isDbAdmin } from './access.js';
 import { ensureAuthDesignDoc, prepareUserDoc } from './users-db.js';
 import { OAuthVerifier, type OAuthUserLookup } from './oauth.js';
+import { decodeConfiguredKey, parseRequiredClaims, rolesFromClaims, verifyJwt } from './jwt.js';
 
-export type AuthMethod = 'default' | 'cookie' | 'proxy' | 'oauth' | 'null' | 'special';
+export type AuthMethod = 'default' | 'cookie' | 'proxy' | 'oauth' | 'jwt' | 'null' | 'special';
 
 /** What authentication needs of a request; the API's Request has all of it. */
 export interface AuthRequest {
@@ -175,7 +177,7 @@ export class Authenticator {
 
   /** The configured handlers, in order, by the names `_session` reports. */
   handlers(): AuthMethod[] {
-    const spec = this.config.getString('httpd', 'authentication_handlers', '');
+    const spec = this.config.getString(CHTTPD_SECTION, 'authentication_handlers', '') || this.config.getString('httpd', 'authentication_handlers', '');
     if (spec !== this.handlerSpec) {
       const list: AuthMethod[] = [];
       for (const m of spec.matchAll(HANDLER_PATTERN)) {
@@ -247,6 +249,7 @@ export class Authenticator {
         const ctx = await this.oauth.authenticate(req);
         return ctx ? { ctx, method } : undefined;
       }
+      case 'jwt': return this.jwt(req);
       case 'null': return { ctx: adminPartyContext(), method };
       case 'special': return specialTestAuthentication(req);
     }
@@ -293,6 +296,25 @@ export class Authenticator {
     const rolesHeader = req.header(this.config.getString(HTTPD_AUTH_SECTION, 'x_auth_roles', HEADER_PROXY_ROLES));
     const roles = (rolesHeader ?? '').split(',').map((r) => r.trim()).filter((r) => r !== '');
     return { ctx: { name, roles }, method: 'proxy' };
+  }
+
+  private jwt(req: AuthRequest): Authentication | undefined {
+    const header = req.header('authorization');
+    if (!header?.startsWith('Bearer ')) return undefined;
+    const required = parseRequiredClaims(this.config.getString(JWT_AUTH_SECTION, 'required_claims', 'exp'));
+    const claims = verifyJwt(header.slice('Bearer '.length), required, (family, kid) => {
+      const text = this.config.get(JWT_KEYS_SECTION, `${family}:${kid ?? JWT_DEFAULT_KID}`);
+      if (text === undefined) throw badRequest('Unknown kid');
+      return decodeConfiguredKey(family, text);
+    });
+    const roles = rolesFromClaims(
+      claims,
+      this.config.getString(JWT_AUTH_SECTION, 'roles_claim_name', JWT_ROLES_CLAIM),
+      this.config.get(JWT_AUTH_SECTION, 'roles_claim_path'),
+    );
+    const name = claims['sub'];
+    if (typeof name !== 'string') throw unauthorized('Token missing sub claim.');
+    return { ctx: { name, roles }, method: 'jwt' };
   }
 
   /** The `Set-Cookie` value of a new session for these credentials; `Secure` when issued over TLS. */

@@ -1,7 +1,7 @@
 /**
  * CouchDB 3's Elixir security and authentication tests (test/elixir/test/security_validation_test.exs,
  * users_db_test.exs, users_db_security_test.exs, reader_acl_test.exs, cookie_auth_test.exs,
- * proxyauth_test.exs and auth_cache_test.exs, from the 3.x line), ported to real HTTP against
+ * proxyauth_test.exs, jwtauth_test.exs and auth_cache_test.exs, from the 3.x line), ported to real HTTP against
  * Settee on a single node.
  *
  * The originals' Couch module sends Content-Type: application/json and Basic adm:pass unless the
@@ -9,13 +9,13 @@
  * `Cookie` given as a plain header still gets adm's Basic credentials too); `Couch.login` POSTs
  * `{"username", "password"}` as JSON to /_session and keeps the AuthSession cookie. The client
  * below does the same. `set_config`/`run_on_modified_server` become `withConfigs` (unpersisted,
- * restored afterwards). CouchDB 3 keeps auth settings in `[chttpd_auth]` and `[chttpd]`; Settee,
- * like CouchDB 1.6, reads `[couch_httpd_auth]` and `[httpd]`, so those are set instead. Tests
+ * restored afterwards). CouchDB 3 keeps auth settings in `[chttpd_auth]`; Settee, like CouchDB 1.6,
+ * reads `[couch_httpd_auth]`, so that is set instead. Tests
  * tagged `:pending` in the originals (not run by CouchDB's own suite) are ported but skipped.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
+import { createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { serverForFile } from '../helpers/server.js';
 import { type Response } from '../helpers/http.js';
 import { basic, defineAdmin } from '../helpers/auth.js';
@@ -176,10 +176,10 @@ async function replicate(src: string, tgt: string, headers: Headers = {}): Promi
 }
 
 // The originals' server runs with test-config.ini's [chttpd] authentication_handlers (JWT, proxy,
-// cookie, default); Settee reads [httpd] authentication_handlers (there is no JWT handler in 1.6).
+// cookie, default); Settee reads that list, when set, before 1.6's [httpd] one.
 {
-  const r = await Couch.put('/_node/_local/_config/httpd/authentication_handlers', {
-    body: '{couch_httpd_auth, proxy_authentication_handler}, {couch_httpd_auth, cookie_authentication_handler}, {couch_httpd_auth, default_authentication_handler}',
+  const r = await Couch.put('/_node/_local/_config/chttpd/authentication_handlers', {
+    body: '{chttpd_auth, jwt_authentication_handler}, {chttpd_auth, proxy_authentication_handler}, {chttpd_auth, cookie_authentication_handler}, {chttpd_auth, default_authentication_handler}',
     headers: { 'X-Couch-Persist': 'false' },
   });
   assert.equal(r.status, 200, r.text);
@@ -1274,5 +1274,86 @@ test('auth_cache: auth cache management', { skip: 'tagged :pending in the origin
       await retryUntil(async () => (await Couch.get(`/${db}`)).body?.compact_running === false, 200, 10_000);
       await assertCache('expect_hit', 'johndoe', '123456');
     });
+  });
+});
+
+// ------------------------------------------------------------------------- jwtauth_test.exs
+// The originals sign with CouchDB's jwtf:encode: HMAC for HS*, public_key:sign for RS* (PKCS#1
+// v1.5) and ES* (a DER-encoded ECDSA signature); public keys go into [jwt_keys] as PEM whose line
+// breaks are written `\n`.
+
+type JwtKey = { hmac: string } | { privateKey: KeyObject };
+
+function jwtfEncode(alg: string, claims: Doc, key: JwtKey): string {
+  const segment = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const message = `${segment({ alg, typ: 'JWT' })}.${segment(claims)}`;
+  const digest = `sha${alg.slice(2)}`;
+  const signature = 'hmac' in key
+    ? createHmac(digest, key.hmac).update(message).digest()
+    : sign(digest, Buffer.from(message), key.privateKey);
+  return `${message}.${signature.toString('base64url')}`;
+}
+
+async function jwtTestFun(alg: string, key: JwtKey): Promise<void> {
+  const now = Math.floor(Date.now() / 1000);
+  const token = jwtfEncode(alg, { nbf: now - 60, exp: now + 60, sub: 'couch@apache.org', '_couchdb.roles': ['testing'] }, key);
+  const resp = await Couch.get('/_session', { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(resp.body.userCtx.name, 'couch@apache.org');
+  assert.deepEqual(resp.body.userCtx.roles, ['testing']);
+  assert.equal(resp.body.info.authenticated, 'jwt');
+}
+
+const escapedPem = (publicKey: KeyObject): string => (publicKey.export({ type: 'spki', format: 'pem' }) as string).replace(/\n/g, '\\n');
+
+test('jwtauth: jwt auth with HMAC secret', async () => {
+  const secret = 'zxczxc12zxczxc12';
+  const serverConfig: [string, string, string][] = [
+    ['jwt_keys', 'hmac:_default', Buffer.from(secret).toString('base64')],
+    ['jwt_auth', 'allowed_algorithms', 'HS256, HS384, HS512'],
+  ];
+  for (const alg of ['HS256', 'HS384', 'HS512']) await withConfigs(serverConfig, () => jwtTestFun(alg, { hmac: secret }));
+});
+
+test('jwtauth: jwt auth with RSA secret', async () => {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 17 });
+  const serverConfig: [string, string, string][] = [
+    ['jwt_keys', 'rsa:_default', escapedPem(publicKey)],
+    ['jwt_auth', 'allowed_algorithms', 'RS256, RS384, RS512'],
+  ];
+  for (const alg of ['RS256', 'RS384', 'RS512']) await withConfigs(serverConfig, () => jwtTestFun(alg, { privateKey }));
+});
+
+test('jwtauth: jwt auth with EC secret', async () => {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'secp384r1' });
+  const serverConfig: [string, string, string][] = [
+    ['jwt_keys', 'ec:_default', escapedPem(publicKey)],
+    ['jwt_auth', 'allowed_algorithms', 'ES256, ES384, ES512'],
+  ];
+  for (const alg of ['ES256', 'ES384', 'ES512']) await withConfigs(serverConfig, () => jwtTestFun(alg, { privateKey }));
+});
+
+test('jwtauth: jwt auth without secret', async () => {
+  const resp = await Couch.get('/_session');
+  assert.equal(resp.body.userCtx.name, 'adm');
+  assert.equal(resp.body.info.authenticated, 'default');
+});
+
+test('jwtauth: jwt auth with required iss claim', async () => {
+  const secret = 'zxczxc12zxczxc12';
+  const serverConfig: [string, string, string][] = [
+    ['jwt_auth', 'required_claims', '{iss, "hello"}'],
+    ['jwt_keys', 'hmac:_default', Buffer.from(secret).toString('base64')],
+    ['jwt_auth', 'allowed_algorithms', 'HS256, HS384, HS512'],
+  ];
+  const claims = (iss: string): Doc => ({ iss, sub: 'couch@apache.org', '_couchdb.roles': ['testing'] });
+  await withConfigs(serverConfig, async () => {
+    const resp = await Couch.get('/_session', { headers: { authorization: `Bearer ${jwtfEncode('HS256', claims('hello'), { hmac: secret })}` } });
+    assert.equal(resp.body.userCtx.name, 'couch@apache.org');
+    assert.deepEqual(resp.body.userCtx.roles, ['testing']);
+    assert.equal(resp.body.info.authenticated, 'jwt');
+  });
+  await withConfigs(serverConfig, async () => {
+    const resp = await Couch.get('/_session', { headers: { authorization: `Bearer ${jwtfEncode('HS256', claims('goodbye'), { hmac: secret })}` } });
+    assert.equal(resp.status, 400);
   });
 });

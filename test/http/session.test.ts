@@ -228,3 +228,58 @@ test('allow_persistent_cookies = false gives CouchDB 1.6\'s session cookie witho
     await c.put('/_config/couch_httpd_auth/allow_persistent_cookies', 'true', { headers: ROOT });
   }
 });
+
+test('JSON Web Tokens (CouchDB 3): the [chttpd] handler list, keys by kid, required claims, roles', async () => {
+  const key = Buffer.from('a shared secret');
+  const token = (claims: Record<string, unknown>, kid?: string): string => {
+    const segment = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const message = `${segment({ alg: 'HS256', typ: 'JWT', ...(kid ? { kid } : {}) })}.${segment(claims)}`;
+    return `${message}.${createHmac('sha256', key).update(message).digest('base64url')}`;
+  };
+  const bearer = (t: string) => ({ headers: { Authorization: `Bearer ${t}` } });
+  const exp = Math.floor(Date.now() / 1000) + 300;
+  const admin = token({ sub: 'jo', exp, '_couchdb.roles': ['_admin'] }, 'k1');
+
+  await c.put('/_config/jwt_keys/hmac:k1', key.toString('base64'), { headers: ROOT });
+  // Not among the handlers: a bearer token is no credential.
+  assert.equal((await c.get('/_session', bearer(admin))).body.userCtx.name, null);
+  await c.put('/_config/chttpd/authentication_handlers',
+    '{chttpd_auth, jwt_authentication_handler}, {chttpd_auth, cookie_authentication_handler}, {chttpd_auth, default_authentication_handler}', { headers: ROOT });
+  try {
+    const r = await c.get('/_session', bearer(admin));
+    assert.deepEqual(r.body.userCtx, { name: 'jo', roles: ['_admin'] });
+    assert.deepEqual(r.body.info.authentication_handlers, ['jwt', 'cookie', 'default']);
+    assert.equal(r.body.info.authenticated, 'jwt');
+    // The token's roles are the user's: _admin reaches the configuration, a plain user does not.
+    assert.equal((await c.get('/_config/jwt_keys', bearer(admin))).status, 200);
+    assert.equal((await c.get('/_config/jwt_keys', bearer(token({ sub: 'al', exp }, 'k1')))).status, 401);
+    // Basic credentials still work beside it.
+    assert.equal((await c.get('/_session', { headers: ROOT })).body.userCtx.name, 'root');
+
+    const refused = async (t: string, status: number, reason: string): Promise<void> => {
+      const answer = await c.get('/_session', bearer(t));
+      assert.equal(answer.status, status, answer.text);
+      assert.equal(answer.body.reason, reason);
+    };
+    await refused(token({ sub: 'jo' }, 'k1'), 400, 'Missing exp claim');
+    await refused(token({ sub: 'jo', exp: exp - 600 }, 'k1'), 401, 'exp not in future');
+    await refused(token({ sub: 'jo', exp }, 'k2'), 400, 'Unknown kid');
+    await refused(token({ sub: 'jo', exp }), 400, 'Unknown kid');
+    await refused(token({ exp }, 'k1'), 401, 'Token missing sub claim.');
+    await refused(`${admin}x`, 400, 'Bad HMAC');
+    await refused('not-a-token', 400, 'Malformed token');
+
+    // required_claims empty: nothing but the signature is checked.
+    await c.put('/_config/jwt_auth/required_claims', '', { headers: ROOT });
+    assert.equal((await c.get('/_session', bearer(token({ sub: 'jo', exp: 1 }, 'k1')))).body.userCtx.name, 'jo');
+    await c.put('/_config/jwt_auth/roles_claim_name', 'groups', { headers: ROOT });
+    assert.deepEqual((await c.get('/_session', bearer(token({ sub: 'jo', groups: 'a, b' }, 'k1')))).body.userCtx.roles, ['a', 'b']);
+  } finally {
+    await c.del('/_config/jwt_auth/roles_claim_name', { headers: ROOT });
+    await c.del('/_config/jwt_auth/required_claims', { headers: ROOT });
+    await c.del('/_config/chttpd/authentication_handlers', { headers: ROOT });
+    await c.del('/_config/jwt_keys/hmac:k1', { headers: ROOT });
+  }
+  // Back to the [httpd] list.
+  assert.deepEqual((await c.get('/_session')).body.info.authentication_handlers, ['oauth', 'cookie', 'default']);
+});
