@@ -12,6 +12,9 @@ export const SERVER_HEADER = `CouchDB/${SERVER_VERSION} (Settee)`;
 export const USER_DOC_PREFIX = 'org.couchdb.user:';
 export const MAIN_CONFIG_SECTION = 'couchdb';
 export const HTTPD_AUTH_SECTION = 'couch_httpd_auth';
+/** CouchDB 3's name for the authentication section; read first, then 1.6's. */
+export const CHTTPD_AUTH_SECTION = 'chttpd_auth';
+export const AUTH_SECTIONS = [CHTTPD_AUTH_SECTION, HTTPD_AUTH_SECTION] as const;
 
 export const HEADER_FULL_COMMIT = 'x-couch-full-commit';
 export const HEADER_PERSIST = 'x-couch-persist';
@@ -62,6 +65,8 @@ export const AUTH_HANDLER_NAMES: Record<string, string> = {
 };
 /** CouchDB 3's section of the handler list, read before 1.6's `[httpd]` when it is set. */
 export const CHTTPD_SECTION = 'chttpd';
+/** Where `require_valid_user` is read: CouchDB 3's `[chttpd]`, then the authentication sections. */
+export const REQUIRE_VALID_USER_SECTIONS = [CHTTPD_SECTION, ...AUTH_SECTIONS] as const;
 /** CouchDB 3's JSON Web Token settings: required claims and where the roles are. */
 export const JWT_AUTH_SECTION = 'jwt_auth';
 /** CouchDB 3's JSON Web Token keys, as `hmac:<kid>`, `rsa:<kid>` or `ec:<kid>`. */

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Config } from './config/config.js';
+import { Config, LayeredSection } from './config/config.js';
 import { Logger } from './log/logger.js';
 import { LmdbBackend } from './storage/lmdb.js';
 import { DatabaseRegistry } from './core/registry.js';
@@ -18,7 +18,7 @@ import { CompactionDaemon, type IndexSizes } from './core/compaction-daemon.js';
 import type { Database } from './core/database.js';
 import { HttpServer } from './http/server.js';
 import type { Services } from './api/services.js';
-import { HTTPD_AUTH_SECTION, MAIN_CONFIG_SECTION } from './couchdb-names.js';
+import { AUTH_SECTIONS, MAIN_CONFIG_SECTION } from './couchdb-names.js';
 import { routes } from './api/routes.js';
 import { ViewService } from './views/service.js';
 import { DesignService } from './design/service.js';
@@ -147,7 +147,7 @@ export class Settee {
     const backend = new LmdbBackend(resolve(config.getString(MAIN_CONFIG_SECTION, 'database_dir', './data')));
     const dbs = new DatabaseRegistry(backend, () => ({
       maxDbsOpen: config.getInt(MAIN_CONFIG_SECTION, 'max_dbs_open', 100),
-      systemDbs: [config.getString(HTTPD_AUTH_SECTION, 'authentication_db', '_users'), config.getString('replicator', 'db', '_replicator')],
+      systemDbs: [new LayeredSection(config, AUTH_SECTIONS).getString('authentication_db', '_users'), config.getString('replicator', 'db', '_replicator')],
       revsLimit: 1000,
       attachments: {
         compressibleTypes: config.getString('attachments', 'compressible_types', ''),

@@ -14,7 +14,7 @@ import { isDbAdmin, isDbReader } from '../auth/access.js';
 import { isServerAdmin, type UserContext } from '../auth/user-context.js';
 import { parsePublicFields, publicFieldsOnly, publicView } from '../auth/users-db.js';
 import { withoutCredentials } from '../auth/replicator-db.js';
-import { HTTPD_AUTH_SECTION, USER_DOC_PREFIX } from '../couchdb-names.js';
+import { USER_DOC_PREFIX } from '../couchdb-names.js';
 import { json, type Reply } from './reply.js';
 import { readObject } from './common.js';
 import { readRevsMap } from './databases.js';
@@ -110,11 +110,11 @@ async function usersDbRead(req: Request, target: RouteTarget, svc: Services): Pr
     case 'dbHandler':
       if (['_bulk_docs', '_ensure_full_commit', '_security', '_revs_limit'].includes(target.name ?? '')) return undefined;
       if (target.name === '_revs_diff' || target.name === '_missing_revs') return ownRevsDiff(req, target, svc);
-      if ((target.name === '_all_docs' || target.name === '_changes') && svc.config.getBool(HTTPD_AUTH_SECTION, 'users_db_public', false)) {
+      if ((target.name === '_all_docs' || target.name === '_changes') && svc.auth.settings.getBool('users_db_public', false)) {
         if (!(target.name === '_changes' ? req.flag('include_docs') : req.bool('include_docs'))) return undefined;
         // _all_docs with documents: each cut to the public fields alone, as CouchDB 1.6's
         // filtered_view_cb cuts them (when there are public fields to show).
-        const fields = parsePublicFields(svc.config.get(HTTPD_AUTH_SECTION, 'public_fields'));
+        const fields = parsePublicFields(svc.auth.settings.get('public_fields'));
         if (target.name === '_all_docs' && fields.length > 0) {
           req.docView = (doc) => publicFieldsOnly(doc, fields);
           return undefined;
@@ -156,7 +156,7 @@ function listingRefused(ctx: UserContext, name: string): CouchError {
  * as CouchDB 1.6's couch_users_db:after_doc_read strips it for anyone but the owner and admins.
  */
 async function publicFieldsOf(params: RouteParams, svc: Services): Promise<Reply> {
-  const fields = parsePublicFields(svc.config.get(HTTPD_AUTH_SECTION, 'public_fields'));
+  const fields = parsePublicFields(svc.auth.settings.get('public_fields'));
   if (fields.length === 0 || !params.docId.startsWith(USER_DOC_PREFIX)) throw notFound('missing');
   const db = await svc.dbs.get(params.db);
   const doc = await db.openDoc(params.docId);

@@ -17,13 +17,13 @@
  * password already verified costs one keyed digest, not a PBKDF2 run.
  */
 import { randomBytes, createHmac } from 'node:crypto';
-import type { Config } from '../config/config.js';
+import { LayeredSection, type Config } from '../config/config.js';
 import type { DatabaseRegistry } from '../core/registry.js';
 import type { Database } from '../core/database.js';
 import type { IncomingDoc } from '../core/document.js';
 import { CouchError, badRequest, unauthorized } from '../errors.js';
 import {
-  ADMIN_ROLE, AUTH_COOKIE, AUTH_HANDLER_NAMES, CHTTPD_SECTION, HEADER_PROXY_ROLES, HEADER_PROXY_TOKEN, HEADER_PROXY_USERNAME,
+  ADMIN_ROLE, AUTH_COOKIE, AUTH_HANDLER_NAMES, AUTH_SECTIONS, CHTTPD_SECTION, REQUIRE_VALID_USER_SECTIONS, HEADER_PROXY_ROLES, HEADER_PROXY_TOKEN, HEADER_PROXY_USERNAME,
   HTTPD_AUTH_SECTION, JWT_AUTH_SECTION, JWT_DEFAULT_KID, JWT_KEYS_SECTION, JWT_ROLES_CLAIM, TEST_AUTH_SCHEME, USER_DOC_PREFIX,
 } from '../couchdb-names.js';
 import { adminPartyContext, isServerAdmin, type UserContext } from './user-context.js';
@@ -98,13 +98,19 @@ export class Authenticator {
   private hitCount = 0;
   private missCount = 0;
 
+  /** The authentication settings: `[chttpd_auth]` (CouchDB 3) before `[couch_httpd_auth]`. */
+  readonly settings: LayeredSection;
+  private readonly validUserSettings: LayeredSection;
+
   private constructor(private readonly config: Config, private readonly dbs: DatabaseRegistry) {
+    this.settings = new LayeredSection(config, AUTH_SECTIONS);
+    this.validUserSettings = new LayeredSection(config, REQUIRE_VALID_USER_SECTIONS);
     this.adminCount = Object.keys(config.section('admins')).length;
     this.unsubscribe = config.onChange((section, key) => {
       if (section === 'admins') {
         this.adminCount = Object.keys(config.section('admins')).length;
         this.cache.clear();
-      } else if (section === HTTPD_AUTH_SECTION) {
+      } else if ((AUTH_SECTIONS as readonly string[]).includes(section)) {
         this.cache.clear();
         // A new authentication database exists once the change naming it has answered.
         if (key === 'authentication_db') return this.ensureUsersDb().catch(() => undefined);
@@ -130,13 +136,14 @@ export class Authenticator {
    * makes the cookie secret once, and creates the users database with `_design/_auth`.
    */
   static async start(config: Config, dbs: DatabaseRegistry): Promise<Authenticator> {
-    const iterations = () => Math.max(1, config.getInt(HTTPD_AUTH_SECTION, 'iterations', 10));
+    const settings = new LayeredSection(config, AUTH_SECTIONS);
+    const iterations = () => Math.max(1, settings.getInt('iterations', 10));
     config.setWriteFilter(async (section, _key, value) =>
       section === 'admins' && !isHashedAdminValue(value) ? hashAdminPassword(value, iterations()) : value);
     for (const [name, value] of Object.entries(config.section('admins'))) {
       if (!isHashedAdminValue(value)) await config.set('admins', name, value, true);
     }
-    if (!config.get(HTTPD_AUTH_SECTION, 'secret')) {
+    if (!settings.get('secret')) {
       await config.set(HTTPD_AUTH_SECTION, 'secret', randomBytes(16).toString('hex'), true);
     }
     const auth = new Authenticator(config, dbs);
@@ -157,7 +164,7 @@ export class Authenticator {
   }
 
   get usersDbName(): string {
-    return this.config.getString(HTTPD_AUTH_SECTION, 'authentication_db', '_users');
+    return this.settings.getString('authentication_db', '_users');
   }
 
   /** The replicator's database (`[replicator] db`), whose documents have owners. */
@@ -191,15 +198,21 @@ export class Authenticator {
   }
 
   private get requireValidUser(): boolean {
-    return this.config.getBool(HTTPD_AUTH_SECTION, 'require_valid_user', false);
+    return this.validUserSettings.getBool('require_valid_user', false);
+  }
+
+  /** CouchDB 3's `[chttpd] require_valid_user_except_for_up`: everything but `/_up` needs a user. */
+  private requiresValidUser(req: AuthRequest): boolean {
+    if (this.requireValidUser) return true;
+    return this.config.getBool(CHTTPD_SECTION, 'require_valid_user_except_for_up', false) && !/^\/_up(?:[?#]|$)/.test(req.url);
   }
 
   get sessionTimeout(): number {
-    return Math.max(1, this.config.getInt(HTTPD_AUTH_SECTION, 'timeout', 600));
+    return Math.max(1, this.settings.getInt('timeout', 600));
   }
 
   private get secret(): string {
-    return this.config.getString(HTTPD_AUTH_SECTION, 'secret', '');
+    return this.settings.getString('secret', '');
   }
 
   /** Establishes who a request is; throws 401 for wrong Basic credentials or a missing valid user. */
@@ -210,7 +223,7 @@ export class Authenticator {
       const result = await this.tryHandler(method, req);
       if (result) return result;
     }
-    if (this.requireValidUser) throw unauthorized('Authentication required.');
+    if (this.requiresValidUser(req)) throw unauthorized('Authentication required.');
     return { ctx: { name: null, roles: [] } };
   }
 
@@ -284,16 +297,16 @@ export class Authenticator {
   }
 
   private proxy(req: AuthRequest): Authentication | undefined {
-    const nameHeader = this.config.getString(HTTPD_AUTH_SECTION, 'x_auth_username', HEADER_PROXY_USERNAME);
+    const nameHeader = this.settings.getString('x_auth_username', HEADER_PROXY_USERNAME);
     const name = req.header(nameHeader);
     if (!name) return undefined;
-    if (this.config.getBool(HTTPD_AUTH_SECTION, 'proxy_use_secret', false)) {
-      const token = req.header(this.config.getString(HTTPD_AUTH_SECTION, 'x_auth_token', HEADER_PROXY_TOKEN));
+    if (this.settings.getBool('proxy_use_secret', false)) {
+      const token = req.header(this.settings.getString('x_auth_token', HEADER_PROXY_TOKEN));
       const secret = this.secret;
       if (!token || !secret) return undefined;
       if (!constantTimeEqual(proxyToken(secret, name), token.toLowerCase())) return undefined;
     }
-    const rolesHeader = req.header(this.config.getString(HTTPD_AUTH_SECTION, 'x_auth_roles', HEADER_PROXY_ROLES));
+    const rolesHeader = req.header(this.settings.getString('x_auth_roles', HEADER_PROXY_ROLES));
     const roles = (rolesHeader ?? '').split(',').map((r) => r.trim()).filter((r) => r !== '');
     return { ctx: { name, roles }, method: 'proxy' };
   }
@@ -321,7 +334,7 @@ export class Authenticator {
   sessionCookie(creds: UserCreds, secure: boolean, now = Math.floor(Date.now() / 1000)): string {
     const token = makeSessionToken(creds.name, now, this.secret, creds.hash?.salt ?? '');
     let cookie = `${AUTH_COOKIE}=${token}; Version=1; Path=/; HttpOnly`;
-    if (this.config.getBool(HTTPD_AUTH_SECTION, 'allow_persistent_cookies', false)) {
+    if (this.settings.getBool('allow_persistent_cookies', false)) {
       const expires = new Date((now + this.sessionTimeout) * 1000).toUTCString();
       cookie += `; Expires=${expires}; Max-Age=${this.sessionTimeout}`;
     }
@@ -335,7 +348,7 @@ export class Authenticator {
 
   /** An `[admins]` value for a password: PBKDF2 with the configured iterations. */
   hashAdminPassword(password: string): Promise<string> {
-    return hashAdminPassword(password, Math.max(1, this.config.getInt(HTTPD_AUTH_SECTION, 'iterations', 10)));
+    return hashAdminPassword(password, Math.max(1, this.settings.getInt('iterations', 10)));
   }
 
   /** The `Set-Cookie` value that ends a session. */
@@ -364,7 +377,7 @@ export class Authenticator {
   }
 
   private decoyHash(): PasswordHash {
-    const iterations = Math.max(1, this.config.getInt(HTTPD_AUTH_SECTION, 'iterations', 10));
+    const iterations = Math.max(1, this.settings.getInt('iterations', 10));
     return { scheme: 'pbkdf2', derivedKey: '', salt: 'decoy', iterations };
   }
 
@@ -424,7 +437,7 @@ export class Authenticator {
   private store(name: string, entry: CacheEntry): CacheEntry {
     this.cache.delete(name);
     this.cache.set(name, entry);
-    const size = Math.max(1, this.config.getInt(HTTPD_AUTH_SECTION, 'auth_cache_size', 50));
+    const size = Math.max(1, this.settings.getInt('auth_cache_size', 50));
     while (this.cache.size > size) this.cache.delete(this.cache.keys().next().value!);
     return entry;
   }
@@ -457,8 +470,8 @@ export class Authenticator {
       }
       if (!usersDb) continue;
       const old = id.startsWith('_design/') ? undefined : await openWinner(db, id);
-      const iterations = Math.max(1, this.config.getInt(HTTPD_AUTH_SECTION, 'iterations', 10));
-      const passwordRules = this.config.getString(HTTPD_AUTH_SECTION, 'password_regexp', '');
+      const iterations = Math.max(1, this.settings.getInt('iterations', 10));
+      const passwordRules = this.settings.getString('password_regexp', '');
       const refusal = await prepareUserDoc(doc, old, { ctx, security, iterations, passwordRules });
       if (refusal) refuse(i, refusal);
     }

@@ -407,3 +407,33 @@ export class Config {
     await Promise.allSettled(pending);
   }
 }
+
+/**
+ * One setting looked up in several sections, the first that has it winning: CouchDB 3 moved
+ * settings to new sections (`[chttpd_auth]` for `[couch_httpd_auth]`) and reads the old ones
+ * after, so configurations of either line work.
+ */
+export class LayeredSection {
+  constructor(private readonly config: Config, readonly sections: readonly [string, ...string[]]) {}
+
+  /** The section a key is read from: the first that has it, else the last (the 1.6 one). */
+  sectionOf(key: string): string {
+    return this.sections.find((s) => this.config.has(s, key)) ?? this.sections[this.sections.length - 1]!;
+  }
+
+  get(key: string): string | undefined {
+    return this.config.get(this.sectionOf(key), key);
+  }
+
+  getString(key: string, fallback: string): string {
+    return this.config.getString(this.sectionOf(key), key, fallback);
+  }
+
+  getInt(key: string, fallback: number): number {
+    return this.config.getInt(this.sectionOf(key), key, fallback);
+  }
+
+  getBool(key: string, fallback: boolean): boolean {
+    return this.config.getBool(this.sectionOf(key), key, fallback);
+  }
+}

@@ -4,16 +4,16 @@
  * - `X-CouchDB-WWW-Authenticate: <scheme>` from the client is echoed as `WWW-Authenticate`, so
  *   a browser app can ask for `Cookie` and never see the Basic login popup;
  * - else `[httpd] WWW-Authenticate`, when configured, is sent;
- * - else, with `[couch_httpd_auth] authentication_redirect` set: under `require_valid_user` the
+ * - else, with `[couch_httpd_auth] authentication_redirect` set (or `[chttpd_auth]`'s): under `require_valid_user` the
  *   Basic challenge; otherwise a client that takes HTML but not JSON is redirected (302) to the
  *   login page with `?return=<path>&reason=<reason>`.
  */
-import type { Config } from '../config/config.js';
+import { LayeredSection, type Config } from '../config/config.js';
 import type { CouchError } from '../errors.js';
 import type { HeaderMap } from '../api/reply.js';
 import type { Request } from '../api/request.js';
 import { absoluteUrl } from '../api/common.js';
-import { HEADER_WWW_AUTHENTICATE, HTTPD_AUTH_SECTION } from '../couchdb-names.js';
+import { AUTH_SECTIONS, HEADER_WWW_AUTHENTICATE, REQUIRE_VALID_USER_SECTIONS } from '../couchdb-names.js';
 
 export function challengeHeaders(req: Request, err: CouchError, config: Config): { status?: number; headers: HeaderMap } | undefined {
   const requested = req.header(HEADER_WWW_AUTHENTICATE);
@@ -21,9 +21,9 @@ export function challengeHeaders(req: Request, err: CouchError, config: Config):
   const configured = config.get('httpd', 'WWW-Authenticate');
   if (configured) return { headers: { 'WWW-Authenticate': configured } };
   if (err.error !== 'unauthorized') return undefined;
-  const redirect = config.get(HTTPD_AUTH_SECTION, 'authentication_redirect');
+  const redirect = new LayeredSection(config, AUTH_SECTIONS).get('authentication_redirect');
   if (!redirect) return undefined;
-  if (config.getBool(HTTPD_AUTH_SECTION, 'require_valid_user', false)) {
+  if (new LayeredSection(config, REQUIRE_VALID_USER_SECTIONS).getBool('require_valid_user', false)) {
     return { headers: { 'WWW-Authenticate': 'Basic realm="server"' } };
   }
   if (req.accepts('application/json') || !req.accepts('text/html')) return undefined;

@@ -9,8 +9,8 @@
  * `Cookie` given as a plain header still gets adm's Basic credentials too); `Couch.login` POSTs
  * `{"username", "password"}` as JSON to /_session and keeps the AuthSession cookie. The client
  * below does the same. `set_config`/`run_on_modified_server` become `withConfigs` (unpersisted,
- * restored afterwards). CouchDB 3 keeps auth settings in `[chttpd_auth]`; Settee, like CouchDB 1.6,
- * reads `[couch_httpd_auth]`, so that is set instead. Tests
+ * restored afterwards), in the originals' sections: `[chttpd_auth]` and `[chttpd]`, which Settee
+ * reads before CouchDB 1.6's `[couch_httpd_auth]` and `[httpd]`. Tests
  * tagged `:pending` in the originals (not run by CouchDB's own suite) are ported but skipped.
  */
 import { test } from 'node:test';
@@ -225,8 +225,8 @@ async function securityValidation(body: () => Promise<void>): Promise<void> {
   if (first) await createDb(svAuthDb);
   // [chttpd_auth] authentication_db is [couch_httpd_auth] authentication_db here (the original sets both).
   await withConfigs([
-    ['httpd', 'authentication_handlers', '{couch_httpd_auth, cookie_authentication_handler}, {couch_httpd_auth, default_authentication_handler}'],
-    ['couch_httpd_auth', 'authentication_db', svAuthDb],
+    ['chttpd', 'authentication_handlers', '{couch_httpd_auth, cookie_authentication_handler}, {couch_httpd_auth, default_authentication_handler}'],
+    ['chttpd_auth', 'authentication_db', svAuthDb],
   ], async () => {
     if (first) {
       for (const [name, pass] of [['tom', 'cat'], ['jerry', 'mouse'], ['spike', 'dog']] as const) {
@@ -444,8 +444,8 @@ test('security_validation: Author presence and user security when replicated', a
 
 // [chttpd_auth] authentication_db and iterations are [couch_httpd_auth] ones here.
 const USERS_DB_CONFIG: [string, string, string][] = [
-  ['couch_httpd_auth', 'authentication_db', '_users'],
-  ['couch_httpd_auth', 'iterations', '1'],
+  ['chttpd_auth', 'authentication_db', '_users'],
+  ['chttpd_auth', 'iterations', '1'],
   ['admins', 'jan', 'apple'],
 ];
 
@@ -583,7 +583,7 @@ test('users_db: users db', async () => {
 test('users_db: users password requirements', async () => {
   await usersDbTest(async () => {
     // password_regexp is a CouchDB 3 setting (no 1.6 counterpart); set where the original sets it
-    await withConfigs([['couch_httpd_auth', 'password_regexp', [
+    await withConfigs([['chttpd_auth', 'password_regexp', [
       '[{".{10,}"},', // 10 chars
       '{"[A-Z]+", "Requirement 2."},', // a uppercase char
       '{"[a-z]+", ""},', // a lowercase char
@@ -619,12 +619,12 @@ test('users_db: users password requirements', async () => {
       const joeUserDoc = prepareUserDoc({ name: 'joe_erlang', password: 'querty' });
 
       // with non list value
-      await withConfigs([['couch_httpd_auth', 'password_regexp', '{{".{10,}"}}']], async () => {
+      await withConfigs([['chttpd_auth', 'password_regexp', '{{".{10,}"}}']], async () => {
         await usersDbSaveAs('_users', joeUserDoc, { useSession: session, expectResponse: 403, errorMessage: 'forbidden', errorReason: 'Server cannot hash passwords at this time.' });
       });
 
       // Not correct syntax
-      await withConfigs([['couch_httpd_auth', 'password_regexp', '[{".{10,}"]']], async () => {
+      await withConfigs([['chttpd_auth', 'password_regexp', '[{".{10,}"]']], async () => {
         await usersDbSaveAs('_users', joeUserDoc, { useSession: session, expectResponse: 403, errorMessage: 'forbidden', errorReason: 'Server cannot hash passwords at this time.' });
       });
     });
@@ -668,7 +668,7 @@ test('users_db_security: user db security', async () => {
   // [chttpd_auth] iterations is [couch_httpd_auth] iterations here.
   await withConfigs([
     ['couchdb', 'users_db_security_editable', 'true'],
-    ['couch_httpd_auth', 'iterations', '1'],
+    ['chttpd_auth', 'iterations', '1'],
     ['admins', 'jerry', 'apple'],
   ], async () => {
     // setup_all: create db if not exists
@@ -797,8 +797,8 @@ test('users_db_security: user db security', async () => {
       assert.ok(resp.body?.ok, resp.text);
 
       await withConfigs([
-        ['couch_httpd_auth', 'public_fields', 'name'],
-        ['couch_httpd_auth', 'users_db_public', 'false'],
+        ['chttpd_auth', 'public_fields', 'name'],
+        ['chttpd_auth', 'users_db_public', 'false'],
       ], async () => {
         // (the original's `expect_message:` is not read by its helper)
         // CouchDB 3 answers 401 here; 1.6 answers 403 forbidden ("Only admins can access _all_docs of system databases.")
@@ -825,7 +825,7 @@ const RA_PASSWORD = 'funnybone';
 
 /** The module's config ([chttpd_auth] authentication_db is [couch_httpd_auth] here), setup and tear_down, and a fresh database. */
 async function readerAclTest(label: string, body: (db: string) => Promise<void>): Promise<void> {
-  await withConfigs([['couch_httpd_auth', 'authentication_db', RA_USERS_DB]], async () => {
+  await withConfigs([['chttpd_auth', 'authentication_db', RA_USERS_DB]], async () => {
     await Couch.put(`/${RA_USERS_DB}`);
     // create a user with top-secret-clearance
     await createDoc(RA_USERS_DB, prepareUserDoc({ name: 'bond@apache.org', password: RA_PASSWORD, roles: ['top-secret'] }));
@@ -934,8 +934,8 @@ const CA_PASSWORD = '3.141592653589';
 
 // [chttpd_auth] authentication_db is [couch_httpd_auth] authentication_db here.
 const COOKIE_AUTH_CONFIG: [string, string, string][] = [
-  ['couch_httpd_auth', 'authentication_db', '_users'],
-  ['couch_httpd_auth', 'iterations', '1'],
+  ['chttpd_auth', 'authentication_db', '_users'],
+  ['chttpd_auth', 'iterations', '1'],
   ['admins', 'jan', 'apple'],
 ];
 
@@ -1133,9 +1133,9 @@ test('proxyauth: proxy auth with secret', async () => {
     const secret = generateSecret(64);
     // [chttpd_auth] authentication_db, proxy_use_secret and secret are [couch_httpd_auth] ones here.
     await withConfigs([
-      ['couch_httpd_auth', 'authentication_db', usersDb],
-      ['couch_httpd_auth', 'proxy_use_secret', 'true'],
-      ['couch_httpd_auth', 'secret', secret],
+      ['chttpd_auth', 'authentication_db', usersDb],
+      ['chttpd_auth', 'proxy_use_secret', 'true'],
+      ['chttpd_auth', 'secret', secret],
     ], async () => {
       await createDoc(usersDb, prepareUserDoc({ name: 'couch@apache.org', password: 'test' }));
 
@@ -1165,8 +1165,8 @@ test('proxyauth: proxy auth without secret', async () => {
     await createDb(usersDb);
     // [chttpd_auth] authentication_db and proxy_use_secret are [couch_httpd_auth] ones here.
     await withConfigs([
-      ['couch_httpd_auth', 'authentication_db', usersDb],
-      ['couch_httpd_auth', 'proxy_use_secret', 'false'],
+      ['chttpd_auth', 'authentication_db', usersDb],
+      ['chttpd_auth', 'proxy_use_secret', 'false'],
     ], async () => {
       await createDoc(usersDb, prepareUserDoc({ name: 'couch@apache.org', password: 'test' }));
 
@@ -1223,10 +1223,10 @@ test('auth_cache: auth cache management', { skip: 'tagged :pending in the origin
   await withDb('auth-cache', async (db) => {
     // [chttpd_auth] authentication_db, auth_cache_size and secret are [couch_httpd_auth] ones here.
     await withConfigs([
-      ['couch_httpd_auth', 'authentication_db', db],
-      ['couch_httpd_auth', 'auth_cache_size', '3'],
-      ['httpd', 'authentication_handlers', '{couch_httpd_auth, default_authentication_handler}'],
-      ['couch_httpd_auth', 'secret', generateSecret(64)],
+      ['chttpd_auth', 'authentication_db', db],
+      ['chttpd_auth', 'auth_cache_size', '3'],
+      ['chttpd', 'authentication_handlers', '{couch_httpd_auth, default_authentication_handler}'],
+      ['chttpd_auth', 'secret', generateSecret(64)],
     ], async () => {
       let fdmanana = prepareUserDoc({ name: 'fdmanana', password: 'qwerty', roles: ['dev'] });
       fdmanana = { ...fdmanana, _rev: (await createDoc(db, fdmanana)).body.rev };

@@ -283,3 +283,34 @@ test('JSON Web Tokens (CouchDB 3): the [chttpd] handler list, keys by kid, requi
   // Back to the [httpd] list.
   assert.deepEqual((await c.get('/_session')).body.info.authentication_handlers, ['oauth', 'cookie', 'default']);
 });
+
+test('CouchDB 3\'s sections: [chttpd_auth] is read before [couch_httpd_auth], [chttpd] require_valid_user(_except_for_up)', async () => {
+  // A session timeout in [chttpd_auth] wins over [couch_httpd_auth]'s.
+  await c.put('/_config/chttpd_auth/timeout', '1234', { headers: ROOT });
+  try {
+    const r = await c.post('/_session', { name: 'bob', password: 'bobpw' });
+    assert.match(String(r.headers['set-cookie']), /Max-Age=1234/);
+  } finally {
+    await c.del('/_config/chttpd_auth/timeout', { headers: ROOT });
+  }
+  assert.match(String((await c.post('/_session', { name: 'bob', password: 'bobpw' })).headers['set-cookie']), /Max-Age=600/);
+
+  await c.put('/_config/chttpd/require_valid_user', 'true', { headers: ROOT });
+  try {
+    const r = await c.get('/');
+    assert.equal(r.status, 401);
+    assert.equal(r.body.reason, 'Authentication required.');
+    assert.equal((await c.get('/', { headers: ROOT })).status, 200);
+  } finally {
+    await c.del('/_config/chttpd/require_valid_user', { headers: ROOT });
+  }
+  await c.put('/_config/chttpd/require_valid_user_except_for_up', 'true', { headers: ROOT });
+  try {
+    assert.equal((await c.get('/')).status, 401);
+    assert.equal((await c.get('/_all_dbs')).status, 401);
+    assert.equal((await c.get('/_up')).status, 200);
+  } finally {
+    await c.del('/_config/chttpd/require_valid_user_except_for_up', { headers: ROOT });
+  }
+  assert.equal((await c.get('/')).status, 200);
+});

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Config, parseIni, updateIni } from '../../src/config/config.js';
+import { Config, LayeredSection, parseIni, updateIni } from '../../src/config/config.js';
 import { CouchError } from '../../src/errors.js';
 
 const DEFAULTS = `; test defaults
@@ -292,5 +292,25 @@ test('the shipped etc/default.ini reads as CouchDB 1.6 defaults', async () => {
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('LayeredSection: a key is read from the first section that has it, else from the last', async () => {
+  const { config, cleanup } = await setup('[new]\na = 1\nflag = TRUE\n\n[old]\na = 2\nb = 3\nn = 7\n');
+  try {
+    const layered = new LayeredSection(config, ['new', 'old']);
+    assert.equal(layered.get('a'), '1');
+    assert.equal(layered.get('b'), '3');
+    assert.equal(layered.get('c'), undefined);
+    assert.equal(layered.sectionOf('c'), 'old');
+    assert.equal(layered.getBool('flag', false), true);
+    assert.equal(layered.getInt('n', 0), 7);
+    assert.equal(layered.getString('c', 'fallback'), 'fallback');
+    await config.set('new', 'b', '4', false);
+    assert.equal(layered.get('b'), '4');
+    await config.delete('new', 'a', false);
+    assert.equal(layered.get('a'), '2');
+  } finally {
+    await cleanup();
   }
 });
