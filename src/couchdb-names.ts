@@ -65,6 +65,8 @@ export const AUTH_HANDLER_NAMES: Record<string, string> = {
 };
 /** CouchDB 3's section of the handler list, read before 1.6's `[httpd]` when it is set. */
 export const CHTTPD_SECTION = 'chttpd';
+/** The HTTP server's settings: CouchDB 3's `[chttpd]` first, then 1.6's `[httpd]` (as 3.2+ reads them). */
+export const HTTPD_SECTIONS = [CHTTPD_SECTION, 'httpd'] as const;
 /** Where `require_valid_user` is read: CouchDB 3's `[chttpd]`, then the authentication sections. */
 export const REQUIRE_VALID_USER_SECTIONS = [CHTTPD_SECTION, ...AUTH_SECTIONS] as const;
 /** CouchDB 3's JSON Web Token settings: required claims and where the roles are. */

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Config, LayeredSection } from './config/config.js';
+import { Config } from './config/config.js';
 import { Logger } from './log/logger.js';
 import { LmdbBackend } from './storage/lmdb.js';
 import { DatabaseRegistry } from './core/registry.js';
@@ -18,7 +18,7 @@ import { CompactionDaemon, type IndexSizes } from './core/compaction-daemon.js';
 import type { Database } from './core/database.js';
 import { HttpServer } from './http/server.js';
 import type { Services } from './api/services.js';
-import { AUTH_SECTIONS, MAIN_CONFIG_SECTION } from './couchdb-names.js';
+import { AUTH_SECTIONS, HTTPD_SECTIONS, MAIN_CONFIG_SECTION } from './couchdb-names.js';
 import { routes } from './api/routes.js';
 import { ViewService } from './views/service.js';
 import { DesignService } from './design/service.js';
@@ -69,12 +69,12 @@ export class Settee {
   static async start(options: SetteeOptions = {}): Promise<Settee> {
     const settee = new Settee(options);
     await settee.boot();
-    const port = options.port ?? settee.services.config.getInt('httpd', 'port', 5984);
-    const host = options.bind ?? settee.services.config.getString('httpd', 'bind_address', '127.0.0.1');
+    const port = options.port ?? settee.services.config.layered(HTTPD_SECTIONS).getInt('port', 5984);
+    const host = options.bind ?? settee.services.config.layered(HTTPD_SECTIONS).getString('bind_address', '127.0.0.1');
     const address = await settee.http.listen(port, host);
     settee.address = { port: address.port, host };
     // Clients read the port back from /_config (port 0 means "pick one"): report the real one.
-    await settee.services.config.set('httpd', 'port', String(address.port), false);
+    await settee.services.config.set(settee.services.config.layered(HTTPD_SECTIONS).sectionOf('port'), 'port', String(address.port), false);
     await settee.startTls(host);
     settee.services.log.info(`Apache CouchDB-compatible Settee has started on ${settee.url}`);
     settee.startReplicatorDb();
@@ -147,7 +147,7 @@ export class Settee {
     const backend = new LmdbBackend(resolve(config.getString(MAIN_CONFIG_SECTION, 'database_dir', './data')));
     const dbs = new DatabaseRegistry(backend, () => ({
       maxDbsOpen: config.getInt(MAIN_CONFIG_SECTION, 'max_dbs_open', 100),
-      systemDbs: [new LayeredSection(config, AUTH_SECTIONS).getString('authentication_db', '_users'), config.getString('replicator', 'db', '_replicator')],
+      systemDbs: [config.layered(AUTH_SECTIONS).getString('authentication_db', '_users'), config.getString('replicator', 'db', '_replicator')],
       revsLimit: 1000,
       attachments: {
         compressibleTypes: config.getString('attachments', 'compressible_types', ''),
@@ -308,7 +308,8 @@ async function designIndexes(db: Database, views: ViewService): Promise<IndexSiz
 
 /** This server's own base URL as seen from itself, from the configured address and real port. */
 function localUrl(config: Config): string {
-  const bind = config.getString('httpd', 'bind_address', '127.0.0.1');
+  const httpd = config.layered(HTTPD_SECTIONS);
+  const bind = httpd.getString('bind_address', '127.0.0.1');
   const host = bind === '0.0.0.0' ? '127.0.0.1' : bind === '::' ? '[::1]' : bind.includes(':') ? `[${bind}]` : bind;
-  return `http://${host}:${config.getInt('httpd', 'port', 5984)}/`;
+  return `http://${host}:${httpd.getInt('port', 5984)}/`;
 }

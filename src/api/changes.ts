@@ -14,6 +14,7 @@ import type { Route, RouteParams } from './route.js';
 import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
 import { dbStateEtag, etagMatches, openDb } from './common.js';
+import { HTTPD_SECTIONS } from '../couchdb-names.js';
 
 export const changesRoutes: Route[] = [
   {
@@ -86,7 +87,7 @@ function parseQuery(req: Request, db: Database, svc: Services, body: JsonObject 
   if (limitParam !== undefined && limitParam < 0) throw queryParseError('limit must be a non-negative integer');
   // As couch_changes:get_changes_timeout: httpd/changes_timeout caps both intervals; with a
   // heartbeat the feed never times out (each idle interval sends a heartbeat instead).
-  const maxTimeout = svc.config.getInt('httpd', 'changes_timeout', 60000);
+  const maxTimeout = svc.config.layered(HTTPD_SECTIONS).getInt('changes_timeout', 60000);
   const heartbeatParam = req.string('heartbeat');
   let heartbeat = 0;
   if (heartbeatParam !== undefined && heartbeatParam !== 'false') {

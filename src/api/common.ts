@@ -1,7 +1,7 @@
 /** Small pieces every handler group uses: limits, commit policy, body shapes, URLs. */
 import { createHash } from 'node:crypto';
 import { badRequest, CouchError, invalidJson, queryParseError } from '../errors.js';
-import { HEADER_FULL_COMMIT, MAIN_CONFIG_SECTION } from '../couchdb-names.js';
+import { HEADER_FULL_COMMIT, HTTPD_SECTIONS, MAIN_CONFIG_SECTION } from '../couchdb-names.js';
 import type { Database, EditOptions, EditResult } from '../core/database.js';
 import type { IncomingDoc } from '../core/document.js';
 import type { Request } from './request.js';
@@ -10,7 +10,7 @@ import { validateWrites, type Verdicts } from '../design/validation.js';
 import { queryDesignDocProblem } from '../mango/indexes.js';
 
 export function requestLimit(services: Services): number {
-  return services.config.getInt('httpd', 'max_http_request_size', 67108864);
+  return services.config.layered(HTTPD_SECTIONS).getInt('max_http_request_size', 67108864);
 }
 
 export function maxDocumentSize(services: Services): number {
@@ -83,7 +83,7 @@ export async function openDb(services: Services, name: string, req: Request): Pr
 
 /** Absolute URL of a path on this server, as CouchDB puts in Location headers. */
 export function absoluteUrl(req: Request, path: string, services?: Services): string {
-  const forwardedHeader = services?.config.get('httpd', 'x_forwarded_host') ?? 'X-Forwarded-Host';
+  const forwardedHeader = services?.config.layered(HTTPD_SECTIONS).get('x_forwarded_host') ?? 'X-Forwarded-Host';
   const host = req.header(forwardedHeader) ?? req.header('host') ?? 'localhost';
   return `${req.secure ? 'https' : 'http'}://${host}${path}`;
 }

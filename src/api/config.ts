@@ -1,7 +1,7 @@
 import type { Handler, Route } from './route.js';
 import { json } from './reply.js';
 import { CouchError, badRequest, invalidJson, methodNotAllowed, notFound } from '../errors.js';
-import { HEADER_PERSIST } from '../couchdb-names.js';
+import { HEADER_PERSIST, HTTPD_SECTIONS } from '../couchdb-names.js';
 import { parseErlangTerm, termText, type ErlTerm } from '../config/erlang-term.js';
 import type { Services } from './services.js';
 
@@ -70,7 +70,7 @@ const putConfig: Handler = async (req, params, services) => {
   else if (rawParam === 'true') raw = true;
   else return json(400, { error: `Bad value for 'raw' option: ${rawParam}` });
 
-  const limit = services.config.getInt('httpd', 'max_http_request_size', DEFAULT_MAX_REQUEST_SIZE);
+  const limit = services.config.layered(HTTPD_SECTIONS).getInt('max_http_request_size', DEFAULT_MAX_REQUEST_SIZE);
   const body = await req.jsonBody(limit);
   if (body === undefined) throw invalidJson();
   if (typeof body !== 'string') throw badRequest('config values must be json-encoded strings');

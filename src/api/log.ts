@@ -1,6 +1,7 @@
 import type { Handler, Route } from './route.js';
 import { json, ok, raw } from './reply.js';
 import { badRequest } from '../errors.js';
+import { HTTPD_SECTIONS } from '../couchdb-names.js';
 
 /**
  * /_log, as CouchDB 1.6 answers it:
@@ -15,7 +16,7 @@ const DEFAULT_MAX_CHUNK = 1000000;
 const getLog: Handler = async (req, _params, services) => {
   const bytes = req.int('bytes', 1000);
   const offset = req.int('offset', 0);
-  const max = services.config.getInt('httpd', 'log_max_chunk_size', DEFAULT_MAX_CHUNK);
+  const max = services.config.layered(HTTPD_SECTIONS).getInt('log_max_chunk_size', DEFAULT_MAX_CHUNK);
   if (bytes > max) throw badRequest(`'bytes' cannot exceed ${max}`);
   if (bytes < 0) throw badRequest("'bytes' must not be negative");
   if (offset < 0) throw badRequest("'offset' must not be negative");
@@ -24,7 +25,7 @@ const getLog: Handler = async (req, _params, services) => {
 };
 
 const postLog: Handler = async (req, _params, services) => {
-  const limit = services.config.getInt('httpd', 'max_http_request_size', 67108864);
+  const limit = services.config.layered(HTTPD_SECTIONS).getInt('max_http_request_size', 67108864);
   const body = await req.jsonBody(limit);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw badRequest('Request body must be a JSON object');

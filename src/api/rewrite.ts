@@ -18,6 +18,7 @@ import { requestJson } from './design-request.js';
 import { raw } from './reply.js';
 import type { Database } from '../core/database.js';
 import type { DesignDocument } from '../design/service.js';
+import { HTTPD_SECTIONS } from '../couchdb-names.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'COPY'] as const;
 
@@ -26,7 +27,7 @@ export const rewriteRoutes: Route[] = [
 ];
 
 async function rewrite(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
-  if (req.rewriteDepth >= svc.config.getInt('httpd', 'rewrite_limit', 100)) throw badRequest('Exceeded rewrite recursion limit');
+  if (req.rewriteDepth >= svc.config.layered(HTTPD_SECTIONS).getInt('rewrite_limit', 100)) throw badRequest('Exceeded rewrite recursion limit');
   const db = await openDb(svc, p.db, req);
   const ddoc = await svc.design.designDoc(db, p.docId);
   const rules = ddoc.body['rewrites'];
@@ -35,7 +36,7 @@ async function rewrite(req: Request, p: RouteParams, svc: Services): Promise<Rep
   const target = applyRewrites(rules as RewriteRule[], req.method, p.rest, [...req.query]);
   if (!target) throw notFound('missing');
   const search = new URLSearchParams(target.query).toString();
-  const secure = svc.config.getBool('httpd', 'secure_rewrites', true);
+  const secure = svc.config.layered(HTTPD_SECTIONS).getBool('secure_rewrites', true);
   return svc.dispatch(req.rewritten(targetUrl(p, target.path, search, secure), req.method));
 }
 

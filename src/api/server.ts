@@ -3,7 +3,7 @@
  * _db_updates, favicon; and CouchDB 2's `_up` and `_dbs_info`.
  */
 import { CouchError, badRequest, forbidden, queryParseError } from '../errors.js';
-import { ROOT_FIELD, SERVER_VERSION, VENDOR_NAME, WELCOME } from '../couchdb-names.js';
+import { HTTPD_SECTIONS, ROOT_FIELD, SERVER_VERSION, VENDOR_NAME, WELCOME } from '../couchdb-names.js';
 import { json, raw, stream } from './reply.js';
 import type { Route } from './route.js';
 import type { Request } from './request.js';
@@ -41,7 +41,7 @@ export const serverRoutes: Route[] = [
     methods: {
       GET: async (req, _p, svc) => {
         const count = req.int('count', 1);
-        const max = svc.config.getInt('uuids', 'max_count', svc.config.getInt('httpd', 'max_uuid_count', 1000));
+        const max = svc.config.getInt('uuids', 'max_count', svc.config.layered(HTTPD_SECTIONS).getInt('max_uuid_count', 1000));
         if (count < 0) throw badRequest('count must be a non-negative integer');
         // CouchDB 1.6 (couch_httpd_misc_handlers:handle_uuids_req) refuses with 403, not 400.
         if (count > max) throw forbidden('count parameter too large');

@@ -103,8 +103,8 @@ export class Authenticator {
   private readonly validUserSettings: LayeredSection;
 
   private constructor(private readonly config: Config, private readonly dbs: DatabaseRegistry) {
-    this.settings = new LayeredSection(config, AUTH_SECTIONS);
-    this.validUserSettings = new LayeredSection(config, REQUIRE_VALID_USER_SECTIONS);
+    this.settings = config.layered(AUTH_SECTIONS);
+    this.validUserSettings = config.layered(REQUIRE_VALID_USER_SECTIONS);
     this.adminCount = Object.keys(config.section('admins')).length;
     this.unsubscribe = config.onChange((section, key) => {
       if (section === 'admins') {
@@ -136,7 +136,7 @@ export class Authenticator {
    * makes the cookie secret once, and creates the users database with `_design/_auth`.
    */
   static async start(config: Config, dbs: DatabaseRegistry): Promise<Authenticator> {
-    const settings = new LayeredSection(config, AUTH_SECTIONS);
+    const settings = config.layered(AUTH_SECTIONS);
     const iterations = () => Math.max(1, settings.getInt('iterations', 10));
     config.setWriteFilter(async (section, _key, value) =>
       section === 'admins' && !isHashedAdminValue(value) ? hashAdminPassword(value, iterations()) : value);

@@ -282,6 +282,19 @@ export class Config {
     return fallback;
   }
 
+  private readonly layeredViews = new Map<string, LayeredSection>();
+
+  /** A view that reads each key from the first of `sections` that has it (kept, one per list). */
+  layered(sections: readonly [string, ...string[]]): LayeredSection {
+    const name = sections.join('\n');
+    let view = this.layeredViews.get(name);
+    if (!view) {
+      view = new LayeredSection(this, sections);
+      this.layeredViews.set(name, view);
+    }
+    return view;
+  }
+
   /** A copy of one section, keys sorted; `{}` when the section does not exist. */
   section(name: string): Record<string, string> {
     const sec = this.values.get(name);

@@ -8,22 +8,22 @@
  *   Basic challenge; otherwise a client that takes HTML but not JSON is redirected (302) to the
  *   login page with `?return=<path>&reason=<reason>`.
  */
-import { LayeredSection, type Config } from '../config/config.js';
+import type { Config } from '../config/config.js';
 import type { CouchError } from '../errors.js';
 import type { HeaderMap } from '../api/reply.js';
 import type { Request } from '../api/request.js';
 import { absoluteUrl } from '../api/common.js';
-import { AUTH_SECTIONS, HEADER_WWW_AUTHENTICATE, REQUIRE_VALID_USER_SECTIONS } from '../couchdb-names.js';
+import { AUTH_SECTIONS, HEADER_WWW_AUTHENTICATE, HTTPD_SECTIONS, REQUIRE_VALID_USER_SECTIONS } from '../couchdb-names.js';
 
 export function challengeHeaders(req: Request, err: CouchError, config: Config): { status?: number; headers: HeaderMap } | undefined {
   const requested = req.header(HEADER_WWW_AUTHENTICATE);
   if (requested) return { headers: { 'WWW-Authenticate': requested } };
-  const configured = config.get('httpd', 'WWW-Authenticate');
+  const configured = config.layered(HTTPD_SECTIONS).get('WWW-Authenticate');
   if (configured) return { headers: { 'WWW-Authenticate': configured } };
   if (err.error !== 'unauthorized') return undefined;
-  const redirect = new LayeredSection(config, AUTH_SECTIONS).get('authentication_redirect');
+  const redirect = config.layered(AUTH_SECTIONS).get('authentication_redirect');
   if (!redirect) return undefined;
-  if (new LayeredSection(config, REQUIRE_VALID_USER_SECTIONS).getBool('require_valid_user', false)) {
+  if (config.layered(REQUIRE_VALID_USER_SECTIONS).getBool('require_valid_user', false)) {
     return { headers: { 'WWW-Authenticate': 'Basic realm="server"' } };
   }
   if (req.accepts('application/json') || !req.accepts('text/html')) return undefined;

@@ -11,6 +11,7 @@
 import type { Config } from '../config/config.js';
 import type { HeaderMap } from '../api/reply.js';
 import type { Request } from '../api/request.js';
+import { HTTPD_SECTIONS } from '../couchdb-names.js';
 
 const DEFAULT_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'TRACE', 'CONNECT', 'COPY', 'OPTIONS'];
 const DEFAULT_HEADERS = ['accept', 'accept-language', 'authorization', 'content-type', 'expires', 'last-modified', 'pragma',
@@ -28,7 +29,7 @@ export type CorsOutcome =
   | { kind: 'actual'; headers: HeaderMap };
 
 export function corsFor(req: Request, config: Config): CorsOutcome {
-  if (!config.getBool('httpd', 'enable_cors', false)) return { kind: 'none' };
+  if (!config.layered(HTTPD_SECTIONS).getBool('enable_cors', false)) return { kind: 'none' };
   const origin = req.header('origin');
   if (!origin) return { kind: 'none' };
   const origins = list(config.get('cors', 'origins')).map((o) => o.toLowerCase().replace(/\/$/, ''));

@@ -11,7 +11,7 @@ import type { HeaderMap, RelayReply, Reply } from '../api/reply.js';
 import type { Route } from '../api/route.js';
 import type { Services } from '../api/services.js';
 import { badRequest, toCouchError, type CouchError } from '../errors.js';
-import { HEADER_BODY_TIME, HEADER_REQUEST_ID, SERVER_HEADER } from '../couchdb-names.js';
+import { HEADER_BODY_TIME, HEADER_REQUEST_ID, HTTPD_SECTIONS, SERVER_HEADER } from '../couchdb-names.js';
 import { Router } from './router.js';
 import { authorize } from '../api/authorize.js';
 import { challengeHeaders } from './challenge.js';
@@ -145,7 +145,7 @@ export class HttpServer {
     this.bound?.release();
     const readVhosts = () => {
       bound.vhosts = parseVhostRules(config.section('vhosts'));
-      bound.vhostGlobals = parseGlobals(config.get('httpd', 'vhost_global_handlers'));
+      bound.vhostGlobals = parseGlobals(config.layered(HTTPD_SECTIONS).get('vhost_global_handlers'));
     };
     const readPlus = () => {
       bound.plusIsSpace = config.getBool('chttpd', 'decode_plus_to_space', true);
@@ -155,7 +155,7 @@ export class HttpServer {
     readPlus();
     const unmountProxies = syncProxies(config, this.router);
     const unwatch = config.onChange((section, key) => {
-      if (section === 'vhosts' || (section === 'httpd' && key === 'vhost_global_handlers')) readVhosts();
+      if (section === 'vhosts' || ((HTTPD_SECTIONS as readonly string[]).includes(section) && key === 'vhost_global_handlers')) readVhosts();
       if (section === 'chttpd' && key === 'decode_plus_to_space') readPlus();
     });
     bound.release = () => {
@@ -171,7 +171,7 @@ export class HttpServer {
     const config = this.services().config;
     const { vhosts, vhostGlobals } = this.follow(config);
     if (vhosts.length === 0) return undefined;
-    const forwarded = raw.headers[(config.get('httpd', 'x_forwarded_host') ?? 'X-Forwarded-Host').toLowerCase()];
+    const forwarded = raw.headers[(config.layered(HTTPD_SECTIONS).get('x_forwarded_host') ?? 'X-Forwarded-Host').toLowerCase()];
     const host = (Array.isArray(forwarded) ? forwarded[0] : forwarded) ?? raw.headers.host ?? '';
     return routeVhost(vhosts, vhostGlobals, host, raw.url ?? '/');
   }
@@ -193,7 +193,7 @@ export class HttpServer {
   private jsonpCallback(req: Request): string | undefined {
     const callback = req.string('callback');
     if (callback === undefined || callback === '') return undefined;
-    if (!this.services().config.getBool('httpd', 'allow_jsonp', false)) return undefined;
+    if (!this.services().config.layered(HTTPD_SECTIONS).getBool('allow_jsonp', false)) return undefined;
     if (!/^[A-Za-z0-9._[\]]+$/.test(callback)) throw badRequest('invalid_callback');
     return callback;
   }

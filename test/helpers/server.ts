@@ -25,9 +25,11 @@ export interface TestServer {
   kill(): Promise<void>;
 }
 
-export async function startServer(options: { dataDir?: string; port?: number; args?: string[] } = {}): Promise<TestServer> {
+/** `port: null` passes no `--port`, leaving the port to the configuration. */
+export async function startServer(options: { dataDir?: string; port?: number | null; args?: string[] } = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'settee-test-'));
-  const child = spawn(process.execPath, [ENTRY, '--port', String(options.port ?? 0), '--data-dir', dataDir, ...(options.args ?? [])], {
+  const portArgs = options.port === null ? [] : ['--port', String(options.port ?? 0)];
+  const child = spawn(process.execPath, [ENTRY, ...portArgs, '--data-dir', dataDir, ...(options.args ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -5,6 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startServer, serverForFile } from '../helpers/server.js';
 import { client, type Response } from '../helpers/http.js';
 
@@ -82,6 +85,26 @@ test('GET / uuid survives a restart on the same data directory, and differs for 
     assert.notEqual(r.body.uuid, before);
   } finally {
     await other.stop();
+  }
+});
+
+test('a CouchDB 3 local.ini works as written: [chttpd] port, bind_address, enable_cors and max_http_request_size', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'settee-chttpd-'));
+  const localIni = join(dataDir, 'local.ini');
+  writeFileSync(localIni, '[chttpd]\nport = 0\nbind_address = 127.0.0.1\nenable_cors = true\nmax_http_request_size = 2000\n\n[cors]\norigins = *\n');
+  const other = await startServer({ dataDir, port: null, args: ['--config', localIni] });
+  try {
+    // Port 0 came from [chttpd], not [httpd]'s 5984: the real port is reported where it was read.
+    assert.notEqual(other.port, 5984);
+    const oc = client(other.url);
+    assert.equal((await oc.get('/_config/chttpd/port')).body, String(other.port));
+    const cors = await oc.get('/', { headers: { Origin: 'http://app.example' } });
+    assert.equal(cors.headers['access-control-allow-origin'], '*');
+    assert.equal((await oc.put('/big')).status, 201);
+    assert.equal((await oc.put('/big/doc', { text: 'x'.repeat(5000) })).status, 413);
+  } finally {
+    await other.stop();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });
 
