@@ -210,7 +210,9 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
     }
   }
   const etag = viewEtag(db, view, number, q);
-  const seqHead = q.updateSeq ? { update_seq: view.index.seq } : {};
+  // The committed state, not the in-memory one an update running meanwhile has moved on.
+  const committed = await view.index.committed();
+  const seqHead = q.updateSeq ? { update_seq: committed.seq } : {};
   // Each key of a keyed query is its own range, in the order given; document-id bounds and
   // inclusive_end apply within every key, as CouchDB 1.6 folds them.
   const keyRange = (key: unknown) => rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key } });
@@ -234,7 +236,7 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
     return { etag, head: seqHead, rows: rows(), reduced: true };
   }
 
-  const totalRows = view.index.totalRows(number);
+  const totalRows = committed.counts[number] ?? 0;
   if (q.keys !== undefined) {
     const ranges = await Promise.all(q.keys.map(keyRange));
     const offset = await keyedOffset(view, number, ranges, q.skip);
@@ -257,7 +259,8 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
   if (!q.includeDocs) {
     const small = await smallMapQuery(view.index, number, range, q.skip, q.limit);
     if (small) {
-      return { etag, head: { total_rows: totalRows, offset: small.offset, ...seqHead }, rows: fromArray(small.rows), allRows: small.rows, reduced: false };
+      const smallSeqHead = q.updateSeq ? { update_seq: small.seq } : {};
+      return { etag, head: { total_rows: small.totalRows, offset: small.offset, ...smallSeqHead }, rows: fromArray(small.rows), allRows: small.rows, reduced: false };
     }
   }
   const before = await rowsBefore(view.index, number, range);

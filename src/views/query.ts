@@ -97,9 +97,12 @@ const SMALL_ROWS = 256;
 
 /**
  * A map query read whole from one snapshot, when it is small (at most SMALL_ROWS rows after a
- * small `skip`): its offset and rows as stored. Undefined when it is larger (stream it instead).
+ * small `skip`): its offset and rows as stored, with the row count and update sequence of that same
+ * snapshot. Undefined when it is larger (stream it instead).
  */
-export async function smallMapQuery(index: ViewIndex, view: number, range: RangeOptions, skip: number, limit: number): Promise<{ offset: number; rows: string[] } | undefined> {
+export async function smallMapQuery(
+  index: ViewIndex, view: number, range: RangeOptions, skip: number, limit: number,
+): Promise<{ offset: number; rows: string[]; totalRows: number; seq: number } | undefined> {
   if (skip > SMALL_ROWS) return undefined;
   const wanted = Math.min(limit, SMALL_ROWS);
   const snapshot = await index.store.snapshot();
@@ -133,7 +136,8 @@ export async function smallMapQuery(index: ViewIndex, view: number, range: Range
     }
     // More rows than a small answer holds, and no limit ending it there: stream it instead.
     if (more && limit > wanted) return undefined;
-    return { offset, rows };
+    const committed = await index.committed(snapshot);
+    return { offset, rows, totalRows: committed.counts[view] ?? 0, seq: committed.seq };
   } finally {
     snapshot.release();
   }
@@ -152,7 +156,7 @@ export async function rowsWithin(index: ViewIndex, view: number, range: RangeOpt
     }
     const before = await countBefore(index, view, snapshot, { ...range, reverse: false });
     const after = await countBefore(index, view, snapshot, { ...range, reverse: true });
-    return Math.max(0, index.totalRows(view) - before - after);
+    return Math.max(0, ((await index.committed(snapshot)).counts[view] ?? 0) - before - after);
   } finally {
     snapshot.release();
   }

@@ -199,6 +199,17 @@ export class ViewIndex {
     return info;
   }
 
+  /**
+   * The index as its last commit left it (or as `read`, a snapshot, sees it): the update sequence
+   * and row counts that go with the rows a query reads. The in-memory state runs ahead of them
+   * while an update's batch is being written.
+   */
+  async committed(read: ReadView = this.store): Promise<{ seq: number; counts: readonly number[] }> {
+    const stored = await read.get(META);
+    return stored ? this.parsedMeta(stored) : { seq: 0, counts: this.names.map(() => 0) };
+  }
+
+  /** The sequence this index has reached in memory (its update's progress). */
   get seq(): number {
     return this.info.seq;
   }
@@ -220,6 +231,7 @@ export class ViewIndex {
     return this.names.indexOf(name);
   }
 
+  /** Rows of `view` in memory (a query wants `committed()`'s, which match the rows it reads). */
   totalRows(view: number): number {
     return this.info.counts[view] ?? 0;
   }

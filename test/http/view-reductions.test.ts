@@ -301,3 +301,21 @@ test('map queries: rows and offset match the documents for random ranges, both d
     assert.equal(r.body.offset, all.indexOf(ofKey[from]!));
   }
 });
+
+test('a stale=ok query during an update answers a total_rows that matches its rows (the committed state, not the update\'s)', async () => {
+  await c.put('/vr_stale');
+  const docs = Array.from({ length: 6000 }, (_, i) => ({ _id: `s${String(i).padStart(5, '0')}`, n: i }));
+  for (let i = 0; i < docs.length; i += 1000) assert.equal((await c.post('/vr_stale/_bulk_docs', { docs: docs.slice(i, i + 1000) })).status, 201);
+  // Few rows over many documents: every answer is read whole, and the build commits many batches.
+  const map = 'function (doc) { var x = 0; for (var i = 0; i < 500; i++) x += i; if (doc.n % 200 === 0) emit(doc.n, null); }';
+  assert.equal((await c.put('/vr_stale/_design/d', { views: { v: { map } } })).status, 201);
+  assert.equal((await c.get('/vr_stale/_design/d/_view/v?stale=update_after&limit=0')).status, 200);
+  const seen = new Set<number>();
+  for (let round = 0; round < 2000; round++) {
+    const r = await c.get('/vr_stale/_design/d/_view/v?stale=ok&update_seq=true');
+    assert.equal(r.body.rows.length, r.body.total_rows, `round ${round}: ${r.text.slice(0, 200)}`);
+    seen.add(r.body.total_rows);
+    if (r.body.total_rows === 30) break;
+  }
+  assert.ok(seen.has(30), `the build finished: ${[...seen].join(', ')}`);
+});
