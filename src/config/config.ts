@@ -282,15 +282,14 @@ export class Config {
     return fallback;
   }
 
-  private readonly layeredViews = new Map<string, LayeredSection>();
+  private readonly layeredViews = new WeakMap<readonly string[], LayeredSection>();
 
-  /** A view that reads each key from the first of `sections` that has it (kept, one per list). */
+  /** A view that reads each key from the first of `sections` that has it (kept per list: pass a constant). */
   layered(sections: readonly [string, ...string[]]): LayeredSection {
-    const name = sections.join('\n');
-    let view = this.layeredViews.get(name);
+    let view = this.layeredViews.get(sections);
     if (!view) {
       view = new LayeredSection(this, sections);
-      this.layeredViews.set(name, view);
+      this.layeredViews.set(sections, view);
     }
     return view;
   }
@@ -431,7 +430,9 @@ export class LayeredSection {
 
   /** The section a key is read from: the first that has it, else the last (the 1.6 one). */
   sectionOf(key: string): string {
-    return this.sections.find((s) => this.config.has(s, key)) ?? this.sections[this.sections.length - 1]!;
+    const last = this.sections.length - 1;
+    for (let i = 0; i < last; i++) if (this.config.has(this.sections[i]!, key)) return this.sections[i]!;
+    return this.sections[last]!;
   }
 
   get(key: string): string | undefined {
