@@ -13,7 +13,7 @@ import type { Services } from './services.js';
 import { bodyKeys, etagMatches, openDb, readObject, quote, rowsEnvelope, viewJsonParam, viewPositiveInt, KEYS_NOT_ARRAY } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 import type { OpenedView } from '../views/service.js';
-import type { DesignDoc } from '../views/view-index.js';
+import type { CommittedIndex, DesignDoc } from '../views/view-index.js';
 import { mapRows, reduceRows, rowRange, rowsBefore, rowsWithin, smallMapQuery, type RangeQuery } from '../views/query.js';
 import type { RangeOptions } from '../storage/types.js';
 import { hash } from 'node:crypto';
@@ -210,9 +210,11 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
     }
   }
   const etag = viewEtag(db, view, number, q);
-  // The committed state, not the in-memory one an update running meanwhile has moved on.
-  const committed = await view.index.committed();
-  const seqHead = q.updateSeq ? { update_seq: committed.seq } : {};
+  // total_rows and update_seq of the committed index, not of the in-memory state an update
+  // running meanwhile has moved on (a small answer reads them from its rows' snapshot).
+  const headOf = (committed: CommittedIndex, offset: number) => ({
+    total_rows: committed.counts[number] ?? 0, offset, ...(q.updateSeq ? { update_seq: committed.seq } : {}),
+  });
   // Each key of a keyed query is its own range, in the order given; document-id bounds and
   // inclusive_end apply within every key, as CouchDB 1.6 folds them.
   const keyRange = (key: unknown) => rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key } });
@@ -233,10 +235,9 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
         }
       }
     }
-    return { etag, head: seqHead, rows: rows(), reduced: true };
+    return { etag, head: q.updateSeq ? { update_seq: (await view.index.committed()).seq } : {}, rows: rows(), reduced: true };
   }
 
-  const totalRows = committed.counts[number] ?? 0;
   if (q.keys !== undefined) {
     const ranges = await Promise.all(q.keys.map(keyRange));
     const offset = await keyedOffset(view, number, ranges, q.skip);
@@ -253,15 +254,12 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
         }
       }
     }
-    return { etag, head: { total_rows: totalRows, offset, ...seqHead }, rows: rows(), reduced: false };
+    return { etag, head: headOf(await view.index.committed(), offset), rows: rows(), reduced: false };
   }
   const range = await rowRange(view.index, number, q);
   if (!q.includeDocs) {
     const small = await smallMapQuery(view.index, number, range, q.skip, q.limit);
-    if (small) {
-      const smallSeqHead = q.updateSeq ? { update_seq: small.seq } : {};
-      return { etag, head: { total_rows: small.totalRows, offset: small.offset, ...smallSeqHead }, rows: fromArray(small.rows), allRows: small.rows, reduced: false };
-    }
+    if (small) return { etag, head: headOf(small.committed, small.offset), rows: fromArray(small.rows), allRows: small.rows, reduced: false };
   }
   const before = await rowsBefore(view.index, number, range);
   // Skipping past the range's end leaves the offset where the range ends.
@@ -271,7 +269,7 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
       for (const row of chunk) yield await renderRow(db, row, q);
     }
   }
-  return { etag, head: { total_rows: totalRows, offset, ...seqHead }, rows: rows(), reduced: false };
+  return { etag, head: headOf(await view.index.committed(), offset), rows: rows(), reduced: false };
 }
 
 async function runQuery(req: Request, svc: Services, db: Database, view: OpenedView, name: string, bodyKeys: unknown[] | undefined): Promise<Reply> {

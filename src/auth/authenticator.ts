@@ -110,7 +110,7 @@ export class Authenticator {
       if (section === 'admins') {
         this.adminCount = Object.keys(config.section('admins')).length;
         this.cache.clear();
-      } else if ((AUTH_SECTIONS as readonly string[]).includes(section)) {
+      } else if (this.settings.sections.includes(section)) {
         this.cache.clear();
         // A new authentication database exists once the change naming it has answered.
         if (key === 'authentication_db') return this.ensureUsersDb().catch(() => undefined);

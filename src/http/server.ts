@@ -155,7 +155,7 @@ export class HttpServer {
     readPlus();
     const unmountProxies = syncProxies(config, this.router);
     const unwatch = config.onChange((section, key) => {
-      if (section === 'vhosts' || ((HTTPD_SECTIONS as readonly string[]).includes(section) && key === 'vhost_global_handlers')) readVhosts();
+      if (section === 'vhosts' || (config.layered(HTTPD_SECTIONS).sections.includes(section) && key === 'vhost_global_handlers')) readVhosts();
       if (section === 'chttpd' && key === 'decode_plus_to_space') readPlus();
     });
     bound.release = () => {

@@ -9,7 +9,7 @@
 import { CouchError } from '../errors.js';
 import type { Entry, RangeOptions, ReadView } from '../storage/types.js';
 import { skipAndLimit } from '../storage/slice.js';
-import { decodeRow, rowText, SORT_KEY_MAX, type ViewIndex } from './view-index.js';
+import { decodeRow, rowText, SORT_KEY_MAX, type CommittedIndex, type ViewIndex } from './view-index.js';
 import { collate, collateRaw, sortKey } from './collation.js';
 import type { Reducer, RowsToReduce } from './reducer.js';
 import type { Aggregate, ReductionsAt } from './reductions.js';
@@ -97,12 +97,12 @@ const SMALL_ROWS = 256;
 
 /**
  * A map query read whole from one snapshot, when it is small (at most SMALL_ROWS rows after a
- * small `skip`): its offset and rows as stored, with the row count and update sequence of that same
+ * small `skip`): its offset and rows as stored, with the index's committed state in that same
  * snapshot. Undefined when it is larger (stream it instead).
  */
 export async function smallMapQuery(
   index: ViewIndex, view: number, range: RangeOptions, skip: number, limit: number,
-): Promise<{ offset: number; rows: string[]; totalRows: number; seq: number } | undefined> {
+): Promise<{ offset: number; rows: string[]; committed: CommittedIndex } | undefined> {
   if (skip > SMALL_ROWS) return undefined;
   const wanted = Math.min(limit, SMALL_ROWS);
   const snapshot = await index.store.snapshot();
@@ -136,8 +136,7 @@ export async function smallMapQuery(
     }
     // More rows than a small answer holds, and no limit ending it there: stream it instead.
     if (more && limit > wanted) return undefined;
-    const committed = await index.committed(snapshot);
-    return { offset, rows, totalRows: committed.counts[view] ?? 0, seq: committed.seq };
+    return { offset, rows, committed: await index.committed(snapshot) };
   } finally {
     snapshot.release();
   }

@@ -104,6 +104,12 @@ interface IndexInfo {
   viewPurgeSeqs?: number[];
 }
 
+/** What a query reports of the index: its update sequence and row count per view, as committed. */
+export interface CommittedIndex {
+  seq: number;
+  counts: readonly number[];
+}
+
 export interface UpdateOptions {
   /** `[query_server_config] reduce_limit` */
   reduceLimit?: boolean;
@@ -204,7 +210,7 @@ export class ViewIndex {
    * and row counts that go with the rows a query reads. The in-memory state runs ahead of them
    * while an update's batch is being written.
    */
-  async committed(read: ReadView = this.store): Promise<{ seq: number; counts: readonly number[] }> {
+  async committed(read: ReadView = this.store): Promise<CommittedIndex> {
     const stored = await read.get(META);
     return stored ? this.parsedMeta(stored) : { seq: 0, counts: this.names.map(() => 0) };
   }
@@ -229,11 +235,6 @@ export class ViewIndex {
 
   viewNumber(name: string): number {
     return this.names.indexOf(name);
-  }
-
-  /** Rows of `view` in memory (a query wants `committed()`'s, which match the rows it reads). */
-  totalRows(view: number): number {
-    return this.info.counts[view] ?? 0;
   }
 
   /** When `view`'s rows last changed: [update sequence, purge sequence] (CouchDB's per-view seqs). */
