@@ -110,7 +110,8 @@ function parseQuery(req: Request, bodyKeys: unknown[] | undefined): AllDocsQuery
   return {
     start: typeof startkey === 'string' ? startkey : startDocId,
     end: typeof endkey === 'string' ? endkey : endDocId,
-    inclusiveEnd: keyParam !== undefined ? true : req.bool('inclusive_end', true),
+    // As in CouchDB, `key` is startkey = endkey; inclusive_end=false then leaves nothing.
+    inclusiveEnd: req.bool('inclusive_end', true),
     descending: req.bool('descending'),
     skip,
     limit,

@@ -13,7 +13,7 @@ import { json, raw, stream, type HeaderMap, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { absoluteUrl, docPath, durableWrite, etagMatches, ifMatchRev, openDb, quote, raiseResult, editDocs } from './common.js';
+import { absoluteUrl, docPath, durableWrite, etagMatches, openDb, quote, raiseResult, editDocs, requestRev } from './common.js';
 
 export const attachmentRoutes: Route[] = [
   { shape: 'attachment', methods: { GET: getAttachment, PUT: putAttachment, DELETE: deleteAttachment } },
@@ -138,20 +138,6 @@ async function* requestBody(req: Request, md5: Hash | undefined): AsyncIterable<
     md5?.update(chunk as Buffer);
     yield chunk as Buffer;
   }
-}
-
-/**
- * The revision an attachment edit names: `?rev=` or `If-Match`, which must agree
- * (couch_httpd_db:extract_header_rev).
- */
-function requestRev(req: Request): string | undefined {
-  const queryRev = req.string('rev');
-  const etagRev = ifMatchRev(req);
-  for (const rev of [queryRev, etagRev]) if (rev !== undefined && !parseRev(rev)) throw badRequest('Invalid rev format');
-  if (queryRev !== undefined && etagRev !== undefined && queryRev !== etagRev) {
-    throw badRequest('Document rev and etag have different values');
-  }
-  return queryRev ?? etagRev;
 }
 
 async function putAttachment(req: Request, p: RouteParams, svc: Services): Promise<Reply> {

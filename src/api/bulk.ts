@@ -58,7 +58,10 @@ export const bulkRoutes: Route[] = [
         edited.forEach((r, j) => { results[regularIndex[j]!] = r; });
 
         if (allOrNothing && results.some((r) => r && !r.ok && r.error !== 'conflict')) {
-          return json(417, results.filter((r) => r && !r.ok).map(resultJson));
+          // Each refusal names the revision the document was sent with ("0-" for none), as
+          // couch_db's aborted update does.
+          const refused = results.flatMap((r, i) => (r && !r.ok ? [{ id: r.id, rev: docs[i]!.rev ?? '0-', error: r.error, reason: r.reason }] : []));
+          return json(417, refused);
         }
         const out = results.filter((r): r is EditResult => r !== undefined)
           .filter((r) => newEdits || !r.ok)

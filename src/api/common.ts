@@ -4,6 +4,7 @@ import { badRequest, CouchError, invalidJson, queryParseError } from '../errors.
 import { HEADER_FULL_COMMIT, HTTPD_SECTIONS, MAIN_CONFIG_SECTION } from '../couchdb-names.js';
 import type { Database, EditOptions, EditResult } from '../core/database.js';
 import type { IncomingDoc } from '../core/document.js';
+import { parseRev } from '../core/revtree.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { validateWrites, type Verdicts } from '../design/validation.js';
@@ -124,6 +125,20 @@ export function etagMatches(req: Request, etag: string): boolean {
 export function ifMatchRev(req: Request): string | undefined {
   const value = req.header('if-match');
   return value === undefined ? undefined : value.replace(/^"|"$/g, '');
+}
+
+/**
+ * The revision a request names by `?rev=` or `If-Match`, which must agree
+ * (couch_httpd_db:extract_header_rev): an attachment edit's, or the source of a COPY.
+ */
+export function requestRev(req: Request): string | undefined {
+  const queryRev = req.string('rev');
+  const etagRev = ifMatchRev(req);
+  for (const rev of [queryRev, etagRev]) if (rev !== undefined && !parseRev(rev)) throw badRequest('Invalid rev format');
+  if (queryRev !== undefined && etagRev !== undefined && queryRev !== etagRev) {
+    throw badRequest('Document rev and etag have different values');
+  }
+  return queryRev ?? etagRev;
 }
 
 /**

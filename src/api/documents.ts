@@ -11,7 +11,7 @@ import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import {
-  absoluteUrl, docPath, durableWrite, etagMatches, ifMatchRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit, editDocs } from './common.js';
+  absoluteUrl, docPath, durableWrite, etagMatches, ifMatchRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit, requestRev, editDocs } from './common.js';
 import { checkDocSize } from './databases.js';
 
 /**
@@ -286,7 +286,7 @@ async function copyDocument(req: Request, p: RouteParams, svc: Services): Promis
     if (!rec) throw notFound('missing');
     source = { body: JSON.parse(rec.body) as Record<string, unknown>, atts: undefined };
   } else {
-    const opened: OpenedDoc = await db.openDoc(p.docId, { rev: req.string('rev') ?? ifMatchRev(req) });
+    const opened: OpenedDoc = await db.openDoc(p.docId, { rev: requestRev(req) });
     if (opened.deleted) throw notFound('deleted');
     const parsed = parseIncomingDoc(JSON.parse(opened.json));
     source = { body: parsed.body, atts: copiedAttachments(opened.attachments) };

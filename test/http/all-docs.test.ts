@@ -81,6 +81,9 @@ test('endkey and end_key end the range, inclusive unless inclusive_end=false', a
   assert.equal(single.offset, 1);
   // inclusive_end=true is the default and may be given explicitly.
   assert.deepEqual(ids((await allDocs('ad_end', { endkey: '1', inclusive_end: true })).rows), ['0', '1']);
+  // `key` is startkey = endkey, as in a view: excluding the end leaves nothing.
+  assert.deepEqual(ids((await allDocs('ad_end', { key: '1' })).rows), ['1']);
+  assert.deepEqual(ids((await allDocs('ad_end', { key: '1', inclusive_end: false })).rows), []);
 });
 
 test('descending=true reverses the order and the meaning of the bounds', async () => {

@@ -935,6 +935,13 @@ test('COPY of an old source revision (?rev=), and COPY errors', async () => {
   const r = await c.copy(`/${db}/src?rev=${rev1}`, { headers: { Destination: 'from_old' } });
   assert.equal(r.status, 201);
   assert.equal((await c.get(`/${db}/from_old`)).body.v, 1);
+  // If-Match names the source revision too; with ?rev= the two must agree.
+  const byEtag = await c.copy(`/${db}/src`, { headers: { Destination: 'from_etag', 'If-Match': `"${rev1}"` } });
+  assert.equal(byEtag.status, 201);
+  assert.equal((await c.get(`/${db}/from_etag`)).body.v, 1);
+  assertError(await c.copy(`/${db}/src?rev=${rev1}`, { headers: { Destination: 'disagree', 'If-Match': `"${rev2}"` } }), 400, 'bad_request',
+    'Document rev and etag have different values');
+  assert.equal((await c.get(`/${db}/disagree`)).status, 404);
 
   assertError(await c.copy(`/${db}/src`), 400, 'bad_request');
   assertError(await c.copy(`/${db}/src`, { headers: { Destination: 'http://example.com/db/x' } }), 400, 'bad_request',

@@ -60,8 +60,13 @@ test('_bulk_docs: per-document forbidden rows; all_or_nothing writes nothing (41
 
   const aon = await c.post('/vdu-bulk/_bulk_docs', { all_or_nothing: true, docs: [{ _id: 'n1', title: 'x' }, { _id: 'n2' }] });
   assert.equal(aon.status, 417);
-  assert.deepEqual(aon.body, [{ id: 'n2', error: 'forbidden', reason: 'Documents need a title.' }]);
+  // Each refusal names the revision it was sent with: "0-" for a new document.
+  assert.deepEqual(aon.body, [{ id: 'n2', rev: '0-', error: 'forbidden', reason: 'Documents need a title.' }]);
   assert.equal((await c.get('/vdu-bulk/n1')).status, 404);
+  const ok1 = (await c.get('/vdu-bulk/ok1')).body;
+  const edit = await c.post('/vdu-bulk/_bulk_docs', { all_or_nothing: true, docs: [{ ...ok1, title: undefined }] });
+  assert.equal(edit.status, 417);
+  assert.deepEqual(edit.body, [{ id: 'ok1', rev: ok1._rev, error: 'forbidden', reason: 'Documents need a title.' }]);
 });
 
 test('replicated writes (new_edits=false) are validated against the nearest stored ancestor', async () => {
