@@ -57,16 +57,14 @@ export const bulkRoutes: Route[] = [
         const edited = await editDocs(req, svc, db, regular, { newEdits, allOrNothing, durable });
         edited.forEach((r, j) => { results[regularIndex[j]!] = r; });
 
-        if (allOrNothing && results.some((r) => r && !r.ok && r.error !== 'conflict')) {
-          // Each refusal names the revision the document was sent with ("0-" for none), as
-          // couch_db's aborted update does.
-          const refused = results.flatMap((r, i) => (r && !r.ok ? [{ id: r.id, rev: docs[i]!.rev ?? '0-', error: r.error, reason: r.reason }] : []));
-          return json(417, refused);
-        }
-        const out = results.filter((r): r is EditResult => r !== undefined)
-          .filter((r) => newEdits || !r.ok)
-          .map(resultJson);
-        return json(201, out);
+        // all_or_nothing wrote nothing if any document failed (a conflict only from a `_rev` of a
+        // document that does not exist: others merge).
+        // Refusals of an aborted or a replicated update name the revision each document was
+        // sent with ("0-" for none), as couch_db's {{Id, Rev}, Error} results do.
+        const refusals = () => results.flatMap((r, i) => (r && !r.ok ? [{ id: r.id, rev: docs[i]!.rev ?? '0-', error: r.error, reason: r.reason }] : []));
+        if (allOrNothing && results.some((r) => r && !r.ok)) return json(417, refusals());
+        if (!newEdits) return json(201, refusals());
+        return json(201, results.filter((r): r is EditResult => r !== undefined).map(resultJson));
       },
     },
   },

@@ -1072,7 +1072,8 @@ class Batch {
 
     const merged = revtree.merge(tree, path, doc.deleted);
     if (!merged.added) {
-      if (options.newEdits) throw conflict();
+      // The revision exists already: all_or_nothing merges it silently (CouchDB's merge_conflicts).
+      if (options.newEdits && !options.allOrNothing) throw conflict();
       return { id, ok: true, rev: newRev, changed: false };
     }
     const stemmed = revtree.stem(merged.tree, this.meta.revsLimit);

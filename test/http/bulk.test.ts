@@ -174,6 +174,27 @@ test('_bulk_docs all_or_nothing: true writes conflicting revisions instead of re
   assert.equal((await c.get('/bd_aon/1')).body.v, 'ok');
 });
 
+test('_bulk_docs all_or_nothing: a revision that exists already merges silently; a _rev of a missing document aborts all (417)', async () => {
+  await createDb('bd_aon_merge');
+  const first = await save('bd_aon_merge', [{ _id: 'x', a: 1 }]);
+  const seq = (await info('bd_aon_merge')).update_seq;
+  // "x" again as it is (the same new revision), "y" new, and "k" twice in the batch.
+  const r = await bulkDocs('bd_aon_merge', { all_or_nothing: true, docs: [{ _id: 'x', a: 1 }, { _id: 'y' }, { _id: 'k', a: 1 }, { _id: 'k', a: 1 }] });
+  assert.equal(r.status, 201, r.text);
+  assert.deepEqual(r.body.map((row: { ok?: boolean }) => row.ok), [true, true, true, true]);
+  assert.equal(r.body[0].rev, first['x']);
+  assert.equal(r.body[2].rev, r.body[3].rev);
+  assert.equal((await c.get('/bd_aon_merge/y')).status, 200);
+  assert.equal((await c.get('/bd_aon_merge/k')).body._rev, r.body[2].rev);
+  assert.equal((await info('bd_aon_merge')).update_seq, seq + 2);
+  assert.equal((await c.get('/bd_aon_merge/x?conflicts=true')).body._conflicts, undefined);
+
+  const missing = await bulkDocs('bd_aon_merge', { all_or_nothing: true, docs: [{ _id: 'z' }, { _id: 'nobody', _rev: `1-${'a'.repeat(32)}` }] });
+  assert.equal(missing.status, 417, missing.text);
+  assert.deepEqual(missing.body, [{ id: 'nobody', rev: `1-${'a'.repeat(32)}`, error: 'conflict', reason: 'Document update conflict.' }]);
+  assert.equal((await c.get('/bd_aon_merge/z')).status, 404);
+});
+
 test('_bulk_docs new_edits: false stores replicated revisions with their history and answers []', async () => {
   await createDb('bd_replicated');
   const h = (ch: string) => ch.repeat(32);

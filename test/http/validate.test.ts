@@ -79,7 +79,8 @@ test('replicated writes (new_edits=false) are validated against the nearest stor
     docs: [{ _id: 'r', _rev: next, _revisions: { start: 2, ids: ['f'.repeat(32), hash] }, title: 'R', owner: 'bob' }],
   });
   assert.equal(stolen.status, 201);
-  assert.deepEqual(stolen.body, [{ id: 'r', error: 'forbidden', reason: 'owner cannot change from ann' }]);
+  // A replicated write's refusal names the revision it was sent with.
+  assert.deepEqual(stolen.body, [{ id: 'r', rev: next, error: 'forbidden', reason: 'owner cannot change from ann' }]);
   const fine = await c.post('/vdu-repl/_bulk_docs', {
     new_edits: false,
     docs: [{ _id: 'r', _rev: next, _revisions: { start: 2, ids: ['f'.repeat(32), hash] }, title: 'R2', owner: 'ann' }],
@@ -88,7 +89,7 @@ test('replicated writes (new_edits=false) are validated against the nearest stor
   assert.equal((await c.get('/vdu-repl/r')).body._rev, next);
   // A replicated new document with no known ancestor sees oldDoc null.
   const fresh = await c.post('/vdu-repl/_bulk_docs', { new_edits: false, docs: [{ _id: 'q', _rev: '1-abc', owner: 'x' }] });
-  assert.deepEqual(fresh.body, [{ id: 'q', error: 'forbidden', reason: 'Documents need a title.' }]);
+  assert.deepEqual(fresh.body, [{ id: 'q', rev: '1-abc', error: 'forbidden', reason: 'Documents need a title.' }]);
 });
 
 test('attachment PUT and DELETE, and COPY, are validated', async () => {
