@@ -1,5 +1,6 @@
 import { open, type RootDatabase } from 'lmdb';
-import { mkdir, readdir, rm, stat, rename, open as openFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, rename, writeFile, open as openFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { CouchError, databaseClosed, serverStopping } from '../errors.js';
@@ -24,6 +25,8 @@ export class LmdbBackend implements StorageBackend {
     if (!(await isDir(path))) {
       if (!options.create) return undefined;
       await mkdir(path, { recursive: true });
+      // A long name is cut in the directory's name: the whole one is kept inside.
+      if (isCutStoreName(path)) await writeFile(join(path, CUT_NAME_FILE), name);
     }
     return LmdbStore.open(path);
   }
@@ -52,7 +55,12 @@ export class LmdbBackend implements StorageBackend {
     await mkdir(this.dir, { recursive: true });
     const names: string[] = [];
     for (const entry of await readdir(this.dir, { withFileTypes: true })) {
-      if (entry.isDirectory() && entry.name.endsWith(STORE_SUFFIX)) names.push(decodeStoreName(entry.name));
+      if (!entry.isDirectory() || !entry.name.endsWith(STORE_SUFFIX)) continue;
+      if (!isCutStoreName(entry.name)) names.push(decodeStoreName(entry.name));
+      else {
+        const full = await readFile(join(this.dir, entry.name, CUT_NAME_FILE), 'utf8').catch(() => undefined);
+        if (full !== undefined) names.push(full);
+      }
     }
     return names.sort();
   }
@@ -62,9 +70,27 @@ export class LmdbBackend implements StorageBackend {
 
 const STORE_SUFFIX = '.settee';
 
-/** Store names may hold `/` and other characters unsafe in file names: encode them reversibly. */
+/**
+ * A directory name's longest encoded store name: with the suffix and the mark a deletion
+ * renames it to, the name stays well under the 255 bytes file systems allow.
+ */
+const MAX_ENCODED_NAME = 180;
+/** Where a store whose name was cut (`<prefix>~<sha1>.settee`) keeps its whole name. */
+const CUT_NAME_FILE = 'store-name';
+
+/**
+ * Store names may hold `/` and other characters unsafe in file names: encode them reversibly.
+ * An encoded name too long for a file name is cut and made unique by the name's SHA-1 (`~` is
+ * never in an encoded name).
+ */
 export function encodeStoreName(name: string): string {
-  return name.replace(/[^a-z0-9_$()+-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`) + STORE_SUFFIX;
+  const encoded = name.replace(/[^a-z0-9_$()+-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  if (encoded.length <= MAX_ENCODED_NAME) return encoded + STORE_SUFFIX;
+  return `${encoded.slice(0, 120)}~${createHash('sha1').update(name).digest('hex')}${STORE_SUFFIX}`;
+}
+
+function isCutStoreName(path: string): boolean {
+  return path.includes('~');
 }
 
 export function decodeStoreName(file: string): string {

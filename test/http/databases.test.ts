@@ -244,6 +244,22 @@ test('DELETE of a database with a %2F in its name', async () => {
   assert.ok(!(await allDbs()).includes('dbs-del/nested'));
 });
 
+test('databases with the longest names, and names of many slashes, are created, listed, used and deleted', async () => {
+  const longest = `l${'x'.repeat(237)}`;
+  const slashes = `s${'/b'.repeat(110)}`;
+  for (const name of [longest, `${longest.slice(0, 230)}y`, slashes]) {
+    const path = `/${encodeURIComponent(name)}`;
+    assert.equal((await c.put(path)).status, 201, name);
+    assert.equal((await c.put(`${path}/doc`, { v: 1 })).status, 201, name);
+    assert.equal((await c.get(path)).body.db_name, name);
+    assert.ok((await allDbs()).includes(name), name);
+    const deleted = await c.del(path);
+    assert.equal(deleted.status, 200, deleted.text);
+    assert.equal((await c.get(path)).status, 404);
+    assert.ok(!(await allDbs()).includes(name), name);
+  }
+});
+
 // --------------------------------------------------------------------- information object
 
 test('GET /{db} has every field of the information object with the right types', async () => {
