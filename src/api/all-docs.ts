@@ -13,7 +13,7 @@ import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
-import { bodyKeys, dbStateEtag, etagMatches, openDb, readObject, rowsEnvelope, viewJsonParam, viewPositiveInt, KEYS_NOT_ARRAY } from './common.js';
+import { bodyKeys, dbStateEtag, etagMatches, openDb, readObject, refuseReduceParams, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 
 type Listing = (req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined) => Promise<Reply>;
@@ -94,6 +94,8 @@ function parseQuery(req: Request, bodyKeys: unknown[] | undefined): AllDocsQuery
   if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError(KEYS_NOT_ARRAY);
   const limit = viewPositiveInt(req, 'limit');
   const skip = viewPositiveInt(req, 'skip') ?? 0;
+  viewStaleParam(req);
+  refuseReduceParams(req);
   let startkey = viewJsonParam(req, req.has('startkey') ? 'startkey' : 'start_key');
   let endkey = viewJsonParam(req, req.has('endkey') ? 'endkey' : 'end_key');
   if (keyParam !== undefined) {

@@ -76,7 +76,8 @@ function parseQuery(req: Request, db: Database, svc: Services, body: JsonObject 
   const sinceParam = lastEventId ?? req.string('since') ?? '0';
   let since: number;
   if (sinceParam === 'now') since = db.updateSeq;
-  else if (/^\d+$/.test(sinceParam)) since = Number(sinceParam);
+  // A negative sequence is before the first: everything (couch_httpd_db takes any integer).
+  else if (/^-?\d+$/.test(sinceParam)) since = Math.max(0, Number(sinceParam));
   else {
     // CouchDB 2 style opaque sequences start with the number.
     const m = /^(\d+)-/.exec(sinceParam);
@@ -107,7 +108,7 @@ function parseQuery(req: Request, db: Database, svc: Services, body: JsonObject 
   if (filterName === '_doc_ids') {
     const ids = body?.['doc_ids'] ?? req.json('doc_ids');
     if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
-      throw badRequest('filter=_doc_ids requires doc_ids: an array of document ids');
+      throw badRequest('`doc_ids` filter parameter is not a list.');
     }
     docIds = [...new Set(ids as string[])];
     const set = new Set(docIds);
@@ -372,15 +373,24 @@ async function* normalFeed(db: Database, q: ChangesQuery): AsyncIterable<string>
   yield `${buffered}\n],\n"last_seq":${out.end}}\n`;
 }
 
+/**
+ * As CouchDB's: the opening `{"results":[` goes out once the first look found nothing (so a
+ * failure there is still an error status), heartbeat newlines follow it while the feed waits.
+ */
 async function* longpollFeed(db: Database, q: ChangesQuery, life: FeedLife): AsyncIterable<string> {
   const deadline = Date.now() + q.timeout;
   let since = q.since;
+  let opened = false;
   for (;;) {
     const out = { end: since };
     const rows: string[] = [];
     for await (const chunk of rowsSince(db, q, since, q.limit, out)) rows.push(...(await renderRows(db, q, chunk)));
     let ended = rows.length > 0 || life.stop.aborted || Date.now() >= deadline;
     since = out.end;
+    if (!ended && !opened) {
+      opened = true;
+      yield '{"results":[\n';
+    }
     // Wait for a change, sending heartbeat newlines meanwhile.
     while (!ended) {
       const wait = Math.min(deadline - Date.now(), q.heartbeat > 0 ? q.heartbeat : Infinity);
@@ -391,7 +401,7 @@ async function* longpollFeed(db: Database, q: ChangesQuery, life: FeedLife): Asy
     }
     if (life.client.aborted) return;
     if (ended) {
-      yield `{"results":[\n${rows.join(',\n')}\n],\n"last_seq":${since}}\n`;
+      yield `${opened ? '' : '{"results":[\n'}${rows.join(',\n')}\n],\n"last_seq":${since}}\n`;
       return;
     }
   }

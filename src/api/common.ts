@@ -36,6 +36,23 @@ export function viewJsonParam(req: Request, name: string): unknown {
 export const KEYS_NOT_ARRAY = '`keys` must be an array of strings.';
 
 /** A non-negative integer parameter of a view or `_all_docs`, with couch_mrview's messages for bad ones. */
+/** `stale`: `ok`, `update_after` or absent (couch_mrview_http's reason otherwise). */
+export function viewStaleParam(req: Request): 'ok' | 'update_after' | undefined {
+  const stale = req.string('stale');
+  if (stale !== undefined && stale !== 'ok' && stale !== 'update_after') throw queryParseError('Invalid value for `stale`.');
+  return stale;
+}
+
+/**
+ * What a listing without a reduce (`_all_docs`, as a map view) refuses: reduce=true and
+ * grouping, with couch_mrview_util:validate_args's reasons.
+ */
+export function refuseReduceParams(req: Request): void {
+  if (req.has('reduce') && req.bool('reduce')) throw queryParseError('Reduce is invalid for map-only views.');
+  const groupLevel = viewPositiveInt(req, 'group_level');
+  if (req.bool('group') || groupLevel !== undefined) throw queryParseError('Invalid use of grouping on a map view.');
+}
+
 export function viewPositiveInt(req: Request, name: string): number | undefined {
   const value = req.string(name);
   if (value === undefined) return undefined;

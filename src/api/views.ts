@@ -10,7 +10,7 @@ import { stream, json, raw, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { bodyKeys, etagMatches, openDb, readObject, quote, rowsEnvelope, viewJsonParam, viewPositiveInt, KEYS_NOT_ARRAY } from './common.js';
+import { bodyKeys, etagMatches, openDb, readObject, quote, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 import type { OpenedView } from '../views/service.js';
 import type { CommittedIndex, DesignDoc } from '../views/view-index.js';
@@ -131,10 +131,7 @@ function parseParams(req: Request, bodyKeys: unknown[] | undefined, hasReduce: b
   const groupLevelParam = viewPositiveInt(req, 'group_level');
   const group = req.bool('group');
   const reduce = req.bool('reduce', hasReduce);
-  const stale = req.string('stale');
-  if (stale !== undefined && stale !== 'ok' && stale !== 'update_after') {
-    throw queryParseError('Invalid value for `stale`.');
-  }
+  const stale = viewStaleParam(req);
   const params: ViewParams = {
     startKey: either('startkey', 'start_key'),
     endKey: either('endkey', 'end_key'),

@@ -393,6 +393,27 @@ test('bad parameters are 400 query_parse_error; keys that are not JSON are 400 b
   }
 });
 
+test('reduce, grouping and stale are checked as for a map view (couch_mrview_util:validate_args)', async () => {
+  await fourDocs('ad_map_only');
+  const reasons: Record<string, string> = {
+    'stale=bad': 'Invalid value for `stale`.',
+    'reduce=true': 'Reduce is invalid for map-only views.',
+    'group=true': 'Invalid use of grouping on a map view.',
+    'group_level=1': 'Invalid use of grouping on a map view.',
+    'reduce=maybe': 'Invalid boolean parameter: "maybe"',
+  };
+  for (const [query, reason] of Object.entries(reasons)) {
+    const r = await c.get(`/ad_map_only/_all_docs?${query}`);
+    assert.equal(r.status, 400, query);
+    assert.deepEqual(r.body, { error: 'query_parse_error', reason }, query);
+  }
+  for (const query of ['stale=ok', 'stale=update_after', 'reduce=false', 'group=false']) {
+    const r = await c.get(`/ad_map_only/_all_docs?${query}`);
+    assert.equal(r.status, 200, query);
+    assert.equal(r.body.rows.length, 4, query);
+  }
+});
+
 test('a POST needs a JSON Content-Type (415 otherwise)', async () => {
   await fourDocs('ad_ctype');
   const form = await c.post('/ad_ctype/_all_docs', undefined, { raw: '{"keys":["a"]}', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });

@@ -278,12 +278,21 @@ test('normal: filter=_doc_ids with many ids behaves the same', async () => {
 
 test('normal: filter=_doc_ids without a list of ids is a 400', async () => {
   const db = await mkdb('docidsbad');
+  const notAList = { error: 'bad_request', reason: '`doc_ids` filter parameter is not a list.' };
   let r = await c.get(`/${db}/_changes?filter=_doc_ids`);
   assert.equal(r.status, 400);
-  assert.equal(r.body.error, 'bad_request');
+  assert.deepEqual(r.body, notAList);
   r = await c.post(`/${db}/_changes?filter=_doc_ids`, { doc_ids: 'abc' });
   assert.equal(r.status, 400);
-  assert.equal(r.body.error, 'bad_request');
+  assert.deepEqual(r.body, notAList);
+});
+
+test('normal: a negative since is before the first change', async () => {
+  const db = await mkdb('negsince');
+  await save(db, 'a');
+  const r = await c.get(`/${db}/_changes?since=-1`);
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body.results.map((x: { id: string }) => x.id), ['a']);
 });
 
 test('normal: POST without a filter lists all changes', async () => {
@@ -368,7 +377,7 @@ test('longpoll: waits for a write and returns it', async () => {
   assert.equal(st.status, 200);
   await roundTrip();
   assert.equal(st.ended, false, 'longpoll must wait while nothing changed');
-  assert.equal(st.text.trim(), '');
+  assert.equal(st.text, '{"results":[\n');
   const rev = await save(db, 'barz');
   const text = await st.waitForEnd();
   assert.deepEqual(JSON.parse(text), { results: [{ seq: 2, id: 'barz', changes: [{ rev }] }], last_seq: 2 });
@@ -409,14 +418,17 @@ test('longpoll: with a filter, waits for a matching change', async () => {
   assert.deepEqual(body, { results: [{ seq: 3, id: 'bingo', changes: [{ rev }] }], last_seq: 3 });
 });
 
-test('longpoll: heartbeat sends newlines while waiting; the body still parses', async () => {
+test('longpoll: the opening goes out at once, heartbeat newlines follow it; the body still parses', async () => {
   const db = await mkdb('lp-hb');
   const st = await live(`/${db}/_changes?feed=longpoll&heartbeat=100`);
-  await st.waitFor((t) => t.includes('\n'), 5000, 'a heartbeat newline');
+  // As couch_changes: `{"results":[` first, then a newline per heartbeat.
+  const waiting = await st.waitFor((t) => t.startsWith('{"results":[\n\n'), 5000, 'the opening and a heartbeat newline');
+  assert.match(waiting, /^\{"results":\[\n\n+$/);
   assert.equal(st.ended, false);
   const rev = await save(db, 'a');
-  const body = JSON.parse(await st.waitForEnd());
-  assert.deepEqual(body, { results: [{ seq: 1, id: 'a', changes: [{ rev }] }], last_seq: 1 });
+  const text = await st.waitForEnd();
+  assert.match(text, /^\{"results":\[\n\n+\{"seq":1,/);
+  assert.deepEqual(JSON.parse(text), { results: [{ seq: 1, id: 'a', changes: [{ rev }] }], last_seq: 1 });
 });
 
 // ------------------------------------------------------------------ feed=continuous
