@@ -101,9 +101,13 @@ export async function openDb(services: Services, name: string, req: Request): Pr
 
 /** Absolute URL of a path on this server, as CouchDB puts in Location headers. */
 export function absoluteUrl(req: Request, path: string, services?: Services): string {
-  const forwardedHeader = services?.config.layered(HTTPD_SECTIONS).get('x_forwarded_host') ?? 'X-Forwarded-Host';
-  const host = req.header(forwardedHeader) ?? req.header('host') ?? 'localhost';
-  return `${req.secure ? 'https' : 'http'}://${host}${path}`;
+  const httpd = services?.config.layered(HTTPD_SECTIONS);
+  const host = req.header(httpd?.get('x_forwarded_host') ?? 'X-Forwarded-Host') ?? req.header('host') ?? 'localhost';
+  // As couch_httpd:absolute_uri: a proxy in front says the client's scheme (https or http only).
+  const https = req.header(httpd?.get('x_forwarded_ssl') ?? 'X-Forwarded-Ssl') === 'on'
+    || req.header(httpd?.get('x_forwarded_proto') ?? 'X-Forwarded-Proto') === 'https'
+    || req.secure;
+  return `${https ? 'https' : 'http'}://${host}${path}`;
 }
 
 /** Encodes a document id for a URL, keeping the `/` after `_design` and `_local` readable. */

@@ -3,7 +3,7 @@
  * _db_updates, favicon; and CouchDB 2's `_up` and `_dbs_info`.
  */
 import { CouchError, badRequest, forbidden, queryParseError } from '../errors.js';
-import { HTTPD_SECTIONS, ROOT_FIELD, SERVER_VERSION, VENDOR_NAME, WELCOME } from '../couchdb-names.js';
+import { HTTPD_SECTIONS, MAIN_CONFIG_SECTION, ROOT_FIELD, SERVER_VERSION, VENDOR_NAME, WELCOME } from '../couchdb-names.js';
 import { json, raw, stream } from './reply.js';
 import type { Route } from './route.js';
 import type { Request } from './request.js';
@@ -23,11 +23,12 @@ export const serverRoutes: Route[] = [
   {
     shape: 'root',
     methods: {
+      // As couch_httpd_misc_handlers: the uuid and the [vendor] section as configured now.
       GET: async (_req, _p, svc) => json(200, {
         [ROOT_FIELD]: WELCOME,
-        uuid: svc.serverUuid,
+        uuid: svc.config.get(MAIN_CONFIG_SECTION, 'uuid') || svc.serverUuid,
         version: SERVER_VERSION,
-        vendor: { name: VENDOR_NAME, version: PACKAGE_VERSION },
+        vendor: { name: VENDOR_NAME, version: PACKAGE_VERSION, ...svc.config.section('vendor') },
       }),
     },
   },

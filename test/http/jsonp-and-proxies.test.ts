@@ -56,3 +56,19 @@ test('Location follows X-Forwarded-Host behind a reverse proxy', async () => {
   const direct = await c.put('/jp/direct', { x: 1 });
   assert.equal(direct.headers.location, `http://127.0.0.1:${server.port}/jp/direct`);
 });
+
+test('Location follows X-Forwarded-Proto: https and X-Forwarded-Ssl: on, or the headers [httpd] names', async () => {
+  const host = { 'X-Forwarded-Host': 'couch.example.org' };
+  const put = async (id: string, headers: Record<string, string>) => (await c.put(`/jp/${id}`, { x: 1 }, { headers: { ...host, ...headers } })).headers.location;
+  assert.equal(await put('proto', { 'X-Forwarded-Proto': 'https' }), 'https://couch.example.org/jp/proto');
+  assert.equal(await put('ssl', { 'X-Forwarded-Ssl': 'on' }), 'https://couch.example.org/jp/ssl');
+  // Only https changes the scheme.
+  assert.equal(await put('other', { 'X-Forwarded-Proto': 'gopher', 'X-Forwarded-Ssl': 'off' }), 'http://couch.example.org/jp/other');
+  await c.put('/_config/httpd/x_forwarded_proto', 'X-Scheme', { headers: { 'X-Couch-Persist': 'false' } });
+  try {
+    assert.equal(await put('named', { 'X-Scheme': 'https' }), 'https://couch.example.org/jp/named');
+    assert.equal(await put('unnamed', { 'X-Forwarded-Proto': 'https' }), 'http://couch.example.org/jp/unnamed');
+  } finally {
+    await c.del('/_config/httpd/x_forwarded_proto', { headers: { 'X-Couch-Persist': 'false' } });
+  }
+});

@@ -71,6 +71,24 @@ test('GET / uuid is the same on every request', async () => {
   assert.equal(a.body.uuid, b.body.uuid);
 });
 
+test('GET / reports the configured uuid and [vendor] section as they are now', async () => {
+  const before = (await c.get('/')).body;
+  const nonPersistent = { headers: { 'X-Couch-Persist': 'false' } };
+  await c.put('/_config/vendor/name', 'Example Corp', nonPersistent);
+  await c.put('/_config/vendor/url', 'http://example.org', nonPersistent);
+  await c.put('/_config/couchdb/uuid', 'abc123', nonPersistent);
+  try {
+    const now = (await c.get('/')).body;
+    assert.equal(now.uuid, 'abc123');
+    assert.deepEqual(now.vendor, { name: 'Example Corp', version: before.vendor.version, url: 'http://example.org' });
+  } finally {
+    await c.put('/_config/couchdb/uuid', before.uuid, nonPersistent);
+    await c.del('/_config/vendor/name', nonPersistent);
+    await c.del('/_config/vendor/url', nonPersistent);
+  }
+  assert.deepEqual((await c.get('/')).body, before);
+});
+
 test('GET / uuid survives a restart on the same data directory, and differs for another one', async () => {
   const before = (await c.get('/')).body.uuid as string;
   await server.restart();
