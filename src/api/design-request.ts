@@ -1,5 +1,5 @@
 /** What the endpoints of design-document functions share: CouchDB's `req` object from an HTTP request, the document a function gets, its reply. */
-import { CouchError } from '../errors.js';
+import { CouchError, notFound } from '../errors.js';
 import type { Database } from '../core/database.js';
 import { isLocalId } from '../core/names.js';
 import type { ShapedResponse } from '../design/response.js';
@@ -8,13 +8,26 @@ import { requestObject } from '../design/request-object.js';
 import { decodeSegment, type Request } from './request.js';
 import type { Services } from './services.js';
 import { openDb, requestLimit } from './common.js';
-import type { RouteParams } from './route.js';
+import { OTHER_DESIGN_HANDLER, type Route, type RouteParams } from './route.js';
 
 const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
 function segments(path: string): string[] {
   return path.split('/').slice(1).filter((s, i, all) => s !== '' || i < all.length - 1).map((s) => decodeSegment(s));
 }
+
+/**
+ * Any other `_name` under a design document: as couch_httpd_db:handle_design_req, the design
+ * document is opened first (a 404 as for it), then there is no handler for the name.
+ */
+export const otherDesignHandlerRoutes: Route[] = [{
+  shape: 'designHandler',
+  name: OTHER_DESIGN_HANDLER,
+  methods: Object.fromEntries(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'COPY'].map((method) => [method, async (req: Request, p: RouteParams, svc: Services) => {
+    const ddoc = await (await openDb(svc, p.db, req)).openDoc(p.docId);
+    throw notFound(ddoc.deleted ? 'deleted' : `missing handler: ${p.rest[0]}`);
+  }])),
+}];
 
 /** The `req` of a function run for `req`, as JSON text; `id` is the document it is about (shows, updates). */
 export async function requestJson(req: Request, svc: Services, db: Database, id: string | null): Promise<string> {

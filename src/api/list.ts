@@ -129,8 +129,9 @@ async function list(req: Request, p: RouteParams, svc: Services, bodyKeys: unkno
     }
   })();
   // The ETag is ours whatever the function set: its own could not be checked without running it.
-  for (const name of Object.keys(headers)) if (name.toLowerCase() === 'etag') delete headers[name];
-  return stream(status, body, { ...headers, ETag: etag }, contentType);
+  // `Vary: Accept` too, as a show's (couch_mrview_show:apply_etag).
+  for (const name of Object.keys(headers)) if (['etag', 'vary'].includes(name.toLowerCase())) delete headers[name];
+  return stream(status, body, { ...headers, ETag: etag, Vary: 'Accept' }, contentType);
 }
 
 /**

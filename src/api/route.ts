@@ -29,6 +29,12 @@ export interface RouteParams {
 export type Handler = (req: Request, params: RouteParams, services: Services) => Promise<Reply>;
 
 /**
+ * The design handler name of the route that answers any `_name` under a design document that
+ * no other route has; its `rest` starts with that name.
+ */
+export const OTHER_DESIGN_HANDLER = '_*';
+
+/**
  * Who may call an endpoint; the http layer checks it after routing, before the handler runs
  * (src/api/authorize.ts):
  *

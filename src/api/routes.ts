@@ -23,6 +23,7 @@ import { statsRoutes } from './stats.js';
 import { oauthRoutes } from './oauth.js';
 import { utilsRoutes } from './utils.js';
 import { findRoutes } from './find.js';
+import { otherDesignHandlerRoutes } from './design-request.js';
 
 export const routes: Route[] = [
   ...serverRoutes,
@@ -48,4 +49,5 @@ export const routes: Route[] = [
   ...oauthRoutes,
   ...utilsRoutes,
   ...findRoutes,
+  ...otherDesignHandlerRoutes,
 ];

@@ -46,8 +46,9 @@ const login: Handler = async (req, _p, svc) => {
     // CouchDB's does.
     const failed = { 'Set-Cookie': svc.auth.clearedCookie() };
     const location = redirectTarget(req, req.string('fail'), svc);
-    if (!location) throw new CouchError(401, 'unauthorized', 'Name or password is incorrect.', failed);
-    return json(302, { error: 'unauthorized', reason: 'Name or password is incorrect.' }, { ...failed, Location: location });
+    // A plain answer, not an error: no challenge and no redirect to the login page.
+    const refused = { error: 'unauthorized', reason: 'Name or password is incorrect.' };
+    return location ? json(302, refused, { ...failed, Location: location }) : json(401, refused, failed);
   }
   const headers: HeaderMap = { 'Set-Cookie': svc.auth.sessionCookie(creds, req.secure) };
   const location = redirectTarget(req, req.string('next') ?? given.next, svc);

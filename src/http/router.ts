@@ -1,7 +1,7 @@
 import { CouchError, badRequest, methodNotAllowed, notFound } from '../errors.js';
 import { decodeSegment as decodeRawSegment } from '../api/request.js';
 import { redirectToPlainDesignPath } from '../api/documents.js';
-import { accessOf, type Access, type Handler, type Route, type RouteParams, type RouteShape } from '../api/route.js';
+import { accessOf, OTHER_DESIGN_HANDLER, type Access, type Handler, type Route, type RouteParams, type RouteShape } from '../api/route.js';
 import { illegalDbNameReason, isSystemDbName } from '../core/names.js';
 
 interface Endpoint {
@@ -125,7 +125,12 @@ export class Router {
             table = this.designHandlers.get(name);
             shape = 'designHandler';
             params.rest = segs.slice(next + 1).map(decodeSegment);
-            if (!table) throw notFound();
+            if (!table) {
+              table = this.designHandlers.get(OTHER_DESIGN_HANDLER);
+              params.rest.unshift(name);
+              name = OTHER_DESIGN_HANDLER;
+              if (!table) throw notFound();
+            }
           } else if (prefix === '_design') {
             table = this.attachment;
             shape = 'attachment';

@@ -166,6 +166,8 @@ test('list answers carry ETags: 304 on a match; Accept, keys and new rows change
   assert.equal(r.status, 200);
   const etag = r.headers['etag'] as string;
   assert.ok(etag);
+  // The answer depends on Accept, as a show's.
+  assert.equal(r.headers['vary'], 'Accept');
   const again = await c.get('/lst/_design/l/_list/json/by_n?limit=2', { headers: { 'If-None-Match': etag } });
   assert.equal(again.status, 304);
   assert.equal(again.text, '');

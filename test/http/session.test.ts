@@ -85,6 +85,13 @@ test('wrong credentials at login are 401 and clear the session cookie (CouchDB 1
     assert.deepEqual(r.body, { error: 'unauthorized', reason: 'Name or password is incorrect.' });
     assert.equal(sessionCookie(r.headers['set-cookie']), 'AuthSession=', JSON.stringify(r.headers['set-cookie']));
   }
+  // A plain answer, whatever the client accepts or asks: no challenge, no redirect to a login page.
+  for (const headers of [{ Accept: 'text/html' }, { 'X-CouchDB-WWW-Authenticate': 'Cookie' }] as Record<string, string>[]) {
+    const r = await c.post('/_session', { name: 'bob', password: 'nope' }, { headers });
+    assert.equal(r.status, 401, JSON.stringify(headers));
+    assert.equal(r.headers['www-authenticate'], undefined);
+    assert.equal(r.headers['location'], undefined);
+  }
 });
 
 test('a failed login with ?fail= redirects there (302), clearing the session cookie', async () => {

@@ -167,3 +167,16 @@ test('log() writes to the server log', async () => {
   assert.match(log.text, /show-log-marker 7731/);
   assert.match(log.text, /\{"an":"object"\}/);
 });
+
+test('an unknown _name under a design document: 404 missing handler once the document is found', async () => {
+  for (const method of ['GET', 'POST', 'PUT', 'DELETE']) {
+    const r = await c.request(method, '/shw/_design/s/_nothing/x');
+    assert.equal(r.status, 404, method);
+    assert.deepEqual(r.body, { error: 'not_found', reason: 'missing handler: _nothing' }, method);
+  }
+  // No design document: the document's own 404.
+  const none = await c.get('/shw/_design/none/_nothing');
+  assert.deepEqual(none.body, { error: 'not_found', reason: 'missing' });
+  const nodb = await c.get('/shw-no-db/_design/s/_nothing');
+  assert.deepEqual(nodb.body, { error: 'not_found', reason: 'no_db_file' });
+});
