@@ -150,7 +150,7 @@ async function putAttachment(req: Request, p: RouteParams, svc: Services): Promi
   const contentType = req.header('content-type') ?? 'application/octet-stream';
   const encodingHeader = req.header('content-encoding')?.trim().toLowerCase();
   if (encodingHeader && encodingHeader !== 'identity' && encodingHeader !== 'gzip') {
-    throw new CouchError(415, 'bad_content_type', `Unsupported Content-Encoding: ${encodingHeader}`);
+    throw new CouchError(415, 'bad_content_type', 'Only gzip and identity content-encodings are supported');
   }
 
   // The edit it extends: the named revision, or none (a new document).
@@ -227,6 +227,12 @@ function editOf(id: string, rev: string | undefined, base: OpenedDoc | undefined
 }
 
 async function commit(req: Request, p: RouteParams, svc: Services, db: Database, doc: IncomingDoc, status: number, location: string | undefined): Promise<Reply> {
+  if (req.string('batch') === 'ok') {
+    // As a document's batch=ok: 202 whatever becomes of the edit, written without waiting for
+    // the disk. It is made before the answer (its upload is held only until then).
+    await editDocs(req, svc, db, [doc], { newEdits: true, allOrNothing: false, durable: false }).catch(() => undefined);
+    return json(202, { ok: true, id: doc.id });
+  }
   const [result] = await editDocs(req, svc, db, [doc], { newEdits: true, allOrNothing: false, durable: durableWrite(req, svc) });
   if (!result!.ok) raiseResult(result!);
   const headers: HeaderMap = { ETag: quote(result!.rev) };

@@ -163,6 +163,8 @@ async function putDocument(req: Request, p: RouteParams, svc: Services): Promise
   // max_document_size bounds the body however it is sent: chunked bodies have no Content-Length.
   const body = await req.jsonBody(Math.min(requestLimit(svc), maxDocumentSize(svc)));
   const doc = parseIncomingDoc(body); // a non-object is "Document must be a JSON object", as CouchDB
+  // The URL's id wins, but the body's must be a valid one too (couch_doc:transfer_fields).
+  if (doc.id !== undefined) validateDocId(doc.id);
   doc.id = p.docId;
   resolveRev(req, doc);
   return writeOne(req, p, svc, db, doc, doc.deleted ? 200 : 201, true);

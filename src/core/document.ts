@@ -65,15 +65,18 @@ export function parseIncomingDoc(value: unknown): IncomingDoc {
         if (typeof v !== 'string' || !parseRev(v)) throw badRequest('Invalid rev format');
         doc.rev = v;
         break;
+      // couch_doc:transfer_fields takes `_deleted` only as a boolean, `_attachments` only as an
+      // object: anything else is a bad special member.
       case '_deleted':
-        doc.deleted = v === true;
+        if (typeof v !== 'boolean') throw docValidation('Bad special document member: _deleted');
+        doc.deleted = v;
         break;
       case '_revisions':
         doc.revisions = parseRevisions(v);
         break;
       case '_attachments':
-        if (v !== null && (typeof v !== 'object' || Array.isArray(v))) throw badRequest('_attachments must be an object');
-        doc.attachments = (v ?? undefined) as JsonObject | undefined;
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) throw docValidation('Bad special document member: _attachments');
+        doc.attachments = v as JsonObject;
         break;
       default:
         if (!IGNORED_SPECIALS.has(key)) throw docValidation(`Bad special document member: ${key}`);

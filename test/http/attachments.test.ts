@@ -747,6 +747,19 @@ test('inline Base64 attachments in PUT, POST /db and _bulk_docs', async () => {
   assert.equal((await getDoc(db, 'bulk2'))._attachments['two.bin'].digest, digestOf(bytes));
 });
 
+test('batch=ok on attachment PUT and DELETE answers 202 {ok, id}, and the edit is made', async () => {
+  const db = await freshDb('batch');
+  const put = await c.request('PUT', `/${db}/bt/a.txt?batch=ok`, { raw: 'x', headers: { 'Content-Type': 'text/plain' } });
+  assert.equal(put.status, 202, put.text);
+  assert.deepEqual(put.body, { ok: true, id: 'bt' });
+  const doc = (await c.get(`/${db}/bt`)).body;
+  assert.equal(doc._attachments['a.txt'].length, 1);
+  const del = await c.del(`/${db}/bt/a.txt?batch=ok&rev=${doc._rev}`);
+  assert.equal(del.status, 202, del.text);
+  assert.deepEqual(del.body, { ok: true, id: 'bt' });
+  assert.equal((await c.get(`/${db}/bt`)).body._attachments, undefined);
+});
+
 test('stubs keep attachments across revisions with their revpos; omitting _attachments drops them', async () => {
   const db = await freshDb('stubs');
   const rev1 = await createDoc(db, 'doc', { v: 1, _attachments: { 'a.txt': { content_type: 'text/plain', data: TEXT_B64 } } });

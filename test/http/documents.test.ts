@@ -414,6 +414,11 @@ test('unknown special fields are doc_validation, 500 as in CouchDB 1.6 (PUT and 
     ['zebrafish', { _zoom: 'hello' }, '_zoom'],
     ['mudfish', { zane: 'goldfish', _fan: 'something' }, '_fan'],
     ['tastyfish', { _bing: { 'wha?': 'soda can' } }, '_bing'],
+    // Known members of the wrong type are bad members too (couch_doc:transfer_fields).
+    ['yesfish', { _deleted: 'yes' }, '_deleted'],
+    ['nullfish', { _deleted: null }, '_deleted'],
+    ['fivefish', { _attachments: 5 }, '_attachments'],
+    ['listfish', { _attachments: [] }, '_attachments'],
   ];
   for (const [id, body, field] of bad) {
     assertError(await c.put(`/${db}/${id}`, body), 500, 'doc_validation', `Bad special document member: ${field}`);
@@ -427,6 +432,16 @@ test('unknown special fields are doc_validation, 500 as in CouchDB 1.6 (PUT and 
   });
   assert.equal(meta.status, 201);
   assert.deepEqual((await c.get(`/${db}/withmeta`)).body, { _id: 'withmeta', _rev: meta.body.rev, v: 1 });
+});
+
+test('PUT: the URL names the document, but an _id in the body must be a valid id too', async () => {
+  const db = await freshDb('bodyid');
+  assertError(await c.put(`/${db}/idn`, { _id: '_bad' }), 400, 'bad_request', 'Only reserved document ids may start with underscore.');
+  assertError(await c.put(`/${db}/idn`, { _id: '' }), 400, 'bad_request');
+  assert.equal((await c.get(`/${db}/idn`)).status, 404);
+  const other = await c.put(`/${db}/idn`, { _id: 'another', v: 1 });
+  assert.equal(other.status, 201);
+  assert.equal(other.body.id, 'idn');
 });
 
 test('long document ids (3000+ characters) round-trip and stay distinct', async () => {
