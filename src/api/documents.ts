@@ -309,13 +309,9 @@ function copiedAttachments(stubsJson: string | undefined): Map<string, Attachmen
 function parseDestination(header: string): { id: string; rev: string | undefined } {
   if (/^https?:\/\//.test(header)) throw badRequest('Destination URL must be relative.');
   const q = header.indexOf('?');
-  const rawId = q === -1 ? header : header.slice(0, q);
-  let id: string;
-  try {
-    id = decodeURIComponent(rawId);
-  } catch {
-    throw badRequest('Invalid Destination header');
-  }
+  // The id as written, not percent-decoded (couch_httpd_db:parse_copy_destination_header); the
+  // header's bytes are its UTF-8.
+  const id = Buffer.from(q === -1 ? header : header.slice(0, q), 'latin1').toString('utf8');
   let rev: string | undefined;
   if (q !== -1) {
     rev = new URLSearchParams(header.slice(q + 1)).get('rev') ?? undefined;

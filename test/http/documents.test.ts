@@ -928,6 +928,20 @@ test('COPY to a new id: 201 {ok,id,rev} with ETag, same body', async () => {
     { _id: 'doc_that_was_copied', _rev: r.body.rev, v: 1, nested: { a: [1] } });
 });
 
+test('COPY takes the Destination id as written: not percent-decoded, its bytes UTF-8', async () => {
+  const db = await freshDb('copyname');
+  await create(db, 'src', { v: 1 });
+  const literal = await c.copy(`/${db}/src`, { headers: { Destination: 'sp%20ace' } });
+  assert.equal(literal.status, 201, literal.text);
+  assert.equal(literal.body.id, 'sp%20ace');
+  assert.equal((await c.get(`/${db}/${encodeURIComponent('sp%20ace')}`)).body.v, 1);
+  assert.equal((await c.get(`/${db}/sp%20ace`)).status, 404);
+  const spaced = await c.copy(`/${db}/src`, { headers: { Destination: Buffer.from('dé s', 'utf8').toString('latin1') } });
+  assert.equal(spaced.status, 201, spaced.text);
+  assert.equal(spaced.body.id, 'dé s');
+  assert.equal((await c.get(`/${db}/${encodeURIComponent('dé s')}`)).body.v, 1);
+});
+
 test('COPY onto an existing document needs ?rev= in Destination', async () => {
   const db = await freshDb('copyover');
   await create(db, 'src', { v: 1 });
