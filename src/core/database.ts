@@ -157,6 +157,7 @@ export class Database {
   private readonly liveRanks = new KeyRanks(prefixRange(Prefix.Live));
   private updating = false;
   private compactRunning = false;
+  private readonly compactedListeners = new Set<() => void>();
   private listeners = new Set<(seq: number) => void>();
   private holders = 0;
   private closed = false;
@@ -227,6 +228,12 @@ export class Database {
   // ---------------------------------------------------------------- change notification
 
   /** Calls `listener` with the new update_seq after every commit that changed documents. */
+  /** Calls `listener` after each compaction that finished; returns the unsubscribe function. */
+  onCompacted(listener: () => void): () => void {
+    this.compactedListeners.add(listener);
+    return () => this.compactedListeners.delete(listener);
+  }
+
   onUpdate(listener: (seq: number) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -915,6 +922,7 @@ export class Database {
       if (this.refusal) return;
       await this.attachments.collectGarbage(referenced);
       await this.store.compact();
+      for (const listener of this.compactedListeners) listener();
     };
     return run().finally(() => {
       this.compactRunning = false;

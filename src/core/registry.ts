@@ -13,7 +13,7 @@ const EVICT_QUIET_MS = 1000;
 /** How often databases beyond `max_dbs_open` are looked for once a burst is over. */
 const SWEEP_MS = 2000;
 
-export type DbEventType = 'created' | 'deleted' | 'updated';
+export type DbEventType = 'created' | 'deleted' | 'updated' | 'compacted';
 
 export interface RegistrySettings {
   maxDbsOpen: number;
@@ -143,6 +143,7 @@ export class DatabaseRegistry {
       });
       // Closing wakes the listeners too; that is no update.
       db.onUpdate(() => { if (!db.isClosed) void this.emit(name, 'updated'); });
+      db.onCompacted(() => { if (!db.isClosed) void this.emit(name, 'compacted'); });
       return db;
     })();
     this.open.set(name, opening);

@@ -1,7 +1,7 @@
 /**
  * `GET /_db_updates` as CouchDB 1.6's couch_dbupdates_httpd sends it: longpoll (the default)
  * answers the first database event; continuous and eventsource send every event
- * until the client leaves, each `{ok, type, db_name}`; `timeout` is how long a feed waits for an event, after which it ends
+ * until the client leaves, each `{ok, type, db_name}` (types created, updated, deleted, compacted); `timeout` is how long a feed waits for an event, after which it ends
  * without a heartbeat or sends a newline and goes on with one (the default for the live feeds).
  */
 import { test, after } from 'node:test';
@@ -44,6 +44,17 @@ test('continuous sends created, updated and deleted events, one JSON object per 
   assert.deepEqual(mine.map((e) => e.type), ['created', 'updated', 'deleted']);
   assert.deepEqual(mine[0], { ok: true, type: 'created', db_name: 'dbu-cont' });
   assert.equal(s.ended, false);
+});
+
+test('a finished compaction is a compacted event', async () => {
+  assert.equal((await c.put('/dbu-compact')).status, 201);
+  assert.equal((await c.put('/dbu-compact/doc', { a: 1 })).status, 201);
+  const s = await feed('?feed=continuous');
+  const r = await c.post('/dbu-compact/_compact', {});
+  assert.equal(r.status, 202);
+  await s.waitFor((t) => t.includes('"compacted"'), 10000, 'the compacted event');
+  const events = s.lines().filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
+  assert.deepEqual(events.filter((e) => e.db_name === 'dbu-compact'), [{ ok: true, type: 'compacted', db_name: 'dbu-compact' }]);
 });
 
 test('a live feed sends a newline each `timeout` without events, and stays open', async () => {
