@@ -101,9 +101,11 @@ test('database_writes: create, POST, update, delete, COPY, attachments', async (
     c.request('PUT', `/${DB}/bin_doc/foo.txt`, { raw: 'some text', headers: { 'Content-Type': 'text/plain' } })), 1);
 });
 
-test('bulk_requests counts _bulk_docs requests', async () => {
+test('bulk_requests counts _bulk_docs requests; database_writes counts one write per request, as couch_db:update_docs', async () => {
   const docs = [1, 2, 3, 4, 5].map((i) => ({ _id: `bulk${i}` }));
   assert.equal(await growth('httpd', 'bulk_requests', () => c.post(`/${DB}/_bulk_docs`, { docs })), 1);
+  const more = [6, 7, 8].map((i) => ({ _id: `bulk${i}` }));
+  assert.equal(await growth('couchdb', 'database_writes', () => c.post(`/${DB}/_bulk_docs`, { docs: more })), 1);
 });
 
 test('view_reads and temporary_view_reads count their own kind only', async () => {
