@@ -500,6 +500,8 @@ test('db.compact and _db_updates (longpoll) through nano', { timeout: 30000 }, a
   assert.deepEqual(await couch.db.compact(name), { ok: true }, last());
   assert.equal(proxy.log.at(-1)!.status, 202);
   assert.equal((await couch.use<any>(name).get('c1')).a, 1);
+  // The compaction ends with a `compacted` event: let it pass before listening.
+  while ((await couch.db.get(name)).compact_running) await new Promise((r) => setTimeout(r, 20));
 
   // A longpoll _db_updates request answers with the next database event. Databases are created
   // until it answers, so it does not matter when the request reaches the server.
