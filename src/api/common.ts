@@ -35,7 +35,6 @@ export function viewJsonParam(req: Request, name: string): unknown {
 /** couch_mrview's reason for a `keys` parameter that is not an array. */
 export const KEYS_NOT_ARRAY = '`keys` must be an array of strings.';
 
-/** A non-negative integer parameter of a view or `_all_docs`, with couch_mrview's messages for bad ones. */
 /** `stale`: `ok`, `update_after` or absent (couch_mrview_http's reason otherwise). */
 export function viewStaleParam(req: Request): 'ok' | 'update_after' | undefined {
   const stale = req.string('stale');
@@ -53,6 +52,7 @@ export function refuseReduceParams(req: Request): void {
   if (req.bool('group') || groupLevel !== undefined) throw queryParseError('Invalid use of grouping on a map view.');
 }
 
+/** A non-negative integer parameter of a view or `_all_docs`, with couch_mrview's messages for bad ones. */
 export function viewPositiveInt(req: Request, name: string): number | undefined {
   const value = req.string(name);
   if (value === undefined) return undefined;

@@ -227,13 +227,13 @@ export class Database {
 
   // ---------------------------------------------------------------- change notification
 
-  /** Calls `listener` with the new update_seq after every commit that changed documents. */
   /** Calls `listener` after each compaction that finished; returns the unsubscribe function. */
   onCompacted(listener: () => void): () => void {
     this.compactedListeners.add(listener);
     return () => this.compactedListeners.delete(listener);
   }
 
+  /** Calls `listener` with the new update_seq after every commit that changed documents. */
   onUpdate(listener: (seq: number) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

@@ -2,7 +2,7 @@ import { open, type RootDatabase } from 'lmdb';
 import { mkdir, readdir, readFile, rm, stat, rename, writeFile, open as openFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, fstatSync, openSync, readSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { CouchError, databaseClosed, serverStopping } from '../errors.js';
 import type {
   BlobStore, Bytes, Entry, KeyValueStore, RangeOptions, ReadView, Snapshot, StorageBackend, WriteOp, WriteOptions,
@@ -26,7 +26,7 @@ export class LmdbBackend implements StorageBackend {
       if (!options.create) return undefined;
       await mkdir(path, { recursive: true });
       // A long name is cut in the directory's name: the whole one is kept inside.
-      if (isCutStoreName(path)) await writeFile(join(path, CUT_NAME_FILE), name);
+      if (isCutStoreName(basename(path))) await writeFile(join(path, CUT_NAME_FILE), name);
     }
     return LmdbStore.open(path);
   }
@@ -75,6 +75,8 @@ const STORE_SUFFIX = '.settee';
  * renames it to, the name stays well under the 255 bytes file systems allow.
  */
 const MAX_ENCODED_NAME = 180;
+/** How much of an encoded name a cut one keeps before its `~<sha1>` (40 hex digits). */
+const CUT_PREFIX = 120;
 /** Where a store whose name was cut (`<prefix>~<sha1>.settee`) keeps its whole name. */
 const CUT_NAME_FILE = 'store-name';
 
@@ -86,11 +88,12 @@ const CUT_NAME_FILE = 'store-name';
 export function encodeStoreName(name: string): string {
   const encoded = name.replace(/[^a-z0-9_$()+-]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
   if (encoded.length <= MAX_ENCODED_NAME) return encoded + STORE_SUFFIX;
-  return `${encoded.slice(0, 120)}~${createHash('sha1').update(name).digest('hex')}${STORE_SUFFIX}`;
+  return `${encoded.slice(0, CUT_PREFIX)}~${createHash('sha1').update(name).digest('hex')}${STORE_SUFFIX}`;
 }
 
-function isCutStoreName(path: string): boolean {
-  return path.includes('~');
+/** Whether a store's directory name (not a path: a data directory may hold `~`) was cut. */
+function isCutStoreName(file: string): boolean {
+  return file.includes('~');
 }
 
 export function decodeStoreName(file: string): string {
