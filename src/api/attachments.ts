@@ -236,6 +236,6 @@ async function commit(req: Request, p: RouteParams, svc: Services, db: Database,
   const [result] = await editDocs(req, svc, db, [doc], { newEdits: true, allOrNothing: false, durable: durableWrite(req, svc) });
   if (!result!.ok) raiseResult(result!);
   const headers: HeaderMap = { ETag: quote(result!.rev) };
-  if (location) headers['Location'] = absoluteUrl(req, location, svc);
+  if (location) headers['Location'] = absoluteUrl(req, location, svc.config);
   return json(status, { ok: true, id: doc.id, rev: result!.rev }, headers);
 }

@@ -6,6 +6,7 @@ import type { Database, EditOptions, EditResult } from '../core/database.js';
 import type { IncomingDoc } from '../core/document.js';
 import { parseRev } from '../core/revtree.js';
 import type { Request } from './request.js';
+import type { Config } from '../config/config.js';
 import type { Services } from './services.js';
 import { validateWrites, type Verdicts } from '../design/validation.js';
 import { queryDesignDocProblem } from '../mango/indexes.js';
@@ -99,13 +100,18 @@ export async function openDb(services: Services, name: string, req: Request): Pr
   return db;
 }
 
+/** The host a client addressed: a proxy's `[httpd] x_forwarded_host` header (X-Forwarded-Host), else Host. */
+export function addressedHost(header: (name: string) => string | undefined, config: Config): string | undefined {
+  return header(config.layered(HTTPD_SECTIONS).get('x_forwarded_host') ?? 'X-Forwarded-Host') ?? header('host');
+}
+
 /** Absolute URL of a path on this server, as CouchDB puts in Location headers. */
-export function absoluteUrl(req: Request, path: string, services?: Services): string {
-  const httpd = services?.config.layered(HTTPD_SECTIONS);
-  const host = req.header(httpd?.get('x_forwarded_host') ?? 'X-Forwarded-Host') ?? req.header('host') ?? 'localhost';
+export function absoluteUrl(req: Request, path: string, config: Config): string {
+  const httpd = config.layered(HTTPD_SECTIONS);
+  const host = addressedHost((name) => req.header(name), config) ?? 'localhost';
   // As couch_httpd:absolute_uri: a proxy in front says the client's scheme (https or http only).
-  const https = req.header(httpd?.get('x_forwarded_ssl') ?? 'X-Forwarded-Ssl') === 'on'
-    || req.header(httpd?.get('x_forwarded_proto') ?? 'X-Forwarded-Proto') === 'https'
+  const https = req.header(httpd.get('x_forwarded_ssl') ?? 'X-Forwarded-Ssl') === 'on'
+    || req.header(httpd.get('x_forwarded_proto') ?? 'X-Forwarded-Proto') === 'https'
     || req.secure;
   return `${https ? 'https' : 'http'}://${host}${path}`;
 }
@@ -143,7 +149,7 @@ export function etagMatches(req: Request, etag: string): boolean {
 }
 
 /** The revision named by `If-Match` (quotes stripped). */
-export function ifMatchRev(req: Request): string | undefined {
+function ifMatchRev(req: Request): string | undefined {
   const value = req.header('if-match');
   return value === undefined ? undefined : value.replace(/^"|"$/g, '');
 }
@@ -162,7 +168,6 @@ export function requestRev(req: Request): string | undefined {
   return queryRev ?? etagRev;
 }
 
-/**
 /**
  * Every write of documents goes through here, as the request's user. The auth engine first
  * refuses what the user may not write (design documents, the users database's rules) and

@@ -22,7 +22,7 @@ export const databaseRoutes: Route[] = [
       GET: async (req, p, svc) => json(200, await (await openDb(svc, p.db, req)).info()),
       PUT: async (req, p, svc) => {
         await svc.dbs.create(p.db);
-        return json(201, { ok: true }, { Location: absoluteUrl(req, `/${encodeURIComponent(p.db)}`, svc) });
+        return json(201, { ok: true }, { Location: absoluteUrl(req, `/${encodeURIComponent(p.db)}`, svc.config) });
       },
       DELETE: async (req, p, svc) => {
         if (req.has('rev')) {
@@ -46,7 +46,7 @@ export const databaseRoutes: Route[] = [
         validateDocId(doc.id);
         if (doc.id.startsWith('_local/')) {
           const rev = await db.putLocal(doc, durableWrite(req, svc));
-          return json(201, { ok: true, id: doc.id, rev }, { Location: absoluteUrl(req, docPath(p.db, doc.id), svc) });
+          return json(201, { ok: true, id: doc.id, rev }, { Location: absoluteUrl(req, docPath(p.db, doc.id), svc.config) });
         }
         if (req.string('batch') === 'ok') {
           void editDocs(req, svc, db, [doc], { newEdits: true, allOrNothing: false, durable: false }).catch(() => undefined);
@@ -56,7 +56,7 @@ export const databaseRoutes: Route[] = [
         if (!result!.ok) raiseResult(result!);
         return json(201, { ok: true, id: doc.id, rev: result!.rev }, {
           ETag: quote(result!.rev),
-          Location: absoluteUrl(req, docPath(p.db, doc.id), svc),
+          Location: absoluteUrl(req, docPath(p.db, doc.id), svc.config),
         });
       },
     },

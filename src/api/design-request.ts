@@ -8,7 +8,7 @@ import { requestObject } from '../design/request-object.js';
 import { decodeSegment, type Request } from './request.js';
 import type { Services } from './services.js';
 import { openDb, requestLimit } from './common.js';
-import { OTHER_DESIGN_HANDLER, type Route, type RouteParams } from './route.js';
+import { everyMethod, OTHER_DESIGN_HANDLER, type Route, type RouteParams } from './route.js';
 
 const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
@@ -23,10 +23,10 @@ function segments(path: string): string[] {
 export const otherDesignHandlerRoutes: Route[] = [{
   shape: 'designHandler',
   name: OTHER_DESIGN_HANDLER,
-  methods: Object.fromEntries(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'COPY'].map((method) => [method, async (req: Request, p: RouteParams, svc: Services) => {
+  methods: everyMethod(async (req: Request, p: RouteParams, svc: Services) => {
     const ddoc = await (await openDb(svc, p.db, req)).openDoc(p.docId);
     throw notFound(ddoc.deleted ? 'deleted' : `missing handler: ${p.rest[0]}`);
-  }])),
+  }),
 }];
 
 /** The `req` of a function run for `req`, as JSON text; `id` is the document it is about (shows, updates). */

@@ -11,7 +11,7 @@ import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import {
-  absoluteUrl, docPath, durableWrite, etagMatches, ifMatchRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit, requestRev, editDocs } from './common.js';
+  absoluteUrl, docPath, durableWrite, etagMatches, maxDocumentSize, openDb, quote, raiseResult, requestLimit, requestRev, editDocs } from './common.js';
 import { checkDocSize } from './databases.js';
 
 /**
@@ -24,7 +24,7 @@ export async function redirectToPlainDesignPath(req: Request, _p: RouteParams, s
   const at = req.url.indexOf('/', 1) + 1;
   const slash = at + req.url.slice(at).search(/%2F/i);
   const location = `${req.url.slice(0, at)}_design/${req.url.slice(slash + 3)}`;
-  return raw(301, '', 'text/plain', { Location: absoluteUrl(req, location, svc) });
+  return raw(301, '', 'text/plain', { Location: absoluteUrl(req, location, svc.config) });
 }
 
 export const documentRoutes: Route[] = [
@@ -146,13 +146,11 @@ function resolveRev(req: Request, doc: IncomingDoc): void {
   if (doc.rev !== undefined && queryRev !== undefined && doc.rev !== queryRev) {
     throw badRequest('Document rev from request body and query string have different values');
   }
-  const explicit = doc.rev ?? queryRev;
-  const etagRev = ifMatchRev(req);
-  if (etagRev !== undefined) {
-    if (!parseRev(etagRev)) throw badRequest('Invalid rev format');
-    if (explicit !== undefined && explicit !== etagRev) throw badRequest('Document rev and etag have different values');
+  const headerRev = requestRev(req);
+  if (doc.rev !== undefined && headerRev !== undefined && doc.rev !== headerRev) {
+    throw badRequest('Document rev and etag have different values');
   }
-  doc.rev = explicit ?? etagRev;
+  doc.rev ??= headerRev;
 }
 
 async function putDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
@@ -188,10 +186,6 @@ async function deleteDocument(req: Request, p: RouteParams, svc: Services): Prom
   return writeOne(req, p, svc, db, doc, 200, false);
 }
 
-/**
- * Writes one document and answers as CouchDB does: 201 (200 for a deletion), 202 for batch=ok,
- * ETag, and Location for PUT and COPY (not DELETE).
- */
 /**
  * A document with its attachments in one multipart/related body: the JSON part first, then one
  * part per `follows: true` attachment, in the order the JSON lists them. Malformed bodies are a
@@ -254,12 +248,16 @@ function* relatedParts(db: Database, doc: OpenedDoc): Iterable<OutgoingPart> {
   }
 }
 
+/**
+ * Writes one document and answers as CouchDB does: 201 (200 for a deletion), 202 for batch=ok,
+ * ETag, and Location for PUT and COPY (not DELETE).
+ */
 async function writeOne(
   req: Request, p: RouteParams, svc: Services, db: Database, doc: IncomingDoc, status: number, withLocation: boolean,
   follow?: (name: string) => AsyncIterable<Buffer>,
 ): Promise<Reply> {
   const id = doc.id!;
-  const location: HeaderMap = withLocation ? { Location: absoluteUrl(req, docPath(p.db, id), svc) } : {};
+  const location: HeaderMap = withLocation ? { Location: absoluteUrl(req, docPath(p.db, id), svc.config) } : {};
   if (isLocalId(id)) {
     const rev = await db.putLocal(doc, durableWrite(req, svc));
     return json(status, { ok: true, id, rev }, { ETag: quote(rev), ...location });

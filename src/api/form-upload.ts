@@ -115,5 +115,5 @@ function checkReferer(req: Request, svc: Services): void {
   } catch {
     throw badRequest('Referer header must match host.');
   }
-  if (refererHost !== new URL(absoluteUrl(req, '/', svc)).host) throw badRequest('Referer header must match host.');
+  if (refererHost !== new URL(absoluteUrl(req, '/', svc.config)).host) throw badRequest('Referer header must match host.');
 }

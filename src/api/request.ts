@@ -23,10 +23,6 @@ export function decodeSegment(segment: string, plusIsSpace = true): string {
 /** The verbs `X-HTTP-Method-Override` may name (couch_httpd's list, matched exactly). */
 const METHOD_OVERRIDES = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'TRACE', 'CONNECT', 'COPY']);
 
-/**
- * An incoming request with CouchDB's ways of reading it: raw path segments (so `%2F` in a
- * database name or document id survives routing), typed query parameters and bounded bodies.
- */
 /** How a caller may see a document a listing embeds (see Request.docView). */
 export type DocView = (doc: Record<string, unknown>) => Record<string, unknown>;
 
@@ -35,6 +31,10 @@ export function viewedDocJson(view: DocView | undefined, json: string): string {
   return view ? JSON.stringify(view(JSON.parse(json) as Record<string, unknown>)) : json;
 }
 
+/**
+ * An incoming request with CouchDB's ways of reading it: raw path segments (so `%2F` in a
+ * database name or document id survives routing), typed query parameters and bounded bodies.
+ */
 export class Request {
   readonly raw: IncomingMessage;
   readonly method: string;

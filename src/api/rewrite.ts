@@ -10,7 +10,7 @@
 import { CouchError, badRequest, notFound } from '../errors.js';
 import { applyRewrites, resolveSegments, type RewriteRule } from '../design/rewrite.js';
 import type { Reply } from './reply.js';
-import type { Route, RouteParams } from './route.js';
+import { everyMethod, type Route, type RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { openDb } from './common.js';
@@ -20,10 +20,8 @@ import type { Database } from '../core/database.js';
 import type { DesignDocument } from '../design/service.js';
 import { HTTPD_SECTIONS } from '../couchdb-names.js';
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'COPY'] as const;
-
 export const rewriteRoutes: Route[] = [
-  { shape: 'designHandler', name: '_rewrite', methods: Object.fromEntries(METHODS.map((m) => [m, rewrite])) },
+  { shape: 'designHandler', name: '_rewrite', methods: everyMethod(rewrite) },
 ];
 
 async function rewrite(req: Request, p: RouteParams, svc: Services): Promise<Reply> {

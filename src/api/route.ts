@@ -34,6 +34,11 @@ export type Handler = (req: Request, params: RouteParams, services: Services) =>
  */
 export const OTHER_DESIGN_HANDLER = '_*';
 
+/** A route's methods when one handler answers them all (`_rewrite`, names without a handler). */
+export function everyMethod(handler: Handler): Partial<Record<string, Handler>> {
+  return Object.fromEntries(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'COPY'].map((method) => [method, handler]));
+}
+
 /**
  * Who may call an endpoint; the http layer checks it after routing, before the handler runs
  * (src/api/authorize.ts):

@@ -33,7 +33,7 @@ async function credentials(req: Request, svc: Services): Promise<{ name: unknown
 /** A `next` target: only paths on this server, so login cannot be turned into an open redirect. */
 function redirectTarget(req: Request, next: string | undefined, svc: Services): string | undefined {
   if (next === undefined || !next.startsWith('/') || next.startsWith('//')) return undefined;
-  return absoluteUrl(req, next, svc);
+  return absoluteUrl(req, next, svc.config);
 }
 
 const login: Handler = async (req, _p, svc) => {

@@ -39,7 +39,7 @@ export const utilsRoutes: Route[] = [
 
 async function serve(req: Request, rest: readonly string[], svc: Services): Promise<Reply> {
   // The router drops a trailing slash: only the raw path tells `/_utils` from `/_utils/`.
-  if (rest.length === 0 && !req.rawPath.endsWith('/')) return raw(301, '', 'text/plain', { Location: absoluteUrl(req, `${req.rawPath}/`, svc) });
+  if (rest.length === 0 && !req.rawPath.endsWith('/')) return raw(301, '', 'text/plain', { Location: absoluteUrl(req, `${req.rawPath}/`, svc.config) });
   const file = await findFile(rest);
   if (!file) throw notFound('Document is not found');
   return raw(200, await readFile(file), CONTENT_TYPES[extname(file)] ?? 'application/octet-stream', {

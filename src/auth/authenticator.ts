@@ -84,6 +84,11 @@ interface CacheEntry {
   verified?: Buffer;
 }
 
+/** `require_valid_user`: every request needs a user, admin party or not. */
+export function requireValidUser(config: Config): boolean {
+  return config.layered(REQUIRE_VALID_USER_SECTIONS).getBool('require_valid_user', false);
+}
+
 const HANDLER_PATTERN = /\{\s*([A-Za-z0-9_]+)\s*,\s*([A-Za-z0-9_]+)\s*\}/g;
 
 export class Authenticator {
@@ -100,11 +105,9 @@ export class Authenticator {
 
   /** The authentication settings: `[chttpd_auth]` (CouchDB 3) before `[couch_httpd_auth]`. */
   readonly settings: LayeredSection;
-  private readonly validUserSettings: LayeredSection;
 
   private constructor(private readonly config: Config, private readonly dbs: DatabaseRegistry) {
     this.settings = config.layered(AUTH_SECTIONS);
-    this.validUserSettings = config.layered(REQUIRE_VALID_USER_SECTIONS);
     this.adminCount = Object.keys(config.section('admins')).length;
     this.unsubscribe = config.onChange((section, key) => {
       if (section === 'admins') {
@@ -197,13 +200,9 @@ export class Authenticator {
     return this.handlerList;
   }
 
-  private get requireValidUser(): boolean {
-    return this.validUserSettings.getBool('require_valid_user', false);
-  }
-
   /** CouchDB 3's `[chttpd] require_valid_user_except_for_up`: everything but `/_up` needs a user. */
   private requiresValidUser(req: AuthRequest): boolean {
-    if (this.requireValidUser) return true;
+    if (requireValidUser(this.config)) return true;
     return this.config.getBool(CHTTPD_SECTION, 'require_valid_user_except_for_up', false) && !/^\/_up(?:[?#]|$)/.test(req.url);
   }
 
@@ -275,7 +274,7 @@ export class Authenticator {
       if (!creds) throw unauthorized('Name or password is incorrect.');
       return { ctx: { name: creds.name, roles: creds.roles }, method: 'default' };
     }
-    if (!this.hasAdmins && !this.requireValidUser) return { ctx: adminPartyContext(), method: 'default' };
+    if (!this.hasAdmins && !requireValidUser(this.config)) return { ctx: adminPartyContext(), method: 'default' };
     return undefined;
   }
 

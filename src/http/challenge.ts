@@ -13,7 +13,8 @@ import type { CouchError } from '../errors.js';
 import type { HeaderMap } from '../api/reply.js';
 import type { Request } from '../api/request.js';
 import { absoluteUrl } from '../api/common.js';
-import { AUTH_SECTIONS, HEADER_WWW_AUTHENTICATE, HTTPD_SECTIONS, REQUIRE_VALID_USER_SECTIONS } from '../couchdb-names.js';
+import { AUTH_SECTIONS, HEADER_WWW_AUTHENTICATE, HTTPD_SECTIONS } from '../couchdb-names.js';
+import { requireValidUser } from '../auth/authenticator.js';
 
 export function challengeHeaders(req: Request, err: CouchError, config: Config): { status?: number; headers: HeaderMap } | undefined {
   const requested = req.header(HEADER_WWW_AUTHENTICATE);
@@ -23,10 +24,10 @@ export function challengeHeaders(req: Request, err: CouchError, config: Config):
   if (err.error !== 'unauthorized') return undefined;
   const redirect = config.layered(AUTH_SECTIONS).get('authentication_redirect');
   if (!redirect) return undefined;
-  if (config.layered(REQUIRE_VALID_USER_SECTIONS).getBool('require_valid_user', false)) {
+  if (requireValidUser(config)) {
     return { headers: { 'WWW-Authenticate': 'Basic realm="server"' } };
   }
   if (req.accepts('application/json') || !req.accepts('text/html')) return undefined;
   const location = `${redirect}?return=${encodeURIComponent(req.rawPath)}&reason=${encodeURIComponent(err.reason)}`;
-  return { status: 302, headers: { Location: absoluteUrl(req, location) } };
+  return { status: 302, headers: { Location: absoluteUrl(req, location, config) } };
 }

@@ -83,9 +83,9 @@ const URL_HEADERS = new Set(['location', 'content-location', 'uri', 'destination
 async function forward(req: Request, target: string, svc: Services): Promise<RelayReply> {
   // The prefix is the first path segment as sent (CouchDB's handler key is the raw one).
   const prefix = `/${req.rawSegments[0] ?? ''}`;
-  const sourceUrl = absoluteUrl(req, prefix, svc);
+  const sourceUrl = absoluteUrl(req, prefix, svc.config);
   // A target starting with `/` is a path on this server.
-  const base = target.startsWith('/') ? absoluteUrl(req, target, svc) : target;
+  const base = target.startsWith('/') ? absoluteUrl(req, target, svc.config) : target;
   const dest = parseUrl(base);
   if (!dest) throw new CouchError(500, 'error', `invalid_uri: ${base}`);
   const upstreamUrl = parseUrl(upstreamFor(base, req.url.slice(prefix.length)))!;

@@ -12,6 +12,7 @@ import type { Route } from '../api/route.js';
 import type { Services } from '../api/services.js';
 import { badRequest, toCouchError, type CouchError } from '../errors.js';
 import { HEADER_BODY_TIME, HEADER_REQUEST_ID, HTTPD_SECTIONS, SERVER_HEADER } from '../couchdb-names.js';
+import { addressedHost } from '../api/common.js';
 import { Router } from './router.js';
 import { authorize } from '../api/authorize.js';
 import { challengeHeaders } from './challenge.js';
@@ -171,8 +172,11 @@ export class HttpServer {
     const config = this.services().config;
     const { vhosts, vhostGlobals } = this.follow(config);
     if (vhosts.length === 0) return undefined;
-    const forwarded = raw.headers[(config.layered(HTTPD_SECTIONS).get('x_forwarded_host') ?? 'X-Forwarded-Host').toLowerCase()];
-    const host = (Array.isArray(forwarded) ? forwarded[0] : forwarded) ?? raw.headers.host ?? '';
+    const header = (name: string): string | undefined => {
+      const value = raw.headers[name.toLowerCase()];
+      return Array.isArray(value) ? value[0] : value;
+    };
+    const host = addressedHost(header, config) ?? '';
     return routeVhost(vhosts, vhostGlobals, host, raw.url ?? '/');
   }
 
@@ -396,10 +400,6 @@ export function jsonContentType(req: Request): string {
   return named ? 'application/json' : 'text/plain; charset=utf-8';
 }
 
-/**
- * Writes a chunk, waiting for the socket to drain when its buffer is full, so a slow client holds
- * back the producer instead of growing server memory. False once the client is gone.
- */
 /** Bytes of streamed chunks gathered before they are written without waiting for the next turn. */
 const COALESCE_BYTES = 16 * 1024;
 
@@ -407,7 +407,10 @@ function toBytes(chunk: string | Uint8Array): Uint8Array {
   return typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
 }
 
-/** Resolves once a response's buffered output has drained (true) or the response closed (false). */
+/**
+ * Resolves once a response's buffered output has drained (true) or the response closed (false):
+ * a slow client holds back the producer instead of growing server memory.
+ */
 function drained(res: ServerResponse): Promise<boolean> | boolean {
   if (res.destroyed || res.writableEnded) return false;
   if (!res.writableNeedDrain) return true;

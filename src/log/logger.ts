@@ -38,15 +38,15 @@ export interface LoggerOptions {
   pid?: string;
 }
 
+/** Longest a logged line waits before it is written to the file. */
+const FLUSH_MS = 50;
+
 /**
  * CouchDB-format log lines, e.g.
  *   [Sat, 21 Nov 2026 20:00:00 GMT] [info] [<0.1.0>] 127.0.0.1 - - GET /db 200
  * appended to one file (and optionally stderr). Never throws: if the file cannot be written,
  * file logging is switched off with one complaint on stderr.
  */
-/** Longest a logged line waits before it is written to the file. */
-const FLUSH_MS = 50;
-
 export class Logger {
   /** The resolved path of the log file; undefined logs to stderr only (if enabled). */
   readonly file: string | undefined;
