@@ -23,7 +23,7 @@ function listingRoute(name: string, listing: Listing): Route {
   const get = (req: Request, p: RouteParams, svc: Services) => listing(req, p, svc, undefined);
   const isQueries = (p: RouteParams) => p.rest.length === 1 && p.rest[0] === 'queries';
   return {
-    shape: 'dbHandler', name,
+    shape: 'dbHandler', name, allow: 'GET,POST,HEAD',
     methods: {
       GET: async (req, p, svc) => {
         if (isQueries(p)) throw methodNotAllowed('POST');

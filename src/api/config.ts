@@ -124,4 +124,4 @@ const reloadConfig: Handler = async (_req, params, services) => {
 /** The handlers of `/_config`, also reached as `/_node/{node}/_config` (api/node.ts). */
 export const configHandlers = { GET: getConfig, PUT: putConfig, DELETE: deleteConfig, POST: reloadConfig } as const;
 
-export const configRoutes: Route[] = [{ shape: 'global', name: '_config', methods: configHandlers }];
+export const configRoutes: Route[] = [{ shape: 'global', name: '_config', allow: 'GET,PUT,DELETE', methods: configHandlers }];

@@ -6,7 +6,7 @@ import { parseRev } from '../core/revtree.js';
 import type { Database } from '../core/database.js';
 import { compactDatabase } from '../core/compaction-daemon.js';
 import { viewSignature, type DesignDoc } from '../views/view-index.js';
-import { json, ok } from './reply.js';
+import { json, ok, type Reply } from './reply.js';
 import type { Route } from './route.js';
 import {
   absoluteUrl, docPath, durableWrite, maxDocumentSize, openDb, quote, raiseResult, readObject, requestLimit, editDocs } from './common.js';
@@ -17,6 +17,8 @@ import { tooLarge } from '../errors.js';
 export const databaseRoutes: Route[] = [
   {
     shape: 'database',
+    // As couch_httpd_db:db_req words it (PUT creates, yet is not listed).
+    allow: 'DELETE,GET,HEAD,POST',
     access: { PUT: 'server_admin', DELETE: 'server_admin' },
     methods: {
       GET: async (req, p, svc) => json(200, await (await openDb(svc, p.db, req)).info()),
@@ -67,15 +69,20 @@ export const databaseRoutes: Route[] = [
       POST: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
         req.requireJsonContentType();
-        if (p.rest.length > 0) {
-          const ddocId = `_design/${p.rest.join('/')}`;
-          // Opening checks the design document exists (404 otherwise); compaction runs behind.
-          await svc.views.open(db, ddocId, false);
-          void svc.views.compact(db, ddocId).catch((err) => svc.log.error(`view compaction failed: ${String(err)}`));
-          return json(202, { ok: true });
-        }
+        if (p.rest.length > 0) return compactViews(db, `_design/${p.rest.join('/')}`, svc);
         startCompaction(db, svc);
         return json(202, { ok: true });
+      },
+    },
+  },
+  {
+    // `/{db}/_design/{ddoc}/_compact`: the same as `/{db}/_compact/{ddoc}` (couch_mrview_http).
+    shape: 'designHandler', name: '_compact', access: 'db_admin',
+    methods: {
+      POST: async (req, p, svc) => {
+        const db = await openDb(svc, p.db, req);
+        req.requireJsonContentType();
+        return compactViews(db, p.docId, svc);
       },
     },
   },
@@ -106,7 +113,7 @@ export const databaseRoutes: Route[] = [
     },
   },
   {
-    shape: 'dbHandler', name: '_revs_limit', access: { PUT: 'db_admin' },
+    shape: 'dbHandler', name: '_revs_limit', access: { PUT: 'db_admin' }, allow: 'PUT,GET',
     methods: {
       GET: async (req, p, svc) => json(200, (await openDb(svc, p.db, req)).revsLimit),
       PUT: async (req, p, svc) => {
@@ -121,7 +128,7 @@ export const databaseRoutes: Route[] = [
     },
   },
   {
-    shape: 'dbHandler', name: '_security', access: { PUT: 'db_admin' },
+    shape: 'dbHandler', name: '_security', access: { PUT: 'db_admin' }, allow: 'PUT,GET',
     methods: {
       GET: async (req, p, svc) => json(200, (await openDb(svc, p.db, req)).getSecurity()),
       PUT: async (req, p, svc) => {
@@ -186,6 +193,13 @@ async function liveSignatures(db: Database): Promise<Set<string>> {
     }
   }
   return live;
+}
+
+/** Compacts a design document's indexes, behind the 202; opening first gives a missing one its 404. */
+async function compactViews(db: Database, ddocId: string, svc: Services): Promise<Reply> {
+  await svc.views.open(db, ddocId, false);
+  void svc.views.compact(db, ddocId).catch((err) => svc.log.error(`view compaction failed: ${String(err)}`));
+  return json(202, { ok: true });
 }
 
 /** `{docid: [rev, ...]}` bodies of _revs_diff, _missing_revs and _purge. */

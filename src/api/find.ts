@@ -14,7 +14,7 @@ import { mangoError } from '../mango/errors.js';
 import type { JsonObject } from '../mango/selector.js';
 import { IndexExecutor, type ExecutionSummary } from '../mango/executor.js';
 import { json, stream, type Reply } from './reply.js';
-import type { Route, RouteParams } from './route.js';
+import { everyMethod, type Route, type RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { durableWrite, editDocs, openDb, raiseResult, readObject } from './common.js';
@@ -72,7 +72,7 @@ export const findRoutes: Route[] = [
     shape: 'dbHandler', name: '_index',
     access: { GET: 'db_member', POST: 'db_admin', DELETE: 'db_admin' },
     // mango_httpd answers by path first: a known path with another method is 405, others 404.
-    methods: Object.fromEntries(['GET', 'POST', 'DELETE', 'PUT', 'COPY', 'OPTIONS', 'TRACE'].map((method) => [method, indexRequest])),
+    methods: everyMethod(indexRequest),
   },
 ];
 

@@ -30,7 +30,7 @@ import { queryAllDocs } from './all-docs.js';
 
 export const listRoutes: Route[] = [
   {
-    shape: 'designHandler', name: '_list',
+    shape: 'designHandler', name: '_list', allow: 'GET,POST,HEAD',
     methods: {
       GET: (req, p, svc) => list(req, p, svc, undefined),
       // CouchDB 2 runs a list for OPTIONS too (as for GET).

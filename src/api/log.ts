@@ -42,4 +42,4 @@ const postLog: Handler = async (req, _params, services) => {
   return ok();
 };
 
-export const logRoutes: Route[] = [{ shape: 'global', name: '_log', methods: { GET: getLog, POST: postLog } }];
+export const logRoutes: Route[] = [{ shape: 'global', name: '_log', allow: 'GET,POST', methods: { GET: getLog, POST: postLog } }];

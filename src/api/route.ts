@@ -34,9 +34,12 @@ export type Handler = (req: Request, params: RouteParams, services: Services) =>
  */
 export const OTHER_DESIGN_HANDLER = '_*';
 
-/** A route's methods when one handler answers them all (`_rewrite`, names without a handler). */
+/** The key of `Route.methods` whose handler takes any method the route does not list. */
+export const ANY_METHOD = '*';
+
+/** A route's methods when one handler answers them all, as CouchDB's `_show`, `_update` and `_rewrite` do. */
 export function everyMethod(handler: Handler): Partial<Record<string, Handler>> {
-  return Object.fromEntries(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'COPY'].map((method) => [method, handler]));
+  return { [ANY_METHOD]: handler };
 }
 
 /**
@@ -59,6 +62,11 @@ export interface Route {
   /** Handler name for global, dbHandler and designHandler shapes (`_all_dbs`, `_changes`, `_view`). */
   name?: string;
   methods: Partial<Record<string, Handler>>;
+  /**
+   * A 405's `Allow` list, when CouchDB 1.6's handler words it otherwise than the methods listed
+   * in their usual order (it names its methods in its own order, and often leaves HEAD out).
+   */
+  allow?: string;
   /** One level for every method, or one per method (unlisted methods take the shape's default). */
   access?: Access | Partial<Record<string, Access>>;
 }

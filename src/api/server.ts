@@ -38,7 +38,7 @@ export const serverRoutes: Route[] = [
     methods: { GET: async (req, _p, svc) => json(200, pageOfNames(await svc.dbs.list(), req)) },
   },
   {
-    shape: 'global', name: '_uuids', access: 'public',
+    shape: 'global', name: '_uuids', access: 'public', allow: 'GET',
     methods: {
       GET: async (req, _p, svc) => {
         const count = req.int('count', 1);
@@ -116,7 +116,7 @@ export const serverRoutes: Route[] = [
     },
   },
   {
-    shape: 'global', name: '_db_updates',
+    shape: 'global', name: '_db_updates', allow: 'GET',
     methods: {
       // CouchDB 1.6's couch_dbupdates_httpd: `timeout` is how long the feed waits for an event;
       // with a heartbeat (the default, except for longpoll) it sends a newline then and goes on.

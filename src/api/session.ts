@@ -75,5 +75,5 @@ const logout: Handler = async (req, _p, svc) => {
 };
 
 export const sessionRoutes: Route[] = [
-  { shape: 'global', name: '_session', access: 'public', methods: { GET: session, POST: login, DELETE: logout } },
+  { shape: 'global', name: '_session', access: 'public', allow: 'GET,HEAD,POST,DELETE', methods: { GET: session, POST: login, DELETE: logout } },
 ];

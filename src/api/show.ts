@@ -1,20 +1,20 @@
 /**
- * `_show`: GET/POST `/{db}/_design/{ddoc}/_show/{func}[/{docid}]` runs `shows.<func>(doc, req)`
- * (doc null when missing) and answers what it returns, with provides()/registerType() content
- * negotiation done in the sandbox. Answers carry an ETag of the design document, document,
+ * `_show`: `/{db}/_design/{ddoc}/_show/{func}[/{docid}]`, with any method (as CouchDB 1.6), runs
+ * `shows.<func>(doc, req)` (doc null when missing) and answers what it returns, with
+ * provides()/registerType() content negotiation done in the sandbox. Answers carry an ETag of the design document, document,
  * Accept header, user and query (If-None-Match on it is a 304 for GET), and `Vary: Accept`.
  */
 import { createHash } from 'node:crypto';
 import { shapeResponse } from '../design/response.js';
 import { raw, type Reply } from './reply.js';
-import type { Route, RouteParams } from './route.js';
+import { everyMethod, type Route, type RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { quote } from './common.js';
 import { openDocFunction, renderedReply, requestJson } from './design-request.js';
 
 export const showRoutes: Route[] = [
-  { shape: 'designHandler', name: '_show', methods: { GET: show, POST: show } },
+  { shape: 'designHandler', name: '_show', methods: everyMethod(show) },
 ];
 
 async function show(req: Request, p: RouteParams, svc: Services): Promise<Reply> {

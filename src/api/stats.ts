@@ -6,7 +6,7 @@ import type { Route } from './route.js';
 export const statsRoutes: Route[] = [
   {
     // Public in CouchDB 1.6: monitoring reads it without credentials.
-    shape: 'global', name: '_stats', access: 'public',
+    shape: 'global', name: '_stats', access: 'public', allow: 'GET',
     methods: {
       GET: async (req, p, svc) => {
         const window = req.int('range', 0);

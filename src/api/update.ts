@@ -1,23 +1,29 @@
 /**
- * `_update`: POST/PUT `/{db}/_design/{ddoc}/_update/{func}[/{docid}]` runs
+ * `_update`: POST, PUT (or any method but GET) on `/{db}/_design/{ddoc}/_update/{func}[/{docid}]` runs
  * `updates.<func>(doc, req)` (doc null when missing), saves the document it returns (through the
  * same write path as any write, so validate_doc_update applies) and answers its response, with
  * `X-Couch-Update-NewRev` and `X-Couch-Id` when it saved (default status 201, 202 for batch=ok).
  */
-import { badRequest } from '../errors.js';
+import { badRequest, CouchError } from '../errors.js';
 import { parseIncomingDoc } from '../core/document.js';
 import { isLocalId, validateDocId } from '../core/names.js';
 import { shapeResponse } from '../design/response.js';
 import type { Reply } from './reply.js';
-import type { Route, RouteParams } from './route.js';
+import { everyMethod, type Route, type RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { durableWrite, editDocs, raiseResult } from './common.js';
 import { openDocFunction, renderedReply, requestJson } from './design-request.js';
 
 export const updateRoutes: Route[] = [
-  { shape: 'designHandler', name: '_update', methods: { POST: update, PUT: update } },
+  // Any method runs the function as in CouchDB 1.6, except GET (and so HEAD), which its query
+  // server refuses with method_not_allowed.
+  { shape: 'designHandler', name: '_update', methods: { ...everyMethod(update), GET: refuseGet } },
 ];
+
+async function refuseGet(): Promise<Reply> {
+  throw new CouchError(405, 'method_not_allowed', 'Update functions do not allow GET', { Allow: 'POST,PUT' });
+}
 
 async function update(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const { db, fn, docId, doc } = await openDocFunction(req, p, svc, 'updates');

@@ -22,7 +22,7 @@ import { COLLATION_VERSION, collate, collateRaw } from '../views/collation.js';
 
 export const viewRoutes: Route[] = [
   {
-    shape: 'designHandler', name: '_view',
+    shape: 'designHandler', name: '_view', allow: 'GET,POST,HEAD',
     methods: {
       GET: async (req, p, svc) => {
         if (isQueries(p)) throw methodNotAllowed('POST');
@@ -40,7 +40,7 @@ export const viewRoutes: Route[] = [
     },
   },
   {
-    shape: 'designHandler', name: '_info',
+    shape: 'designHandler', name: '_info', allow: 'GET',
     methods: {
       GET: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);

@@ -26,7 +26,8 @@ export function validateDocId(id: unknown): asserts id is string {
   if (id.startsWith('_') && !id.startsWith('_design/') && !id.startsWith('_local/')) {
     throw badRequest('Only reserved document ids may start with underscore.');
   }
-  if (id === '_design/' || id === '_local/') throw badRequest('Document id must not be empty');
+  // CouchDB 2's reason (1.6 stored such a document, which no URL can then reach).
+  if (id === '_design/' || id === '_local/') throw badRequest(`Illegal document id \`${id}\``);
 }
 
 export const isDesignId = (id: string): boolean => id.startsWith('_design/');

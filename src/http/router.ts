@@ -1,7 +1,7 @@
 import { CouchError, badRequest, methodNotAllowed, notFound } from '../errors.js';
 import { decodeSegment as decodeRawSegment } from '../api/request.js';
 import { redirectToPlainDesignPath } from '../api/documents.js';
-import { accessOf, OTHER_DESIGN_HANDLER, type Access, type Handler, type Route, type RouteParams, type RouteShape } from '../api/route.js';
+import { accessOf, ANY_METHOD, OTHER_DESIGN_HANDLER, type Access, type Handler, type Route, type RouteParams, type RouteShape } from '../api/route.js';
 import { illegalDbNameReason, isSystemDbName } from '../core/names.js';
 
 interface Endpoint {
@@ -9,7 +9,13 @@ interface Endpoint {
   access: Access;
 }
 
-type MethodTable = Partial<Record<string, Endpoint>>;
+interface MethodTable {
+  endpoints: Partial<Record<string, Endpoint>>;
+  /** The 405's `Allow` list when the route words it (Route.allow). */
+  allow?: string;
+}
+
+const emptyTable = (): MethodTable => ({ endpoints: {} });
 
 /** A resolved request: its handler, parameters, and the route's shape, name and access level. */
 export interface Resolved {
@@ -23,10 +29,10 @@ export interface Resolved {
 
 /** Resolves a path to its handler by the shapes listed in api/route.ts. */
 export class Router {
-  private readonly root: MethodTable = {};
-  private readonly database: MethodTable = {};
-  private readonly document: MethodTable = {};
-  private readonly attachment: MethodTable = {};
+  private readonly root = emptyTable();
+  private readonly database = emptyTable();
+  private readonly document = emptyTable();
+  private readonly attachment = emptyTable();
   private readonly global = new Map<string, MethodTable>();
   private readonly dbHandlers = new Map<string, MethodTable>();
   private readonly designHandlers = new Map<string, MethodTable>();
@@ -39,22 +45,26 @@ export class Router {
 
   constructor(routes: readonly Route[]) {
     for (const route of routes) {
-      const endpoints: MethodTable = {};
-      for (const [method, handler] of Object.entries(route.methods)) {
-        if (handler) endpoints[method] = { handler, access: accessOf(route, method) };
-      }
-      const named = (map: Map<string, MethodTable>) => {
+      const add = (table: MethodTable): void => {
+        for (const [method, handler] of Object.entries(route.methods)) {
+          if (handler) table.endpoints[method] = { handler, access: accessOf(route, method) };
+        }
+        if (route.allow !== undefined) table.allow = route.allow;
+      };
+      const named = (map: Map<string, MethodTable>): MethodTable => {
         if (!route.name) throw new Error(`route of shape ${route.shape} needs a name`);
-        map.set(route.name, { ...map.get(route.name), ...endpoints });
+        const table = map.get(route.name) ?? emptyTable();
+        map.set(route.name, table);
+        return table;
       };
       switch (route.shape) {
-        case 'root': Object.assign(this.root, endpoints); break;
-        case 'database': Object.assign(this.database, endpoints); break;
-        case 'document': Object.assign(this.document, endpoints); break;
-        case 'attachment': Object.assign(this.attachment, endpoints); break;
-        case 'global': named(this.global); break;
-        case 'dbHandler': named(this.dbHandlers); break;
-        case 'designHandler': named(this.designHandlers); break;
+        case 'root': add(this.root); break;
+        case 'database': add(this.database); break;
+        case 'document': add(this.document); break;
+        case 'attachment': add(this.attachment); break;
+        case 'global': add(named(this.global)); break;
+        case 'dbHandler': add(named(this.dbHandlers)); break;
+        case 'designHandler': add(named(this.designHandlers)); break;
       }
     }
   }
@@ -107,13 +117,14 @@ export class Router {
             next = 2;
             if (encodedPrefix === '_design' && method === 'GET') {
               // CouchDB answers a GET through `_design%2F...` with a redirect to the plain path.
-              return { handler: redirectToPlainDesignPath, params, access: this.document['GET']!.access, shape: 'document', name: undefined };
+              return { handler: redirectToPlainDesignPath, params, access: this.document.endpoints['GET']!.access, shape: 'document', name: undefined };
             }
+          } else if (segs.length < 3 || segs[2] === '') {
+            if (second === '_local') throw badRequest('Invalid _local document id.');
+            // `/db/_design` is the document `_design` to CouchDB: missing, and an id no one may write.
+            params.docId = second;
+            next = segs.length;
           } else {
-            if (segs.length < 3 || segs[2] === '') {
-              if (second === '_local') throw badRequest('Invalid _local document id.');
-              throw notFound();
-            }
             params.docId = `${second}/${decodeSegment(segs[2]!)}`;
             next = 3;
           }
@@ -161,14 +172,17 @@ export class Router {
       }
     }
 
-    const endpoint = table[method] ?? (method === 'HEAD' ? table['GET'] : undefined);
-    if (!endpoint) {
-      const allowed = Object.keys(table);
-      if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
-      // CouchDB lists them alphabetically, COPY last ("DELETE,GET,HEAD,POST,PUT,COPY").
-      allowed.sort((a, b) => Number(a === 'COPY') - Number(b === 'COPY') || (a < b ? -1 : a > b ? 1 : 0));
-      throw methodNotAllowed(allowed.join(','));
-    }
+    const { endpoints } = table;
+    const endpoint = endpoints[method] ?? (method === 'HEAD' ? endpoints['GET'] : undefined) ?? endpoints[ANY_METHOD];
+    if (!endpoint) throw methodNotAllowed(table.allow ?? allowList(Object.keys(endpoints)));
     return { handler: endpoint.handler, params, access: endpoint.access, shape, name };
   }
+}
+
+/** A 405's `Allow` list as most of CouchDB's handlers word it: alphabetical with HEAD for GET, COPY last. */
+function allowList(methods: string[]): string {
+  const allowed = [...methods];
+  if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
+  allowed.sort((a, b) => Number(a === 'COPY') - Number(b === 'COPY') || (a < b ? -1 : a > b ? 1 : 0));
+  return allowed.join(',');
 }

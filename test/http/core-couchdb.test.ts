@@ -257,12 +257,73 @@ test('http: a 405 lists the allowed methods in CouchDB order', async () => {
   assert.equal((await c.put('/methods')).status, 201);
   const allDocs = await c.request('PUT', '/methods/_all_docs');
   assert.equal(allDocs.status, 405);
-  assert.equal(allDocs.body.reason, 'Only GET,HEAD,POST allowed');
+  // couch_mrview_http's wording, not couch_httpd_db's unreachable "GET,HEAD,POST".
+  assert.equal(allDocs.body.reason, 'Only GET,POST,HEAD allowed');
+  assert.equal(allDocs.headers['allow'], 'GET,POST,HEAD');
   const doc = await c.request('PATCH', '/methods/doc');
   assert.equal(doc.status, 405);
   assert.equal(doc.body.reason, 'Only DELETE,GET,HEAD,POST,PUT,COPY allowed');
   assert.equal(doc.headers['allow'], 'DELETE,GET,HEAD,POST,PUT,COPY');
   assert.equal((await c.request('POST', '/methods/doc/att.txt')).body.reason, 'Only DELETE,GET,HEAD,PUT allowed');
+  // Each handler's own words: its order, often without HEAD, and the database's without PUT.
+  const worded: [string, string, string][] = [
+    ['PATCH', '/methods', 'DELETE,GET,HEAD,POST'],
+    ['POST', '/methods/_security', 'PUT,GET'],
+    ['DELETE', '/methods/_revs_limit', 'PUT,GET'],
+    ['POST', '/_uuids', 'GET'],
+    ['POST', '/_stats', 'GET'],
+    ['PUT', '/_session', 'GET,HEAD,POST,DELETE'],
+    ['PATCH', '/_config', 'GET,PUT,DELETE'],
+    ['PATCH', '/_config/couchdb/uuid', 'GET,PUT,DELETE'],
+    ['DELETE', '/_log', 'GET,POST'],
+  ];
+  for (const [method, path, allow] of worded) {
+    const r = await c.request(method, path);
+    assert.equal(r.status, 405, `${method} ${path}`);
+    assert.equal(r.headers['allow'], allow, `${method} ${path}`);
+    assert.equal(r.body.reason, `Only ${allow} allowed`);
+  }
+});
+
+test('design handlers: _show runs for any method, _update for any but GET, and _compact compacts the views', async () => {
+  assert.equal((await c.put('/dmethods')).status, 201);
+  assert.equal((await c.put('/dmethods/_design/d', {
+    views: { v: { map: 'function (doc) { emit(doc._id, null); }' } },
+    shows: { s: 'function (doc, req) { return req.method; }' },
+    updates: { u: 'function (doc, req) { return [null, req.method]; }' },
+  })).status, 201);
+  for (const method of ['PUT', 'DELETE', 'PATCH']) {
+    const shown = await c.request(method, '/dmethods/_design/d/_show/s');
+    assert.equal(shown.status, 200, method);
+    assert.equal(shown.text, method);
+    const updated = await c.request(method, '/dmethods/_design/d/_update/u');
+    assert.equal(updated.status, 200, method);
+    assert.equal(updated.text, method);
+  }
+  const get = await c.get('/dmethods/_design/d/_update/u');
+  assert.equal(get.status, 405);
+  assert.equal(get.body.error, 'method_not_allowed');
+  assert.equal((await c.request('GET', '/dmethods/_design/d/_view/v')).status, 200);
+  const compact = await c.request('POST', '/dmethods/_design/d/_compact', { body: {} });
+  assert.equal(compact.status, 202);
+  assert.equal((await c.get('/dmethods/_design/d/_compact')).headers['allow'], 'POST');
+  assert.equal((await c.request('POST', '/dmethods/_design/nope/_compact', { body: {} })).status, 404);
+  assert.equal((await c.request('PATCH', '/dmethods/_design/d/_info')).headers['allow'], 'GET');
+  // Methods no route lists still reach the catch-alls: an unknown handler is a 404.
+  assert.equal((await c.request('OPTIONS', '/dmethods/_design/d/_nosuch')).body.reason, 'missing handler: _nosuch');
+});
+
+test('ids: /db/_design is the document `_design`, and `_design/` or `_local/` is no id', async () => {
+  assert.equal((await c.put('/designids')).status, 201);
+  assert.equal((await c.get('/designids/_design')).status, 404);
+  const put = await c.put('/designids/_design', {});
+  assert.equal(put.status, 400);
+  assert.equal(put.body.reason, 'Only reserved document ids may start with underscore.');
+  for (const id of ['_design/', '_local/']) {
+    const posted = await c.post('/designids', { _id: id });
+    assert.equal(posted.status, 400, id);
+    assert.equal(posted.body.reason, `Illegal document id \`${id}\``);
+  }
 });
 
 test('local docs: a bare _local path and _local attachments are bad requests, as CouchDB words them', async () => {
