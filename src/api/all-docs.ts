@@ -13,7 +13,7 @@ import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
-import { bodyKeys, dbStateEtag, etagMatches, openDb, readObject, refuseReduceParams, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
+import { bodyKeys, dbStateEtag, etagMatches, foldViewParams, openDb, readObject, refuseReduceParams, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 
 type Listing = (req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined) => Promise<Reply>;
@@ -88,7 +88,8 @@ interface AllDocsQuery {
   docView: DocView | undefined;
 }
 
-function parseQuery(req: Request, bodyKeys: unknown[] | undefined): AllDocsQuery {
+function parseQuery(given: Request, bodyKeys: unknown[] | undefined): AllDocsQuery {
+  const req = foldViewParams(given);
   const keyParam = viewJsonParam(req, 'key');
   const keysParam = viewJsonParam(req, 'keys');
   if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError(KEYS_NOT_ARRAY);

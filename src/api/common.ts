@@ -19,6 +19,43 @@ export function maxDocumentSize(services: Services): number {
   return services.config.getInt(MAIN_CONFIG_SECTION, 'max_document_size', 67108864);
 }
 
+/** CouchDB 2's spellings of view parameters, by the 1.6 name they stand for. */
+const VIEW_PARAM_SYNONYMS: Readonly<Record<string, string>> = {
+  start_key: 'startkey', end_key: 'endkey', start_key_doc_id: 'startkey_docid', end_key_doc_id: 'endkey_docid',
+};
+
+/**
+ * A view or `_all_docs` request's parameters as couch_mrview_http:parse_qs folds them, in order:
+ * the last of a repeated parameter (or of its spellings) wins, and `key` sets both bounds, each
+ * of which a later startkey or endkey sets again. Requests without such repeats are kept as
+ * they are.
+ */
+export function foldViewParams(req: Request): Request {
+  const entries = [...req.query];
+  const names = entries.map(([name]) => VIEW_PARAM_SYNONYMS[name] ?? name);
+  const distinct = new Set(names);
+  if (distinct.size === names.length && !(distinct.has('key') && (distinct.has('startkey') || distinct.has('endkey')))) return req;
+  const last = new Map<string, string>();
+  let key: string | undefined;
+  for (const [i, [, value]] of entries.entries()) {
+    const name = names[i]!;
+    if (name === 'key') {
+      key = value;
+      last.set('startkey', value).set('endkey', value);
+    } else {
+      if (name === 'startkey' || name === 'endkey') key = undefined;
+      last.set(name, value);
+    }
+  }
+  const folded = new URLSearchParams();
+  for (const [name, value] of last) {
+    if (key !== undefined && (name === 'startkey' || name === 'endkey')) continue;
+    folded.append(name, value);
+  }
+  if (key !== undefined) folded.append('key', key);
+  return req.rewritten(`${req.rawPath}?${folded.toString()}`, req.method);
+}
+
 /**
  * A JSON query parameter of a view or `_all_docs` (key, keys, startkey, endkey): CouchDB 1.6's
  * couch_mrview answers one that does not parse with bad_request.

@@ -10,7 +10,7 @@ import { stream, json, raw, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { bodyKeys, etagMatches, openDb, readObject, quote, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
+import { bodyKeys, etagMatches, foldViewParams, openDb, readObject, quote, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 import type { OpenedView } from '../views/service.js';
 import type { CommittedIndex, DesignDoc } from '../views/view-index.js';
@@ -118,7 +118,8 @@ interface ViewParams extends RangeQuery {
   updateSeq: boolean;
 }
 
-function parseParams(req: Request, bodyKeys: unknown[] | undefined, hasReduce: boolean, raw: boolean): ViewParams {
+function parseParams(given: Request, bodyKeys: unknown[] | undefined, hasReduce: boolean, raw: boolean): ViewParams {
+  const req = foldViewParams(given);
   const either = (a: string, b: string): { key: unknown } | undefined =>
     req.has(a) ? { key: viewJsonParam(req, a) } : req.has(b) ? { key: viewJsonParam(req, b) } : undefined;
   const docid = (a: string, b: string): string | undefined => req.string(a) ?? req.string(b);

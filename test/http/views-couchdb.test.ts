@@ -791,3 +791,25 @@ test('erlang_views: a design document in another language is refused when querie
   const js = await c.post('/vc-erlang/_temp_view', { language: 'erlang', map: 'function(doc) { emit(null, null); }' });
   assert.equal(js.status, 500, js.text);
 });
+
+test('query parameters fold in order: the last repeat wins, and key sets both bounds a later startkey or endkey resets', async () => {
+  await freshDb('view_params_order', numbered(1, 7));
+  await putDesign('view_params_order', 'v', { views: { n: { map: 'function (doc) { emit(doc.integer, null); }' } } });
+  const rows = async (query: string) => {
+    const r = await c.get(`/view_params_order/_design/v/_view/n?${query}`);
+    assert.equal(r.status, 200, `${query}: ${r.text}`);
+    return keysOf(r.body.rows);
+  };
+  assert.deepEqual(await rows('key=1&key=2'), [2]);
+  assert.deepEqual(await rows('startkey=1&start_key=5'), [5, 6]);
+  assert.deepEqual(await rows('limit=1&limit=3'), [1, 2, 3]);
+  assert.deepEqual(await rows('key=3&startkey=1'), [1, 2, 3]);
+  assert.deepEqual(await rows('startkey=1&key=3'), [3]);
+  assert.deepEqual(await rows('key=2&endkey=4'), [2, 3, 4]);
+  assert.deepEqual(await rows('descending=false&descending=true&limit=2'), [6, 5]);
+  const inverted = await c.get('/view_params_order/_design/v/_view/n?key=3&startkey=5');
+  assert.equal(inverted.status, 400);
+  assert.equal(inverted.body.error, 'query_parse_error');
+  const all = await c.get(`/view_params_order/_all_docs?key=${q('3')}&startkey=${q('1')}`);
+  assert.deepEqual(all.body.rows.map((r: ViewRow) => r.id), ['1', '2', '3']);
+});
