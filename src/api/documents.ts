@@ -1,5 +1,5 @@
 /** Document endpoints: GET/HEAD/PUT/DELETE/COPY of `/{db}/{docid}`, design and local documents. */
-import { badRequest, CouchError, notFound } from '../errors.js';
+import { badRequest, CouchError, invalidJson, notFound } from '../errors.js';
 import { emptyDoc, parseIncomingDoc, type AttachmentInput, type IncomingDoc } from '../core/document.js';
 import { validateDocId, isLocalId } from '../core/names.js';
 import type { Database, OpenOptions, OpenedDoc } from '../core/database.js';
@@ -61,6 +61,13 @@ async function getDocument(req: Request, p: RouteParams, svc: Services): Promise
   const db = await openDb(svc, p.db, req);
   svc.stats.collector.databaseReads++;
   if (isLocalId(p.docId)) {
+    // CouchDB looks revisions up in the document tree, where no _local document is.
+    const revs = req.has('open_revs') ? openRevsParam(req) : undefined;
+    if (revs !== undefined && (revs === 'all' || revs.length > 0)) {
+      return json(200, revs === 'all' ? [] : revs.map((rev) => ({ missing: rev })));
+    }
+    const rev = req.string('rev');
+    if (rev !== undefined) throw parseRev(rev) ? notFound('missing') : badRequest('Invalid rev format');
     const rec = await db.getLocal(p.docId);
     if (!rec) throw notFound('missing');
     const localEtag = quote(`0-${rec.rev}`);
@@ -68,7 +75,9 @@ async function getDocument(req: Request, p: RouteParams, svc: Services): Promise
     return json(200, db.openLocal(rec, req.flag('revs')), { ETag: localEtag });
   }
   const options = openOptions(req);
-  if (req.has('open_revs')) return openRevs(req, db, p.docId, options);
+  const revs = req.has('open_revs') ? openRevsParam(req) : undefined;
+  // An empty list asks for nothing in particular: the document, as without open_revs.
+  if (revs !== undefined && (revs === 'all' || revs.length > 0)) return openRevs(req, db, p.docId, revs, options);
 
   if ((options.attachments || options.attsSince) && (req.header('accept') ?? '').includes('multipart/related')) {
     const doc = await db.openDoc(p.docId, { ...options, attachmentsAs: 'follows' });
@@ -94,18 +103,22 @@ function hasMeta(doc: OpenedDoc, options: OpenOptions): boolean {
   return '_conflicts' in fields || '_deleted_conflicts' in fields;
 }
 
-async function openRevs(req: Request, db: Database, id: string, options: OpenOptions): Promise<Reply> {
+/** `open_revs`: `all`, or a JSON list of revisions (couch_doc:parse_revs' reasons). */
+function openRevsParam(req: Request): 'all' | string[] {
   const param = req.string('open_revs')!;
-  let revs: 'all' | string[];
-  if (param === 'all') {
-    revs = 'all';
-  } else {
-    const parsed = req.json('open_revs');
-    if (!Array.isArray(parsed) || parsed.some((r) => typeof r !== 'string' || !parseRev(r))) {
-      throw badRequest('open_revs must be "all" or a JSON array of revisions');
-    }
-    revs = parsed as string[];
+  if (param === 'all') return 'all';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(param);
+  } catch {
+    throw invalidJson();
   }
+  if (!Array.isArray(parsed)) throw badRequest('Invalid list of revisions');
+  if (parsed.some((r) => typeof r !== 'string' || !parseRev(r))) throw badRequest('Invalid rev format');
+  return parsed as string[];
+}
+
+async function openRevs(req: Request, db: Database, id: string, revs: 'all' | string[], options: OpenOptions): Promise<Reply> {
   let results: Awaited<ReturnType<Database['openRevs']>>;
   // As CouchDB: multipart whenever the client takes multipart/mixed, wildcards (or no Accept) included.
   const multipart = req.acceptsContentType('multipart/mixed');
@@ -118,6 +131,8 @@ async function openRevs(req: Request, db: Database, id: string, options: OpenOpt
     if (revs !== 'all' || !(err instanceof CouchError) || err.status !== 404) throw err;
     results = [];
   }
+  // Found revisions first, then the missing ones (couch_db:open_doc_revs_int).
+  results = [...results.filter((r) => 'ok' in r), ...results.filter((r) => !('ok' in r))];
   if (multipart) {
     // What CouchDB's replicator reads: one part per revision, a multipart/related one when the
     // revision's attachment content comes along.
@@ -282,6 +297,8 @@ async function copyDocument(req: Request, p: RouteParams, svc: Services): Promis
 
   let source: { body: Record<string, unknown>; atts: Map<string, AttachmentInput> | undefined };
   if (isLocalId(p.docId)) {
+    // CouchDB looks a source revision up in the document tree, where no _local document is.
+    if (requestRev(req) !== undefined) throw notFound('missing');
     const rec = await db.getLocal(p.docId);
     if (!rec) throw notFound('missing');
     source = { body: JSON.parse(rec.body) as Record<string, unknown>, atts: undefined };

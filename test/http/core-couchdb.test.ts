@@ -358,3 +358,32 @@ test('open_revs with latest=true answers every leaf descending from the asked re
   const plain = await c.get(`/latest/doc?open_revs=["${first}"]`);
   assert.deepEqual((plain.body as { ok: { _rev: string } }[]).map((x) => x.ok._rev), [first]);
 });
+
+test('open_revs: CouchDB reasons for bad lists, an empty list is a plain GET, found revisions come before missing ones', async () => {
+  assert.equal((await c.put('/openrevs')).status, 201);
+  const rev = (await c.put('/openrevs/d', { a: 1 })).body.rev as string;
+  const json = { headers: { Accept: 'application/json' } };
+  const ask = (value: string) => c.get(`/openrevs/d?open_revs=${encodeURIComponent(value)}`, json);
+  assert.deepEqual((await ask('garbage')).body, { error: 'bad_request', reason: 'invalid_json' });
+  assert.deepEqual((await ask('["bad"]')).body, { error: 'bad_request', reason: 'Invalid rev format' });
+  assert.deepEqual((await ask('{"a":1}')).body, { error: 'bad_request', reason: 'Invalid list of revisions' });
+  const empty = await ask('[]');
+  assert.equal(empty.status, 200);
+  assert.equal(empty.body._rev, rev);
+  assert.equal(empty.headers['etag'], `"${rev}"`);
+  const mixed = await ask(JSON.stringify(['2-abc', rev]));
+  assert.deepEqual(mixed.body, [{ ok: { _id: 'd', _rev: rev, a: 1 } }, { missing: '2-abc' }]);
+});
+
+test('_local documents: a revision or open_revs finds nothing, as CouchDB looks in the document tree', async () => {
+  assert.equal((await c.put('/localrevs')).status, 201);
+  assert.equal((await c.put('/localrevs/_local/x', { a: 1 })).body.rev, '0-1');
+  assert.equal((await c.get('/localrevs/_local/x?rev=0-1')).status, 404);
+  assert.equal((await c.get('/localrevs/_local/x?rev=abc')).body.reason, 'Invalid rev format');
+  const json = { headers: { Accept: 'application/json' } };
+  assert.deepEqual((await c.get('/localrevs/_local/x?open_revs=all', json)).body, []);
+  assert.deepEqual((await c.get(`/localrevs/_local/x?open_revs=${encodeURIComponent('["0-1"]')}`, json)).body, [{ missing: '0-1' }]);
+  assert.equal((await c.get('/localrevs/_local/x')).body.a, 1);
+  assert.equal((await c.copy('/localrevs/_local/x?rev=0-1', { headers: { Destination: 'y' } })).status, 404);
+  assert.equal((await c.copy('/localrevs/_local/x', { headers: { Destination: 'y' } })).status, 201);
+});
