@@ -12,7 +12,7 @@
  * Like CouchDB's, the digest is the MD5 of the bytes as stored: gzip'd for compressible types,
  * byte for byte as CouchDB's zlib writes them (see gzipAsZlib).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { createGunzip } from 'node:zlib';
 import { Deflate, type DeflateOptions } from 'pako';
 import { Readable, type Transform } from 'node:stream';
@@ -26,6 +26,14 @@ export interface AttachmentSettings {
   compressibleTypes: string;
   /** `[attachments] compression_level`; 0 turns compression off. */
   compressionLevel: number;
+}
+
+/** The source's bytes as they pass, each also fed to `hash`. */
+export async function* hashedAs<T extends Uint8Array>(source: AsyncIterable<T>, hash: Hash): AsyncIterable<T> {
+  for await (const piece of source) {
+    hash.update(piece);
+    yield piece;
+  }
 }
 
 /** What is known about stored content, by digest. */
@@ -96,12 +104,7 @@ export class AttachmentStore {
         ? gzipAsZlib(counted, Math.min(9, Math.max(1, level)))
         : counted;
       const md5 = createHash('md5');
-      const hashed = (async function* () {
-        for await (const piece of stored) {
-          md5.update(piece);
-          yield piece;
-        }
-      })();
+      const hashed = hashedAs(stored, md5);
       const storedLength = await this.store.blobs.write(id, hashed);
 
       const digestBytes = md5.digest();

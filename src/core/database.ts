@@ -7,6 +7,7 @@
  * transaction and one fsync (group commit), and every read-modify-write of a revision tree is
  * serialised without locks.
  */
+import { createHash } from 'node:crypto';
 import { CouchError, conflict, notFound, badRequest, databaseClosed, toCouchError } from '../errors.js';
 import type { Entry, KeyValueStore, WriteOp } from '../storage/types.js';
 import { skipAndLimit } from '../storage/slice.js';
@@ -15,7 +16,7 @@ import type { RevTree, Leaf } from './revtree.js';
 import { newRevHash } from './revid.js';
 import { DESIGN_IDS } from './names.js';
 import { docHeadJson, renderDoc, type AttachmentInput, type IncomingDoc, type JsonObject } from './document.js';
-import { AttachmentStore, type AttachmentSettings, type StoredContent } from './attachments.js';
+import { AttachmentStore, hashedAs, type AttachmentSettings, type StoredContent } from './attachments.js';
 import { KeyRanks } from './key-ranks.js';
 import type { PackedJsonWriter } from './packed-json.js';
 import {
@@ -426,8 +427,18 @@ export class Database {
         } else {
           throw badRequest(`Attachment ${name} needs data, follows or stub`);
         }
+        // A part that follows must have the digest its entry gives (couch_db's check_md5): of
+        // the bytes as sent, which the store hashes itself unless it compresses them.
+        const expected = entry['follows'] === true && typeof entry['digest'] === 'string' && entry['digest'].startsWith('md5-')
+          ? entry['digest'] : undefined;
+        const sentMd5 = expected !== undefined && encoding === undefined && this.attachments.isCompressible(contentType)
+          ? createHash('md5') : undefined;
+        if (sentMd5) source = hashedAs(source, sentMd5);
         const stored = await this.attachments.write(source, { contentType, encoding });
         uploads.push(stored);
+        if (expected !== undefined && expected !== (sentMd5 ? `md5-${sentMd5.digest('base64')}` : stored.digest)) {
+          throw new CouchError(400, 'content_md5_mismatch', 'Possible message corruption.');
+        }
         atts.set(name, { kind: 'content', contentType, digest: stored.digest, length: stored.length, revpos });
       }
     } catch (err) {

@@ -4,6 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { serverForFile } from '../helpers/server.js';
@@ -80,6 +81,26 @@ test('malformed multipart bodies are a 400 and store nothing', async () => {
     assert.equal((await c.get('/mp-bad/doc')).status, 404, `${name} stored nothing`);
   }
   assert.equal((await c.get('/mp-bad')).body.doc_count, 0);
+});
+
+test('a follows part must have the digest its entry gives: a mismatch is 400 content_md5_mismatch and stores nothing', async () => {
+  assert.equal((await c.put('/mp-digest')).status, 201);
+  const md5 = (b: Buffer) => `md5-${createHash('md5').update(b).digest('base64')}`;
+  const put = (path: string, doc: unknown, part: Buffer) =>
+    send('PUT', path, { 'Content-Type': 'multipart/related; boundary="d1"', Accept: 'application/json' }, related('d1', doc, [part]));
+  const entry = (type: string, part: Buffer, digest: string) => ({ _attachments: { a: { content_type: type, follows: true, length: part.length, digest } } });
+  // Stored as sent (binary) and compressed by the server (text): the digest is of the bytes sent.
+  for (const [type, part] of [['application/octet-stream', binary], ['text/plain', text]] as const) {
+    const wrong = await put(`/mp-digest/${type.length}`, entry(type, part, md5(Buffer.from('other'))), part);
+    assert.equal(wrong.status, 400, type);
+    assert.deepEqual(JSON.parse(wrong.body.toString()), { error: 'content_md5_mismatch', reason: 'Possible message corruption.' });
+    const replicated = await put(`/mp-digest/r${type.length}?new_edits=false`, { _rev: '1-abc', ...entry(type, part, md5(Buffer.from('other'))) }, part);
+    assert.equal(replicated.status, 400, `${type}, new_edits=false`);
+    const right = await put(`/mp-digest/${type.length}`, entry(type, part, md5(part)), part);
+    assert.equal(right.status, 201, `${type}: ${right.body.toString()}`);
+    assert.deepEqual((await send('GET', `/mp-digest/${type.length}/a`, {})).body, part);
+  }
+  assert.equal((await c.get('/mp-digest')).body.doc_count, 2);
 });
 
 test('GET with Accept: multipart/related answers the document then its attachments', async () => {
