@@ -47,7 +47,8 @@ async function getAttachment(req: Request, p: RouteParams, svc: Services): Promi
   if (!content) throw new CouchError(500, 'missing_content', `attachment content ${stub.digest} is missing`);
 
   const etag = quote(stub.digest.slice(4));
-  const headers: HeaderMap = { ETag: etag, 'Accept-Ranges': 'bytes' };
+  // Ranges are served of content stored as sent; compressed content goes whole, as CouchDB's.
+  const headers: HeaderMap = { ETag: etag, 'Accept-Ranges': content.encoding ? 'none' : 'bytes' };
   // As couch_httpd:etag_match, If-None-Match may list several ETags.
   if (etagMatches(req, etag)) return raw(304, '', stub.content_type, headers);
 
@@ -56,8 +57,9 @@ async function getAttachment(req: Request, p: RouteParams, svc: Services): Promi
     return json(416, { error: 'requested_range_not_satisfiable', reason: 'Requested range not satisfiable' },
       { 'Content-Range': `bytes */${stub.length}` });
   }
-  if (ranges?.length === 1) {
-    const [range] = ranges as [ByteRange];
+  const served = content.encoding ? undefined : ranges;
+  if (served?.length === 1) {
+    const [range] = served as [ByteRange];
     return stream(206, db.attachments.read(stub.digest, { decode: true, start: range.start, end: range.end }), {
       ...headers,
       'Content-Range': `bytes ${range.start}-${range.end}/${stub.length}`,
@@ -65,9 +67,9 @@ async function getAttachment(req: Request, p: RouteParams, svc: Services): Promi
     }, stub.content_type);
   }
   // Several ranges (fewer than ten, as CouchDB) are one multipart/byteranges body.
-  if (ranges && ranges.length < 10) {
+  if (served && served.length < 10) {
     const boundary = randomBytes(16).toString('hex');
-    return stream(206, byteRanges(db, stub, ranges, boundary), headers, `multipart/byteranges; boundary="${boundary}"`);
+    return stream(206, byteRanges(db, stub, served, boundary), headers, `multipart/byteranges; boundary="${boundary}"`);
   }
   const sendEncoded = content.encoding === 'gzip' && acceptsGzip(req);
   // The digest is of the stored bytes: it is the body's MD5 when they are sent as stored.
