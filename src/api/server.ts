@@ -57,10 +57,9 @@ export const serverRoutes: Route[] = [
     },
   },
   {
-    shape: 'global', name: '_restart',
+    shape: 'global', name: '_restart', jsonBeforeAccess: true,
     methods: {
-      POST: async (req, _p, svc) => {
-        req.requireJsonContentType();
+      POST: async (_req, _p, svc) => {
         setImmediate(() => svc.restart());
         return json(202, { ok: true });
       },

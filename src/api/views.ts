@@ -69,11 +69,9 @@ export const viewRoutes: Route[] = [
     },
   },
   {
-    shape: 'dbHandler', name: '_temp_view', access: 'db_admin',
+    shape: 'dbHandler', name: '_temp_view', access: 'db_admin', jsonBeforeAccess: true,
     methods: {
       POST: async (req, p, svc) => {
-        // As couch_mrview_http: the body must say it is JSON.
-        req.requireJsonContentType();
         const db = await openDb(svc, p.db, req);
         const body = await readObject(req, svc);
         if (typeof body['map'] !== 'string') throw badRequest('map function missing');

@@ -7,6 +7,7 @@ import { illegalDbNameReason, isSystemDbName } from '../core/names.js';
 interface Endpoint {
   handler: Handler;
   access: Access;
+  jsonBeforeAccess: boolean;
 }
 
 interface MethodTable {
@@ -25,6 +26,8 @@ export interface Resolved {
   shape: RouteShape;
   /** The handler name of named shapes (`_changes`, `_view` ...). */
   name: string | undefined;
+  /** See Route.jsonBeforeAccess. */
+  jsonBeforeAccess?: boolean;
 }
 
 /** Resolves a path to its handler by the shapes listed in api/route.ts. */
@@ -47,7 +50,7 @@ export class Router {
     for (const route of routes) {
       const add = (table: MethodTable): void => {
         for (const [method, handler] of Object.entries(route.methods)) {
-          if (handler) table.endpoints[method] = { handler, access: accessOf(route, method) };
+          if (handler) table.endpoints[method] = { handler, access: accessOf(route, method), jsonBeforeAccess: route.jsonBeforeAccess === true };
         }
         if (route.allow !== undefined) table.allow = route.allow;
       };
@@ -175,7 +178,7 @@ export class Router {
     const { endpoints } = table;
     const endpoint = endpoints[method] ?? (method === 'HEAD' ? endpoints['GET'] : undefined) ?? endpoints[ANY_METHOD];
     if (!endpoint) throw methodNotAllowed(table.allow ?? allowList(Object.keys(endpoints)));
-    return { handler: endpoint.handler, params, access: endpoint.access, shape, name };
+    return { handler: endpoint.handler, params, access: endpoint.access, shape, name, jsonBeforeAccess: endpoint.jsonBeforeAccess };
   }
 }
 

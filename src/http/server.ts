@@ -91,6 +91,7 @@ export class HttpServer {
     if (req.badQuery) throw badRequest('Invalid URL encoding in query string');
     const services = this.services();
     const resolved = this.router.resolve(req.method, req.rawSegments, this.follow(services.config).plusIsSpace);
+    if (resolved.jsonBeforeAccess) req.requireJsonContentType();
     return (await authorize(req, resolved, services)) ?? resolved.handler(req, resolved.params, services);
   }
 

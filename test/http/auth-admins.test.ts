@@ -75,6 +75,12 @@ test('every admin-only operation is 401 unauthorized without admin credentials',
     assert.equal(r.status, 401, `${method} ${path}: ${r.text}`);
     assert.equal(r.body.error, 'unauthorized', `${method} ${path}`);
   }
+  // _restart and _temp_view look at the content type first, then at the caller (as 1.6).
+  for (const path of ['/_restart', '/guarded/_temp_view']) {
+    const r = await c.request('POST', path, { raw: '{}', headers: { 'Content-Type': 'text/plain' } });
+    assert.equal(r.status, 415, path);
+  }
+  assert.equal((await c.request('POST', '/guarded/_compact', { raw: '{}', headers: { 'Content-Type': 'text/plain' } })).status, 401);
   // Nothing changed.
   assert.equal((await c.get('/_config/admins/mallory', { headers: ROOT })).status, 404);
   assert.equal((await c.get('/guarded', { headers: ROOT })).status, 200);
