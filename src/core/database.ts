@@ -760,12 +760,14 @@ export class Database {
     const out: Record<string, { missing: string[]; possible_ancestors?: string[] }> = {};
     for (const [id, revs] of Object.entries(request)) {
       const info = await this.docInfo(id);
-      const missing = [...new Set(revs)].filter((rev) => !info || !revtree.hasRev(info.tree, rev));
+      // As couch_db:get_missing_revs: in couch_key_tree's order, and the possible ancestors (leaves
+      // below some missing revision) in the reverse of the winner-first order.
+      const missing = info ? revtree.missingRevs(info.tree, revs) : [...revs];
       if (missing.length === 0) continue;
       const entry: { missing: string[]; possible_ancestors?: string[] } = { missing };
       if (info) {
         const maxPos = Math.max(...missing.map((r) => revtree.parseRev(r)?.pos ?? 0));
-        const ancestors = revtree.leaves(info.tree).filter((l) => l.pos < maxPos).map((l) => l.rev);
+        const ancestors = revtree.leaves(info.tree).filter((l) => l.pos < maxPos).map((l) => l.rev).reverse();
         if (ancestors.length > 0) entry.possible_ancestors = ancestors;
       }
       out[id] = entry;

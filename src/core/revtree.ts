@@ -243,6 +243,39 @@ export function hasRev(tree: RevTree, rev: string): boolean {
   return findRev(tree, rev) !== undefined;
 }
 
+/**
+ * The revisions of `revs` the tree does not have, in the order couch_key_tree:find_missing gives
+ * them (`_revs_diff`): a revision of a lower position than a node is set aside in front as
+ * that node is reached, the rest keep their order; repeats stay. Revisions that do not parse
+ * are missing.
+ */
+export function missingRevs(tree: RevTree, revs: readonly string[]): string[] {
+  type Key = { pos: number; hash: string; rev: string };
+  const keys: Key[] = revs.map((rev) => {
+    const parsed = parseRev(rev);
+    return { pos: parsed?.pos ?? -1, hash: parsed?.hash ?? '', rev };
+  });
+  const search = (pos: number, nodes: readonly RevNode[], from: number, sought: Key[]): Key[] => {
+    if (from >= nodes.length || sought.length === 0) return from >= nodes.length ? sought : [];
+    const node = nodes[from]!;
+    const below = sought.filter((k) => k.pos < pos);
+    const deeper = search(pos + 1, node.children, 0, sought.filter((k) => k.pos >= pos));
+    const left = search(pos, nodes, from + 1, deeper);
+    const found = left.findIndex((k) => k.pos === pos && k.hash === node.hash);
+    if (found >= 0) left.splice(found, 1);
+    return below.concat(left);
+  };
+  try {
+    let sought = keys;
+    for (const root of tree) sought = search(root.pos, [root.node], 0, sought);
+    return sought.map((k) => k.rev);
+  } catch (err) {
+    // A history deeper than the stack (a huge revs_limit): the same revisions, in request order.
+    if (err instanceof RangeError) return revs.filter((rev) => !hasRev(tree, rev));
+    throw err;
+  }
+}
+
 export function isLeaf(tree: RevTree, rev: string): boolean {
   const found = findRev(tree, rev);
   return found !== undefined && found.trail[found.trail.length - 1]!.children.length === 0;

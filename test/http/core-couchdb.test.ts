@@ -86,6 +86,8 @@ test('attachments_multipart: new content gets the new revpos, and multipart repl
   // The client sends back bar.txt's old stub fields (revpos 1) with new content: it is revpos 2.
   const doc = (await c.get('/multipart/doc')).body;
   delete doc._attachments['bar.txt'].stub;
+  // As CouchDB's test: the old digest goes too (new content with it is content_md5_mismatch).
+  delete doc._attachments['bar.txt'].digest;
   doc._attachments['bar.txt'].follows = true;
   doc._attachments['bar.txt'].length = 4;
   const second = await c.put('/multipart/doc', undefined, {
@@ -386,4 +388,19 @@ test('_local documents: a revision or open_revs finds nothing, as CouchDB looks 
   assert.equal((await c.get('/localrevs/_local/x')).body.a, 1);
   assert.equal((await c.copy('/localrevs/_local/x?rev=0-1', { headers: { Destination: 'y' } })).status, 404);
   assert.equal((await c.copy('/localrevs/_local/x', { headers: { Destination: 'y' } })).status, 201);
+});
+
+test('_revs_diff: missing revisions in couch_key_tree order, possible ancestors in reverse winner order, repeats kept', async () => {
+  assert.equal((await c.put('/revsdiff')).status, 201);
+  const docs = [
+    { _id: 'x', _rev: '3-d', _revisions: { start: 3, ids: ['d', 'c', 'a'] } },
+    { _id: 'x', _rev: '2-b', _revisions: { start: 2, ids: ['b', 'a'] } },
+  ];
+  assert.equal((await c.post('/revsdiff/_bulk_docs', { docs, new_edits: false })).status, 201);
+  const r = await c.post('/revsdiff/_revs_diff', { x: ['3-x', '1-y', '2-c', '4-z', '1-a'], y: ['2-q', '2-q'] });
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body, {
+    x: { missing: ['1-y', '3-x', '4-z'], possible_ancestors: ['2-b', '3-d'] },
+    y: { missing: ['2-q', '2-q'] },
+  });
 });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import {
-  allRevs, decode, decodeBinary, encode, encodeBinary, formatRev, hasRev, isLeaf, leaves, markUnavailable, merge, parseRev, pathTo,
+  allRevs, decode, decodeBinary, encode, encodeBinary, formatRev, hasRev, isLeaf, leaves, markUnavailable, merge, missingRevs, parseRev, pathTo,
   removeLeafNodes, removeLeaves, revsInfo, stem, winner,
   type RevNode, type RevPath, type RevTree,
 } from '../../src/core/revtree.js';
@@ -681,4 +681,17 @@ test('property: encode/decode, removeLeaves and winner on random trees', () => {
     }
     assert.deepEqual(new Set(allRevs(p)), expected, `seed ${seed}: purge keeps exactly the remaining leaves' paths`);
   }
+});
+
+test('missingRevs: couch_key_tree:find_missing order, lower positions set aside in front as nodes are reached; repeats stay', () => {
+  let tree = edit([], null, 'a');
+  tree = edit(tree, '1-a', 'b');
+  tree = edit(tree, '2-b', 'c');
+  tree = edit(tree, '1-a', 'd');
+  assert.equal(show(tree), '1-a[2-b[3-c],2-d]');
+  assert.deepEqual(missingRevs(tree, ['3-x', '1-y', '2-b', '4-z', '1-a']), ['1-y', '3-x', '4-z']);
+  assert.deepEqual(missingRevs(tree, ['3-q', '3-q']), ['3-q', '3-q']);
+  assert.deepEqual(missingRevs(tree, ['3-c', '2-d']), []);
+  assert.deepEqual(missingRevs([], ['2-x', '1-y']), ['2-x', '1-y']);
+  assert.deepEqual(missingRevs(linear(3000), ['2999-nope', '5-h5']), ['2999-nope']);
 });
