@@ -186,16 +186,18 @@ async function putDocument(req: Request, p: RouteParams, svc: Services): Promise
 async function deleteDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
   const doc: IncomingDoc = emptyDoc(p.docId, undefined, true);
-  resolveRev(req, doc);
   if (isLocalId(p.docId)) {
+    resolveRev(req, doc);
     await db.putLocal(doc, durableWrite(req, svc));
     return json(200, { ok: true, id: p.docId, rev: '0-0' });
   }
   // As CouchDB, look the document up first: a missing or already deleted one is a 404 whatever
-  // revision was given (deleting a tombstone must not stack another tombstone on it).
+  // revision was given, well-formed or not (deleting a tombstone must not stack another
+  // tombstone on it).
   const info = await db.docInfo(p.docId);
   if (!info) throw notFound('missing');
   if (winner(info.tree)!.deleted) throw notFound('deleted');
+  resolveRev(req, doc);
   // Without a rev the update itself is the conflict (409), after the checks that come first:
   // the users database answers 404 for another user's document, even where it is public.
   return writeOne(req, p, svc, db, doc, 200, false);

@@ -404,3 +404,10 @@ test('_revs_diff: missing revisions in couch_key_tree order, possible ancestors 
     y: { missing: ['2-q', '2-q'] },
   });
 });
+
+test('DELETE looks the document up before reading the revision: a missing one is 404 whatever rev says', async () => {
+  assert.equal((await c.put('/deleteorder')).status, 201);
+  assert.deepEqual((await c.del('/deleteorder/nothing?rev=abc')).body, { error: 'not_found', reason: 'missing' });
+  assert.equal((await c.put('/deleteorder/d', {})).status, 201);
+  assert.deepEqual((await c.del('/deleteorder/d?rev=abc')).body, { error: 'bad_request', reason: 'Invalid rev format' });
+});
