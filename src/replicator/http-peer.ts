@@ -11,8 +11,10 @@ import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { CouchError } from '../errors.js';
 import { stripCredentials } from './endpoint.js';
-import type {
-  AttachmentContent, ChangesBatch, ChangesRequest, DocJson, MissingRevs, PeerInfo, ReplicationPeer, RevsDiff, WriteFailure,
+import {
+  unauthorizedPeer,
+  type AttachmentContent, type ChangesBatch, type ChangesRequest, type DocJson, type MissingRevs, type PeerInfo, type ReplicationPeer,
+  type RevsDiff, type WriteFailure,
 } from './peer.js';
 import { sleep } from './sleep.js';
 
@@ -74,9 +76,10 @@ export class HttpPeer implements ReplicationPeer {
   }
 
   async info(): Promise<PeerInfo> {
-    const r = await this.call({ method: 'GET', path: '', accept: [400, 404] });
+    const r = await this.call({ method: 'GET', path: '', accept: [400, 401, 404] });
     const notFound = new CouchError(404, 'db_not_found', `could not open ${this.display}`);
     if (r.status === 404) throw notFound;
+    if (r.status === 401) throw unauthorizedPeer(this.display);
     if (r.status === 400) {
       // A name no database can have is a database that is not there (CouchDB 1.6).
       const error = peerError(r, `GET ${this.display}`);

@@ -16,7 +16,7 @@ import { HttpPeer } from './http-peer.js';
 import { replicationId, type ReplicationId } from './replication-id.js';
 import { Replication, type ReplicationResult, type ReplicationSettings } from './replication.js';
 import { parseReplicationRequest, type ReplicationRequest } from './request.js';
-import type { ReplicationPeer } from './peer.js';
+import { unauthorizedPeer, type ReplicationPeer } from './peer.js';
 
 export interface ReplicatorDeps {
   config: Config;
@@ -41,6 +41,11 @@ export interface ReplicatorDeps {
 export interface JobOwner {
   name: string | null;
   roles: string[];
+  /**
+   * May create a missing local target though no server admin: a `_replicator` document without
+   * `user_ctx`, which only an admin may write.
+   */
+  createsDatabases?: boolean;
 }
 
 export interface Job {
@@ -86,8 +91,10 @@ export class ReplicatorManager {
 
   /** `POST /_replicate`. */
   async replicate(body: Record<string, unknown>, owner: JobOwner): Promise<ReplicateReply> {
-    if (body['cancel'] === true && typeof body['replication_id'] === 'string' && body['source'] === undefined) {
-      return this.cancelById(body['replication_id'], owner);
+    // A running job is also named by its `_local_id` or `id` (couch_replicator_utils:convert_options).
+    const named = ['replication_id', '_local_id', 'id'].map((field) => body[field]).find((v) => typeof v === 'string');
+    if (body['cancel'] === true && typeof named === 'string' && body['source'] === undefined) {
+      return this.cancelById(named, owner);
     }
     const request = parseReplicationRequest(body);
     if (request.cancel) {
@@ -186,10 +193,11 @@ export class ReplicatorManager {
     job.triggered = triggered;
     this.jobs.set(id.full, job);
     this.deps.log.info(`Replication ${id.full} started: ${displayEndpoint(request.source)} -> ${displayEndpoint(request.target)}`);
+    // A job that ends before it triggers (it cannot open a database) settles only `done`, so
+    // that a continuous request answers with the failure.
     job.done = replication.run().finally(() => {
       kill.abort();
       if (this.jobs.get(id.full) === job) this.jobs.delete(id.full);
-      resolveTriggered();
     });
     job.done.then(
       () => this.deps.log.info(`Replication ${id.full} finished`),
@@ -267,9 +275,14 @@ export class ReplicatorManager {
       timeoutMs: config.getInt('replicator', 'connection_timeout', 30000),
       retries: config.getInt('replicator', 'retries_per_request', 10),
       onRetry: (message) => this.deps.log.info(stripCredentials(message)),
-      // create_target of a local name needs no admin, as CouchDB 1.6's replicator creates it
-      // with couch_db:create, which checks no user; a remote target needs its own rights.
-      ...(endpoint.kind === 'local' ? { create: async () => { await this.deps.dbs.ensure(endpoint.db); } } : {}),
+      // create_target of a local name needs a server admin (couch_replicator_api_wrap:db_open);
+      // a remote target needs its own rights.
+      ...(endpoint.kind === 'local' ? {
+        create: async () => {
+          if (!isServerAdmin(owner) && owner.createsDatabases !== true) throw unauthorizedPeer(endpoint.db);
+          await this.deps.dbs.ensure(endpoint.db);
+        },
+      } : {}),
     });
   }
 

@@ -3,6 +3,15 @@
  * (`http-peer.ts`) and serves remote URLs and local names alike; another (a direct one over
  * src/core) could replace it for local names without touching the engine.
  */
+import { CouchError } from '../errors.js';
+
+/**
+ * A peer the owner may not open or create, as CouchDB 1.6's replicator answers it (a 404 under
+ * the error `unauthorized`).
+ */
+export function unauthorizedPeer(display: string): CouchError {
+  return new CouchError(404, 'unauthorized', `unauthorized to access or create database ${display}`);
+}
 
 /** One `_changes` row with `style=all_docs`. */
 export interface ChangeRow {

@@ -48,14 +48,23 @@ export interface Peers {
  * The answer to a one-shot `POST /_replicate`. A replication by `doc_ids` also carries its
  * session's times and counts at the top level, as CouchDB 0.11–1.6 answer it.
  */
-export interface ReplicationResult extends CheckpointBody {
+export type ReplicationResult = SessionResult | NoChangesResult;
+
+/** A session that replicated: its checkpoint. */
+export interface SessionResult extends CheckpointBody {
   ok: true;
-  no_changes?: true;
+  no_changes?: undefined;
   start_time?: string;
   end_time?: string;
   docs_read?: number;
   docs_written?: number;
   doc_write_failures?: number;
+}
+
+/** A session with nothing to replicate: the source's checkpoint as it was, if any. */
+export interface NoChangesResult extends Partial<CheckpointBody> {
+  ok: true;
+  no_changes: true;
 }
 
 export interface ReplicationHooks {
@@ -310,11 +319,15 @@ export class Replication {
       this.stopping.signal.removeEventListener('abort', onStop);
       sessionAbort.abort();
     }
+    if (!sawChanges && !lastEntry) {
+      // Nothing to do: CouchDB 1.6 answers with the source's checkpoint as it was (no new session).
+      const { _id: _ignoredId, _rev: _ignoredRev, ...previous } = (sourceLog ?? {}) as Partial<CheckpointBody> & { _id?: unknown; _rev?: unknown };
+      return { ok: true, no_changes: true, ...previous };
+    }
     const history = lastEntry ? [lastEntry, ...start.history].slice(0, 50) : start.history;
-    const result: ReplicationResult = {
+    const result: SessionResult = {
       ok: true, session_id: sessionId, source_last_seq: recorded, replication_id_version: REPLICATION_ID_VERSION, history,
     };
-    if (!sawChanges && !lastEntry) result.no_changes = true;
     if (this.options.docIds && lastEntry) {
       const { start_time, end_time, docs_read, docs_written, doc_write_failures } = lastEntry;
       Object.assign(result, { start_time, end_time, docs_read, docs_written, doc_write_failures });

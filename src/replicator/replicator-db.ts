@@ -158,8 +158,9 @@ export class ReplicatorDatabase {
     if (doc['_replication_state'] === 'completed') return moveTo('completed');
 
     // Its user_ctx (checked when written); without one, no user and no roles, as CouchDB 1.6's
-    // couch_replicator_manager:rep_user_ctx runs it (so it writes no design document).
-    const owner = userContextOf(doc) ?? { name: null, roles: [] };
+    // couch_replicator_manager:rep_user_ctx runs it (so it writes no design document), but with
+    // its admin writer's right to create the target (where 1.6 refuses).
+    const owner = userContextOf(doc) ?? { name: null, roles: [], createsDatabases: true };
     let job: Job;
     try {
       if (!parsed) throw invalid;
@@ -256,7 +257,7 @@ function completionStats(result: ReplicationResult): Record<string, number | str
     docs_read: session?.docs_read ?? 0,
     docs_written: session?.docs_written ?? 0,
     doc_write_failures: session?.doc_write_failures ?? 0,
-    checkpointed_source_seq: result.source_last_seq,
+    checkpointed_source_seq: result.source_last_seq ?? 0,
   };
 }
 

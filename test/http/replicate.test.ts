@@ -259,6 +259,20 @@ test('cancelling a replication that is not running is a 404', async () => {
   assert.equal(r.body.error, 'not found');
 });
 
+test('a replication with nothing to do answers no_changes with the previous session, as 1.6', async () => {
+  const src = await mkdb('noop');
+  const tgt = await mkdb('noop-target');
+  await bulk(src, [{ _id: 'a' }]);
+  const first = await replicate({ source: src, target: tgt });
+  assert.equal(first.status, 200, first.text);
+  const again = await replicate({ source: src, target: tgt });
+  assert.equal(again.status, 200, again.text);
+  assert.equal(again.body.no_changes, true);
+  assert.equal(again.body.session_id, first.body.session_id);
+  assert.deepEqual(again.body.history, first.body.history);
+  assert.equal(again.body.source_last_seq, first.body.source_last_seq);
+});
+
 test('a missing source or target is db_not_found; create_target creates it', async () => {
   const src = await mkdb('missing');
   const noSource = await replicate({ source: `${src}-nope`, target: src });
@@ -267,6 +281,10 @@ test('a missing source or target is db_not_found; create_target creates it', asy
   const noTarget = await replicate({ source: src, target: `${src}-nope` });
   assert.equal(noTarget.body.error, 'db_not_found');
   assert.equal((await c.get(`/${src}-nope`)).status, 404);
+  // A continuous one answers with the failure too, not with a job that has already ended.
+  const continuous = await replicate({ source: `${src}-nope`, target: src, continuous: true });
+  assert.equal(continuous.status, 404, continuous.text);
+  assert.deepEqual(continuous.body, { error: 'db_not_found', reason: `could not open ${src}-nope` });
   const created = await replicate({ source: src, target: `${src}-nope`, create_target: true });
   assert.equal(created.status, 200, created.text);
   assert.equal((await c.get(`/${src}-nope`)).status, 200);
@@ -590,8 +608,8 @@ test('since_seq starts the replication there; doc_ids may be percent-encoded and
   // Ids that match nothing: no change seen, nothing recorded.
   const none = await replicate({ source: src, target: `${src}-c`, create_target: true, doc_ids: ['nothing-here'] });
   assert.equal(none.status, 200, none.text);
-  assert.equal(none.body.no_changes, true);
-  assert.deepEqual(none.body.history, []);
+  // As CouchDB 1.6: no new session, and the source's checkpoint as it was (here none).
+  assert.deepEqual(none.body, { ok: true, no_changes: true });
 });
 
 test('a since_seq that is not a sequence is a 400', async () => {
@@ -606,7 +624,7 @@ test('a source no database can be named is db_not_found', async () => {
   assert.equal(r.body.error, 'db_not_found');
 });
 
-test("only its owner or an admin cancels a running replication", async () => {
+test("only its owner or an admin cancels a running replication (named by any of its ids); only an admin creates a target", async () => {
   const handlers = (await c.get('/_config/httpd/authentication_handlers')).body as string;
   const setHandlers = (value: string) =>
     c.put('/_config/httpd/authentication_handlers', value, { headers: { 'X-Couch-Persist': 'false' } });
@@ -622,8 +640,15 @@ test("only its owner or an admin cancels a running replication", async () => {
     const other = await c.post('/_replicate', { replication_id: id, cancel: true }, { headers: as('joe') });
     assert.equal(other.status, 401);
     assert.equal(other.body.reason, "Can't cancel a replication triggered by another user");
-    const own = await c.post('/_replicate', { replication_id: id, cancel: true }, { headers: as('jan') });
+    // The job is also named by its `_local_id` (or `id`).
+    const own = await c.post('/_replicate', { _local_id: id, cancel: true }, { headers: as('jan') });
     assert.equal(own.status, 200, own.text);
+    assert.deepEqual((await c.post('/_replicate', { id, cancel: true }, { headers: as('jan') })).body.error, 'not found');
+    // Only a server admin has the replicator create a local database (404, as 1.6 answers it).
+    const created = await c.post('/_replicate', { source: src, target: `${src}-by-jan`, create_target: true }, { headers: as('jan') });
+    assert.equal(created.status, 404, created.text);
+    assert.deepEqual(created.body, { error: 'unauthorized', reason: `unauthorized to access or create database ${src}-by-jan` });
+    assert.equal((await c.get(`/${src}-by-jan`)).status, 404);
   } finally {
     assert.equal((await setHandlers(handlers)).status, 200);
   }
