@@ -129,6 +129,10 @@ function parseParams(given: Request, bodyKeys: unknown[] | undefined, hasReduce:
   const skip = viewPositiveInt(req, 'skip') ?? 0;
   const groupLevelParam = viewPositiveInt(req, 'group_level');
   const group = req.bool('group');
+  // `group` and `group_level` set one thing: the later of them in the query says what.
+  const order = [...req.query.keys()];
+  const groupSays = req.has('group') && (groupLevelParam === undefined || order.lastIndexOf('group') > order.lastIndexOf('group_level'));
+  const groupLevel = groupSays ? (group ? Infinity : 0) : groupLevelParam ?? 0;
   const reduce = req.bool('reduce', hasReduce);
   const stale = viewStaleParam(req);
   const params: ViewParams = {
@@ -142,7 +146,7 @@ function parseParams(given: Request, bodyKeys: unknown[] | undefined, hasReduce:
     skip,
     limit: limit ?? Infinity,
     reduce,
-    groupLevel: groupLevelParam !== undefined ? groupLevelParam : group ? Infinity : 0,
+    groupLevel,
     includeDocs: req.bool('include_docs'),
     conflicts: req.bool('conflicts'),
     attachments: req.bool('attachments'),
@@ -160,7 +164,8 @@ function parseParams(given: Request, bodyKeys: unknown[] | undefined, hasReduce:
   }
   if (!hasReduce && req.has('reduce') && reduce) throw queryParseError('Reduce is invalid for map-only views.');
   // reduce=false makes a reduce view a map view: grouping it is as invalid as grouping a map view.
-  if ((!hasReduce || !reduce) && (group || groupLevelParam !== undefined)) throw queryParseError('Invalid use of grouping on a map view.');
+  if ((!hasReduce || !reduce) && groupLevel !== 0) throw queryParseError('Invalid use of grouping on a map view.');
+  if (hasReduce && reduce && req.has('conflicts')) throw queryParseError('`conflicts` is invalid for reduce views.');
   if (hasReduce && reduce && params.includeDocs) {
     throw queryParseError('`include_docs` is invalid for reduce');
   }

@@ -156,7 +156,8 @@ export class QueryServer {
       }
       viewMap.push(m);
       const reduce = view.reduce;
-      if (reduce !== undefined && !(typeof reduce === 'string' && reduce.trim().startsWith('_'))) {
+      // `"reduce": null` is a map-only view, as couch_mrview reads it.
+      if (reduce !== undefined && reduce !== null && !(typeof reduce === 'string' && reduce.trim().startsWith('_'))) {
         reduceOf.set(name, functions.length);
         functions.push({ source: javaScriptSource(language, reduce), require: false });
       }

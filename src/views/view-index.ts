@@ -178,7 +178,8 @@ export class ViewIndex {
 
   /** A view whose reduce results combine exactly (and have not failed) keeps them in its segments. */
   private storesReduceValues(view: number): boolean {
-    const source = this.ddoc.views?.[this.names[view]!]?.reduce?.trim();
+    const reduce: unknown = this.ddoc.views?.[this.names[view]!]?.reduce;
+    const source = typeof reduce === 'string' ? reduce.trim() : undefined;
     return source !== undefined && source !== '' && builtinNamed(source) !== '_approx_count_distinct' && !(this.info.unstoredReduces ?? []).includes(view);
   }
 

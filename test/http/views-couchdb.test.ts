@@ -813,3 +813,25 @@ test('query parameters fold in order: the last repeat wins, and key sets both bo
   const all = await c.get(`/view_params_order/_all_docs?key=${q('3')}&startkey=${q('1')}`);
   assert.deepEqual(all.body.rows.map((r: ViewRow) => r.id), ['1', '2', '3']);
 });
+
+test('grouping: the later of group and group_level says, group_level=0 is no grouping, conflicts is no reduce parameter, reduce null is a map view', async () => {
+  await freshDb('view_grouping', [{ _id: 'a', k: ['x', 1] }, { _id: 'b', k: ['x', 2] }, { _id: 'c', k: ['y', 1] }]);
+  await putDesign('view_grouping', 'g', { views: {
+    s: { map: 'function (doc) { emit(doc.k, 1); }', reduce: '_sum' },
+    m: { map: 'function (doc) { emit(doc.k, 1); }' },
+    n: { map: 'function (doc) { emit(doc._id, 1); }', reduce: null },
+  } });
+  const view = async (name: string, query: string) => c.get(`/view_grouping/_design/g/_view/${name}?${query}`);
+  assert.deepEqual((await view('s', 'group_level=1&group=true')).body.rows.length, 3);
+  assert.deepEqual((await view('s', 'group=true&group_level=1')).body.rows, [{ key: ['x'], value: 2 }, { key: ['y'], value: 1 }]);
+  assert.deepEqual((await view('s', 'group_level=1&group=false')).body.rows, [{ key: null, value: 3 }]);
+  assert.equal((await view('m', 'group_level=0')).status, 200);
+  assert.equal((await view('m', 'group_level=1')).body.reason, 'Invalid use of grouping on a map view.');
+  const conflicts = await view('s', 'conflicts=true');
+  assert.equal(conflicts.status, 400);
+  assert.equal(conflicts.body.reason, '`conflicts` is invalid for reduce views.');
+  assert.equal((await view('s', 'conflicts=true&reduce=false')).status, 200);
+  const mapOnly = await view('n', '');
+  assert.equal(mapOnly.status, 200, mapOnly.text);
+  assert.equal(mapOnly.body.total_rows, 3);
+});
