@@ -41,26 +41,32 @@ export function reducerFor(source: string, name: string, program: () => Promise<
       reads: trimmed === '_count' ? 'count' : trimmed === '_approx_count_distinct' ? 'rows' : 'values',
     };
   }
-  const checked = (input: readonly unknown[], output: unknown): unknown => {
-    // CouchDB's reduce_limit: a reduce whose output does not shrink its input is a mistake.
+  // CouchDB's reduce_limit: a reduce whose output does not shrink its input is a mistake. The
+  // input is the query server's whole line: command, function source, then the rows ([[key, id],
+  // value] pairs) or the values to rereduce.
+  const checked = (inputLength: () => number, output: unknown): unknown => {
     if (reduceLimit) {
       const outLen = JSON.stringify(output ?? null).length;
-      if (outLen > 200 && outLen * 2 > JSON.stringify(input).length) {
+      if (outLen > 200 && outLen * 2 > inputLength()) {
         throw new CouchError(500, 'reduce_overflow_error', `Reduce output must shrink more rapidly: Current output: '${JSON.stringify(output).slice(0, 100)}'... (first 100 of ${outLen} bytes)`);
       }
     }
     return output;
   };
+  const lineLength = (command: string, rows: string): number => command.length + JSON.stringify(source).length + rows.length + 10;
   return {
     reduce: async (calls) => {
       if (calls.length === 0) return [];
       const results = await (await program()).reduceMany(name, calls.map((c) => ({ keys: c.keys, values: c.values, rereduce: false })));
-      return results.map((r, i) => checked(calls[i]!.values, r));
+      return results.map((r, i) => checked(() => {
+        const { keys, values } = calls[i]!;
+        return lineLength('reduce', JSON.stringify(keys.map((key, n) => [key, values[n]])));
+      }, r));
     },
     rereduce: async (calls) => {
       if (calls.length === 0) return [];
       const results = await (await program()).reduceMany(name, calls.map((values) => ({ keys: null, values: [...values], rereduce: true })));
-      return results.map((r, i) => checked(calls[i]!, r));
+      return results.map((r, i) => checked(() => lineLength('rereduce', JSON.stringify(calls[i]!)), r));
     },
     combinable: true,
     reads: 'rows',

@@ -835,3 +835,15 @@ test('grouping: the later of group and group_level says, group_level=0 is no gro
   assert.equal(mapOnly.status, 200, mapOnly.text);
   assert.equal(mapOnly.body.total_rows, 3);
 });
+
+test('reduce_limit measures the query server line, as CouchDB: the function source and the rows count as input', async () => {
+  await freshDb('view_reduce_line', numbered(0, 3));
+  const comment = `/* ${'x'.repeat(500)} */`;
+  await putDesign('view_reduce_line', 'r', { views: { v: {
+    map: 'function (doc) { emit(doc.integer, doc.integer); }',
+    reduce: `function (keys, values, rereduce) { ${comment} return "${'y'.repeat(210)}"; }`,
+  } } });
+  const r = await c.get('/view_reduce_line/_design/r/_view/v');
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.rows[0].value, 'y'.repeat(210));
+});
