@@ -262,10 +262,17 @@ export class ViewReductions {
     if (this.reducer) {
       // An empty segment (a head) has no value: reduces never see empty input.
       const full = segments.filter((s) => s.count > 0);
-      const results = level === 1
-        ? await this.reducer.reduce(full.map((s) => s.rows))
-        : await this.reducer.rereduce(full.map((s) => s.partials));
-      full.forEach((s, i) => values.set(s, results[i]));
+      if (level === 1) {
+        const results = await this.reducer.reduce(full.map((s) => s.rows));
+        full.forEach((s, i) => values.set(s, results[i]));
+      } else {
+        // A lone partial is kept as it is, as CouchDB's B-tree keeps a lone reduction: a
+        // JavaScript reduce then answers what reduce gave, not its rereduce.
+        const several = full.filter((s) => s.partials.length > 1);
+        const results = await this.reducer.rereduce(several.map((s) => s.partials));
+        several.forEach((s, i) => values.set(s, results[i]));
+        for (const s of full) if (s.partials.length === 1) values.set(s, s.partials[0]);
+      }
     }
     return segments.map((s) => ({ type: 'put', key: this.recordKey(level, s.suffix), value: encodeRecord(s.count, values.has(s) ? values.get(s) : undefined) }));
   }

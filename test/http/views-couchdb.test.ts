@@ -847,3 +847,13 @@ test('reduce_limit measures the query server line, as CouchDB: the function sour
   assert.equal(r.status, 200, r.text);
   assert.equal(r.body.rows[0].value, 'y'.repeat(210));
 });
+
+test('a lone reduction is not rereduced, as in CouchDB: a small view answers what reduce gave', async () => {
+  await freshDb('view_lone_reduction', numbered(0, 3));
+  await putDesign('view_lone_reduction', 'r', { views: { v: {
+    map: 'function (doc) { emit(doc.integer, 1); }',
+    reduce: 'function (keys, values, rereduce) { return rereduce ? "rereduced" : "reduced"; }',
+  } } });
+  assert.deepEqual((await c.get('/view_lone_reduction/_design/r/_view/v')).body.rows, [{ key: null, value: 'reduced' }]);
+  assert.deepEqual((await c.get('/view_lone_reduction/_design/r/_view/v?group=true&limit=1')).body.rows, [{ key: 0, value: 'reduced' }]);
+});
