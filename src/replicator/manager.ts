@@ -286,6 +286,11 @@ export class ReplicatorManager {
     });
   }
 
+  /** How many times a `_replicator` document's failed job starts again (`[replicator] max_replication_retry_count`). */
+  retryLimit(): number {
+    return this.settings().maxRetries;
+  }
+
   private settings(): ReplicationSettings {
     const config = this.deps.config;
     const retries = config.getString('replicator', 'max_replication_retry_count', '10');

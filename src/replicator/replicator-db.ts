@@ -2,7 +2,8 @@
  * The `_replicator` database (`[replicator] db`): each document states a replication; the
  * replicator starts it as the document's `user_ctx` and records `_replication_state` (`triggered`,
  * `completed`, `error`), `_replication_state_time` and `_replication_id` on it, as CouchDB 1.6
- * does. Deleting the document cancels the job; at start-up every document not `completed`
+ * does. Deleting the document cancels the job; a job that fails starts again after 5 s, then
+ * 10, 20... (`max_replication_retry_count` times); at start-up every document not `completed`
  * starts again. Changes arrive through the registry's update events: no polling.
  *
  * The auth engine sets `owner` on write (before_doc_update, src/auth/replicator-db.ts), checks
@@ -21,6 +22,9 @@ import { parseReplicationRequest, type ReplicationRequest } from './request.js';
 import { displayEndpoint } from './endpoint.js';
 import type { ReplicationResult } from './replication.js';
 
+/** The wait before a failed job's first retry; each later one waits twice as long. */
+const RETRY_FIRST_WAIT_MS = 5000;
+
 /** Fields that state the replication; edits to others (the state fields) do not restart it. */
 const REQUEST_FIELDS = ['source', 'target', 'continuous', 'create_target', 'filter', 'query_params', 'doc_ids', 'selector', 'since_seq', 'owner', 'user_ctx'];
 
@@ -28,6 +32,8 @@ interface TrackedDoc {
   /** The request fields the job was started from. */
   request: string;
   job: Job | undefined;
+  /** The next start of a job that failed. */
+  retry?: NodeJS.Timeout;
   /** What `_scheduler/docs` shows of it. */
   status: ReplicationDocState;
 }
@@ -76,7 +82,10 @@ export class ReplicatorDatabase {
   /** Stops watching and cancels the jobs this database's documents started (another replaces it). */
   close(): void {
     this.stop();
-    for (const doc of this.tracked.values()) doc.job?.replication.cancel();
+    for (const doc of this.tracked.values()) {
+      clearTimeout(doc.retry);
+      doc.job?.replication.cancel();
+    }
     this.tracked.clear();
   }
 
@@ -119,6 +128,7 @@ export class ReplicatorDatabase {
   private forget(docId: string): void {
     const tracked = this.tracked.get(docId);
     this.tracked.delete(docId);
+    clearTimeout(tracked?.retry);
     if (tracked?.job) {
       this.log.info(`_replicator: ${docId} deleted, cancelling ${tracked.job.id.full}`);
       tracked.job.replication.cancel();
@@ -136,6 +146,7 @@ export class ReplicatorDatabase {
     const request = requestKey(doc);
     const tracked = this.tracked.get(docId);
     if (tracked && tracked.request === request) return;
+    clearTimeout(tracked?.retry);
     if (tracked?.job) tracked.job.replication.cancel();
     let parsed: ReplicationRequest | undefined;
     let invalid: unknown;
@@ -152,27 +163,47 @@ export class ReplicatorDatabase {
     };
     const entry: TrackedDoc = { request, job: undefined, status };
     this.tracked.set(docId, entry);
-    const moveTo = (state: ReplicationDocState['state'], error?: string) => {
-      Object.assign(status, { state, error, lastUpdated: new Date() });
-    };
-    if (doc['_replication_state'] === 'completed') return moveTo('completed');
+    if (doc['_replication_state'] === 'completed') return moveTo(status, 'completed');
 
     // Its user_ctx (checked when written); without one, no user and no roles, as CouchDB 1.6's
     // couch_replicator_manager:rep_user_ctx runs it (so it writes no design document), but with
     // its admin writer's right to create the target (where 1.6 refuses).
     const owner = userContextOf(doc) ?? { name: null, roles: [], createsDatabases: true };
+    if (!parsed) {
+      moveTo(status, 'failed', reasonOf(invalid));
+      await this.record(docId, request, { _replication_state: 'error', _replication_state_reason: reasonOf(invalid) });
+      return;
+    }
+    await this.launch(docId, entry, parsed, owner, 0);
+  }
+
+  /**
+   * Starts a document's job. One that fails (to start, or later) starts again after 5 s, then
+   * 10, 20... up to `[replicator] max_replication_retry_count` times, as CouchDB 1.6's
+   * replication manager retries, unless the document changed or went meanwhile.
+   */
+  private async launch(docId: string, entry: TrackedDoc, parsed: ReplicationRequest, owner: JobOwner, failures: number): Promise<void> {
+    const { request, status } = entry;
+    const failed = (err: unknown, fields: Record<string, unknown>): void => {
+      moveTo(status, 'failed', reasonOf(err));
+      void this.record(docId, request, { _replication_state: 'error', _replication_state_reason: reasonOf(err), ...fields });
+      if (failures >= this.manager.retryLimit()) return;
+      entry.retry = setTimeout(() => {
+        entry.retry = undefined;
+        if (!this.stopped && this.tracked.get(docId) === entry) void this.launch(docId, entry, parsed, owner, failures + 1);
+      }, RETRY_FIRST_WAIT_MS * 2 ** Math.min(failures, 10));
+      entry.retry.unref();
+    };
     let job: Job;
     try {
-      if (!parsed) throw invalid;
       job = await this.manager.start(parsed, owner, docId, {
         onTriggered: (j) => {
-          moveTo('running');
+          moveTo(status, 'running');
           void this.record(docId, request, { _replication_state: 'triggered', _replication_id: j.id.base });
         },
       });
     } catch (err) {
-      moveTo('failed', reasonOf(err));
-      await this.record(docId, request, { _replication_state: 'error', _replication_state_reason: reasonOf(err) });
+      failed(err, {});
       return;
     }
     if (job.docId !== docId) {
@@ -186,15 +217,14 @@ export class ReplicatorDatabase {
     job.done.then(
       (result) => {
         status.job = undefined;
-        if (!job.replication.cancelled) moveTo('completed');
+        if (!job.replication.cancelled) moveTo(status, 'completed');
         if (!job.replication.options.continuous && !job.replication.cancelled) {
           void this.record(docId, request, { _replication_state: 'completed', _replication_id: job.id.base, _replication_stats: completionStats(result) });
         }
       },
       (err) => {
         status.job = undefined;
-        if (!job.replication.cancelled) moveTo('failed', reasonOf(err));
-        if (!job.replication.cancelled) void this.record(docId, request, { _replication_state: 'error', _replication_state_reason: reasonOf(err), _replication_id: job.id.base });
+        if (!job.replication.cancelled) failed(err, { _replication_id: job.id.base });
       },
     );
   }
@@ -226,6 +256,11 @@ export class ReplicatorDatabase {
       }
     }
   }
+}
+
+/** What `_scheduler/docs` shows of a document from now on. */
+function moveTo(status: ReplicationDocState, state: ReplicationDocState['state'], error?: string): void {
+  Object.assign(status, { state, error, lastUpdated: new Date() });
 }
 
 function requestKey(doc: Record<string, unknown>): string {

@@ -700,3 +700,14 @@ test('a second _replicator document for a running replication is tagged with its
     assert.equal((await c.del(`/_replicator/${id}?rev=${doc._rev}`)).status, 200);
   }
 });
+
+test('a _replicator job that fails starts again after 5 s: a source created meanwhile is replicated', async () => {
+  const src = `retried-${Date.now()}`;
+  assert.equal((await c.put(`/_replicator/${src}`, { source: src, target: `${src}-copy`, create_target: true })).status, 201);
+  await waitFor('the error state', async () => (await c.get(`/_replicator/${src}`)).body._replication_state === 'error' || undefined);
+  assert.match((await c.get(`/_replicator/${src}`)).body._replication_state_reason, /^db_not_found: could not open /);
+  assert.equal((await c.put(`/${src}`)).status, 201);
+  await bulk(src, [{ _id: 'a' }]);
+  await waitFor('the retry to complete', async () => (await c.get(`/_replicator/${src}`)).body._replication_state === 'completed' || undefined, 15000);
+  assert.equal((await c.get(`/${src}-copy/a`)).status, 200);
+});
