@@ -38,9 +38,10 @@ export async function authorize(req: Request, target: RouteTarget, svc: Services
   const db = await svc.dbs.get(target.params.db);
   const security = db.getSecurity();
   if (isDbAdmin(ctx, security)) return undefined;
-  if (target.access === 'db_admin') throw unauthorized('You are not a db or server admin.');
-  // CouchDB 1.6 (couch_db:check_is_member) answers 401 to anyone not a member, signed in or not.
+  // CouchDB 1.6 (couch_db:check_is_member, as it opens the database) answers 401 to anyone not
+  // a member, signed in or not, before a handler asks for a database admin.
   if (!isDbReader(ctx, security)) throw unauthorized('You are not authorized to access this db.');
+  if (target.access === 'db_admin') throw unauthorized('You are not a db or server admin.');
   if (db.name === svc.auth.usersDbName) return usersDbRead(req, target, svc);
   if (db.name === svc.auth.replicatorDbName) return replicatorDbRead(req, target, svc);
   return undefined;
@@ -110,15 +111,12 @@ async function usersDbRead(req: Request, target: RouteTarget, svc: Services): Pr
     case 'dbHandler':
       if (['_bulk_docs', '_ensure_full_commit', '_security', '_revs_limit'].includes(target.name ?? '')) return undefined;
       if (target.name === '_revs_diff' || target.name === '_missing_revs') return ownRevsDiff(req, target, svc);
-      if ((target.name === '_all_docs' || target.name === '_changes') && svc.auth.settings.getBool('users_db_public', false)) {
-        if (!(target.name === '_changes' ? req.flag('include_docs') : req.bool('include_docs'))) return undefined;
-        // _all_docs with documents: each cut to the public fields alone, as CouchDB 1.6's
-        // filtered_view_cb cuts them (when there are public fields to show).
+      // A public users database lists its documents once public_fields is set (couch_mrview_http's
+      // all_docs_req), each cut to those fields, as its filtered_view_cb cuts them.
+      if (target.name === '_all_docs' && svc.auth.settings.getBool('users_db_public', false) && svc.auth.settings.get('public_fields') !== undefined) {
         const fields = parsePublicFields(svc.auth.settings.get('public_fields'));
-        if (target.name === '_all_docs' && fields.length > 0) {
-          req.docView = (doc) => publicFieldsOnly(doc, fields);
-          return undefined;
-        }
+        if (req.bool('include_docs')) req.docView = (doc) => publicFieldsOnly(doc, fields);
+        return undefined;
       }
       // CouchDB 1.6 keeps the authentication database's _changes to its admins, signed in or not.
       if (target.name === '_changes') throw unauthorized('You are not a db or server admin.');
@@ -148,7 +146,8 @@ async function ownRevsDiff(req: Request, target: RouteTarget, svc: Services): Pr
 
 function listingRefused(ctx: UserContext, name: string): CouchError {
   const reason = `Only admins can access ${name} of system databases.`;
-  return ctx.name === null ? unauthorized(reason) : forbidden(reason);
+  // couch_mrview_http:all_docs_req refuses everyone alike; other listings ask a stranger to sign in.
+  return ctx.name === null && name !== '_all_docs' ? unauthorized(reason) : forbidden(reason);
 }
 
 /**
@@ -161,5 +160,8 @@ async function publicFieldsOf(params: RouteParams, svc: Services): Promise<Reply
   const db = await svc.dbs.get(params.db);
   const doc = await db.openDoc(params.docId);
   if (doc.deleted) throw notFound('missing');
-  return json(200, publicView(JSON.parse(doc.json) as Record<string, unknown>, fields));
+  const shown = publicView(JSON.parse(doc.json) as Record<string, unknown>, fields);
+  // Nothing public in it: as missing (couch_users_db:after_doc_read).
+  if (Object.keys(shown).length <= 2) throw notFound('missing');
+  return json(200, shown);
 }

@@ -44,7 +44,7 @@ const login: Handler = async (req, _p, svc) => {
   if (!creds) {
     // A failed login also ends the session the client had, and `?fail=` sends it there, as
     // CouchDB's does.
-    const failed = { 'Set-Cookie': svc.auth.clearedCookie() };
+    const failed = { 'Set-Cookie': svc.auth.clearedCookie(req.secure) };
     const location = redirectTarget(req, req.string('fail'), svc);
     // A plain answer, not an error: no challenge and no redirect to the login page.
     const refused = { error: 'unauthorized', reason: 'Name or password is incorrect.' };
@@ -68,7 +68,7 @@ const session: Handler = async (req, _p, svc) => {
 };
 
 const logout: Handler = async (req, _p, svc) => {
-  const headers: HeaderMap = { 'Set-Cookie': svc.auth.clearedCookie() };
+  const headers: HeaderMap = { 'Set-Cookie': svc.auth.clearedCookie(req.secure) };
   const location = redirectTarget(req, req.string('next'), svc);
   if (location) headers['Location'] = location;
   return json(location ? 302 : 200, { ok: true }, headers);

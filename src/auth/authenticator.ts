@@ -84,6 +84,15 @@ interface CacheEntry {
   verified?: Buffer;
 }
 
+/**
+ * An `AuthSession` cookie with its attributes in the order mochiweb_cookies writes them:
+ * Version, then Expires and Max-Age (persistent cookies), Secure, Path, HttpOnly.
+ */
+function authCookie(value: string, secure: boolean, expiry: { now: number; maxAge: number } | undefined): string {
+  const expires = expiry ? `; Expires=${new Date((expiry.now + expiry.maxAge) * 1000).toUTCString()}; Max-Age=${expiry.maxAge}` : '';
+  return `${AUTH_COOKIE}=${value}; Version=1${expires}${secure ? '; Secure' : ''}; Path=/; HttpOnly`;
+}
+
 /** `require_valid_user`: every request needs a user, admin party or not. */
 export function requireValidUser(config: Config): boolean {
   return config.layered(REQUIRE_VALID_USER_SECTIONS).getBool('require_valid_user', false);
@@ -332,12 +341,8 @@ export class Authenticator {
   /** The `Set-Cookie` value of a new session for these credentials; `Secure` when issued over TLS. */
   sessionCookie(creds: UserCreds, secure: boolean, now = Math.floor(Date.now() / 1000)): string {
     const token = makeSessionToken(creds.name, now, this.secret, creds.hash?.salt ?? '');
-    let cookie = `${AUTH_COOKIE}=${token}; Version=1; Path=/; HttpOnly`;
-    if (this.settings.getBool('allow_persistent_cookies', false)) {
-      const expires = new Date((now + this.sessionTimeout) * 1000).toUTCString();
-      cookie += `; Expires=${expires}; Max-Age=${this.sessionTimeout}`;
-    }
-    return secure ? `${cookie}; Secure` : cookie;
+    const persistent = this.settings.getBool('allow_persistent_cookies', false);
+    return authCookie(token, secure, persistent ? { now, maxAge: this.sessionTimeout } : undefined);
   }
 
   /** The form-encoded answer of an `/_oauth/...` token endpoint (see OAuthVerifier.tokenEndpoint). */
@@ -350,9 +355,9 @@ export class Authenticator {
     return hashAdminPassword(password, Math.max(1, this.settings.getInt('iterations', 10)));
   }
 
-  /** The `Set-Cookie` value that ends a session. */
-  clearedCookie(): string {
-    return `${AUTH_COOKIE}=; Version=1; Path=/; HttpOnly; Expires=Fri, 02 Jan 1970 00:00:00 GMT; Max-Age=0`;
+  /** The `Set-Cookie` value that ends a session: an empty cookie, as CouchDB's cookie_auth_clear. */
+  clearedCookie(secure: boolean): string {
+    return authCookie('', secure, undefined);
   }
 
   /** The credentials of a user or server admin; undefined when there is none of that name. */

@@ -28,6 +28,28 @@ export function challengeHeaders(req: Request, err: CouchError, config: Config):
     return { headers: { 'WWW-Authenticate': 'Basic realm="server"' } };
   }
   if (req.accepts('application/json') || !req.accepts('text/html')) return undefined;
-  const location = `${redirect}?return=${encodeURIComponent(req.rawPath)}&reason=${encodeURIComponent(err.reason)}`;
+  const location = `${redirect}?return=${couchUrlEncode(decodedPath(req.rawPath))}&reason=${couchUrlEncode(err.reason)}`;
   return { status: 302, headers: { Location: absoluteUrl(req, location, config) } };
+}
+
+/** The path as decoded text (kept as sent where its escapes are not UTF-8). */
+function decodedPath(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * couch_util:url_encode: letters, digits and `_.-:` as they are, every other UTF-8 byte as an
+ * upper-case `%XX`.
+ */
+function couchUrlEncode(text: string): string {
+  let out = '';
+  for (const byte of Buffer.from(text, 'utf8')) {
+    const ch = String.fromCharCode(byte);
+    out += /[A-Za-z0-9_.:-]/.test(ch) ? ch : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
 }

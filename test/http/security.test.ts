@@ -298,3 +298,14 @@ test('_replicator: an admin\'s document naming a user_ctx runs with that user\'s
   assert.match(edit.body.reason, /triggered state/);
   assert.equal((await c.del(`/_replicator/live?rev=${live._rev}`, { headers: ROOT })).status, 200);
 });
+
+test('an admin-only endpoint of a members-only database tells a non-member first that it is no member', async () => {
+  const compact = (headers: Record<string, string>) =>
+    c.request('POST', '/closed/_compact', { raw: '{}', headers: { 'Content-Type': 'application/json', ...headers } });
+  for (const headers of [OUTSIDER, {}]) {
+    const r = await compact(headers);
+    assert.equal(r.status, 401);
+    assert.equal(r.body.reason, 'You are not authorized to access this db.');
+  }
+  assert.equal((await compact(MEMBER)).body.reason, 'You are not a db or server admin.');
+});

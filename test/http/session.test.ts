@@ -36,7 +36,8 @@ test('POST /_session with JSON sets the AuthSession cookie in CouchDB\'s format'
   assert.equal(r.status, 200);
   assert.deepEqual(r.body, { ok: true, name: 'bob', roles: ['reader'] });
   const header = String(r.headers['set-cookie']);
-  assert.match(header, /^AuthSession=[A-Za-z0-9_-]+; Version=1; Path=\/; HttpOnly; Expires=[^;]+ GMT; Max-Age=600$/);
+  // Attributes in mochiweb_cookies' order.
+  assert.match(header, /^AuthSession=[A-Za-z0-9_-]+; Version=1; Expires=[^;]+ GMT; Max-Age=600; Path=\/; HttpOnly$/);
   const raw = Buffer.from(sessionCookie(r.headers['set-cookie'])!.slice('AuthSession='.length), 'base64url');
   const text = raw.toString('latin1');
   const [name, hexTime] = text.split(':');
@@ -177,6 +178,16 @@ test('401 challenges: X-CouchDB-WWW-Authenticate, the login redirect, and none b
   const html = await c.request('PUT', '/nope', { headers: { Accept: 'text/html' } });
   assert.equal(html.status, 302);
   assert.match(String(html.headers['location']), /\/_utils\/session\.html\?return=%2Fnope&reason=/);
+  // The decoded path and the reason as couch_util:url_encode writes them (`:` kept, upper-case hex).
+  const encoded = await c.request('GET', '/_config/a%20b:c', { headers: { Accept: 'text/html' } });
+  assert.match(String(encoded.headers['location']), /\?return=%2F_config%2Fa%20b:c&reason=You%20are%20not%20a%20server%20admin\.$/);
+});
+
+test('Set-Cookie as mochiweb writes it: Version, Expires and Max-Age, Path, HttpOnly; logging out sends an empty cookie', async () => {
+  const login = await c.post('/_session', { name: 'bob', password: 'bobpw' });
+  assert.match(String(login.headers['set-cookie']), /^AuthSession=[A-Za-z0-9_-]+; Version=1; Expires=[^;]+ GMT; Max-Age=600; Path=\/; HttpOnly$/);
+  const out = await c.del('/_session');
+  assert.equal(String(out.headers['set-cookie']), 'AuthSession=; Version=1; Path=/; HttpOnly');
 });
 
 test('GET /_session?basic=true asks anonymous callers to log in', async () => {

@@ -75,7 +75,10 @@ test('HTTPS and HTTP serve the same data and the same authentication', async () 
   assert.equal(viaHttp.body.over, 'tls');
   const login = await httpsGet('/_session', {}, 'POST', JSON.stringify({ name: 'root', password: 'rootpw' }));
   assert.equal(login.status, 200);
-  assert.match(String(login.headers['set-cookie']), /; Secure$/);
+  // mochiweb_cookies puts Secure before Path and HttpOnly.
+  assert.match(String(login.headers['set-cookie']), /; Max-Age=\d+; Secure; Path=\/; HttpOnly$/);
+  const out = await httpsGet('/_session', {}, 'DELETE');
+  assert.equal(String(out.headers['set-cookie']), 'AuthSession=; Version=1; Secure; Path=/; HttpOnly');
   const cookie = String(login.headers['set-cookie']).split(';')[0]!;
   const session = await httpsGet('/_session', { Cookie: cookie });
   assert.equal(session.body.userCtx.name, 'root');

@@ -99,15 +99,37 @@ test('public_fields are shown to other users and anonymous readers (CouchDB 1.6\
     const anonymous = await c.get('/_users/org.couchdb.user:bob');
     assert.equal(anonymous.status, 200);
     assert.deepEqual(Object.keys(anonymous.body).sort(), ['_id', '_rev', 'city', 'name']);
+    // Public fields that a document does not have leave nothing to show: it reads as missing.
+    await c.put('/_config/couch_httpd_auth/public_fields', 'nonexistent', { headers: ROOT });
+    assert.equal((await c.get('/_users/org.couchdb.user:bob', { headers: ALICE })).status, 404);
   } finally {
     await c.del('/_config/couch_httpd_auth/public_fields', { headers: ROOT });
   }
 });
 
+test('users_db_public opens _all_docs once public_fields is set, never _changes', async () => {
+  const set = (key: string, value: string) => c.put(`/_config/couch_httpd_auth/${key}`, value, { headers: { ...ROOT, 'X-Couch-Persist': 'false' } });
+  const unset = (key: string) => c.del(`/_config/couch_httpd_auth/${key}`, { headers: { ...ROOT, 'X-Couch-Persist': 'false' } });
+  assert.equal((await set('users_db_public', 'true')).status, 200);
+  try {
+    assert.equal((await c.get('/_users/_all_docs', { headers: ALICE })).status, 403);
+    assert.equal((await set('public_fields', 'name')).status, 200);
+    const listed = await c.get('/_users/_all_docs?include_docs=true', { headers: ALICE });
+    assert.equal(listed.status, 200, listed.text);
+    const bob = listed.body.rows.find((r: { id: string }) => r.id === 'org.couchdb.user:bob');
+    assert.deepEqual(bob.doc, { name: 'bob' });
+    assert.equal((await c.get('/_users/_changes', { headers: ALICE })).status, 401);
+  } finally {
+    await unset('public_fields');
+    await unset('users_db_public');
+  }
+});
+
 test('listings, changes, bulk reads and views of the users database are admin-only', async () => {
+  // couch_mrview_http:all_docs_req forbids _all_docs of system databases to every non-admin alike.
   for (const path of ['/_users/_all_docs', '/_users/_all_docs?include_docs=true']) {
     assert.equal((await c.get(path, { headers: BOB })).status, 403, path);
-    assert.equal((await c.get(path)).status, 401, path);
+    assert.equal((await c.get(path)).status, 403, path);
   }
   // As CouchDB 1.6 answers: _changes wants an admin (401 for anyone else); design documents and
   // what reads them are forbidden (403) to non-admins, signed in or not.
