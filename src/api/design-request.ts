@@ -38,7 +38,8 @@ export async function requestJson(req: Request, svc: Services, db: Database, id:
     info: await db.info(),
     id,
     uuid: svc.uuids.next(),
-    method: req.method,
+    // HEAD is GET to CouchDB's handlers (the body is dropped on the way out).
+    method: req.method === 'HEAD' ? 'GET' : req.method,
     requestedPath: segments(req.requestedPath),
     path: segments(req.rawPath),
     rawPath: req.url,

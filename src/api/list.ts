@@ -188,7 +188,8 @@ class OutputPipe {
       if (this.ended) {
         if (this.error !== undefined) {
           const e = toCouchError(this.error);
-          yield JSON.stringify({ error: e.error, reason: e.reason });
+          // As couch_httpd:send_chunked_error ends a body already under way.
+          yield `\n${JSON.stringify({ code: e.status, error: e.error, reason: e.reason })}\n`;
         }
         return;
       }

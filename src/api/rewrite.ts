@@ -31,7 +31,8 @@ async function rewrite(req: Request, p: RouteParams, svc: Services): Promise<Rep
   const rules = ddoc.body['rewrites'];
   if (typeof rules === 'string') return functionRewrite(req, p, svc, db, ddoc);
   if (!Array.isArray(rules)) throw new CouchError(404, 'rewrite_error', 'Invalid path.');
-  const target = applyRewrites(rules as RewriteRule[], req.method, p.rest, [...req.query]);
+  // A HEAD matches the rules for GET, as CouchDB handles HEAD as GET.
+  const target = applyRewrites(rules as RewriteRule[], req.method === 'HEAD' ? 'GET' : req.method, p.rest, [...req.query]);
   if (!target) throw notFound('missing');
   const search = new URLSearchParams(target.query).toString();
   const secure = svc.config.layered(HTTPD_SECTIONS).getBool('secure_rewrites', true);

@@ -10,7 +10,7 @@ import { raw, type Reply } from './reply.js';
 import { everyMethod, type Route, type RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { quote } from './common.js';
+import { etagMatches, quote } from './common.js';
 import { openDocFunction, renderedReply, requestJson } from './design-request.js';
 
 export const showRoutes: Route[] = [
@@ -22,7 +22,7 @@ async function show(req: Request, p: RouteParams, svc: Services): Promise<Reply>
   const etag = quote(createHash('md5')
     .update(JSON.stringify([ddoc.rev, doc.rev ?? null, req.header('accept') ?? '', req.userCtx.name, req.userCtx.roles, req.url]))
     .digest('hex'));
-  if (req.method === 'GET' && req.header('if-none-match') === etag) return raw(304, '', 'text/plain', { ETag: etag });
+  if (req.method === 'GET' && etagMatches(req, etag)) return raw(304, '', 'text/plain', { ETag: etag });
   const resp = await fn.show(doc.json, await requestJson(req, svc, db, docId ?? null));
   // As CouchDB 1.6 does, the server's ETag and `Vary: Accept` (the answer depends on the Accept
   // header through provides()) replace any the function set.

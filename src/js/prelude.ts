@@ -437,10 +437,10 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
       }
       return resp;
     } catch (e) {
-      // A show of a missing document that fails on it is that document not being found.
+      // A show of a missing document that fails, however, is that document not being found.
       var docPath = false;
       try { docPath = req && nativeIsArray(req.path) && req.path.length > 5; } catch (x) { docPath = false; }
-      if (doc === null && docPath && !(nativeIsArray(e) && e[0] === "error")) throw ["error", "not_found", "document not found"];
+      if (doc === null && docPath) throw ["error", "not_found", "document not found"];
       throw asRenderError(e);
     } finally {
       resetList();

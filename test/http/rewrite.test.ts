@@ -72,6 +72,10 @@ test('methods select rules; writes pass through', async () => {
   assert.equal((await c.get('/rw/newdoc')).body.via, 'rewrite');
   const post = await c.post('/rw/_design/app/_rewrite/doc/d1', {});
   assert.equal(post.status, 404);
+  // HEAD is GET to CouchDB: it takes the GET rules.
+  const head = await c.head('/rw/_design/app/_rewrite/doc/d1');
+  assert.equal(head.status, 200);
+  assert.ok(head.headers['etag']);
 });
 
 test('secure_rewrites, loops and unmatched paths', async () => {

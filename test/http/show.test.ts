@@ -26,6 +26,8 @@ before(async () => {
       undef: 'function() { return 42; }',
       logs: 'function(doc, req) { log("show-log-marker " + req.query.m); log({an: "object"}); return "logged"; }',
       conflicts: 'function(doc) { return {json: {conflicts: doc._conflicts || null}}; }',
+      refuse: 'function(doc) { if (!doc) throw(["error", "forbidden", "not without a doc"]); return "ok"; }',
+      method: 'function(doc, req) { return {headers: {"X-Method": req.method}, body: ""}; }',
     },
   });
   assert.equal(ddoc.status, 201, ddoc.text);
@@ -179,4 +181,16 @@ test('an unknown _name under a design document: 404 missing handler once the doc
   assert.deepEqual(none.body, { error: 'not_found', reason: 'missing' });
   const nodb = await c.get('/shw-no-db/_design/s/_nothing');
   assert.deepEqual(nodb.body, { error: 'not_found', reason: 'no_db_file' });
+});
+
+test('as CouchDB 1.6: any failure on a missing document is that document not found; HEAD runs as GET; If-None-Match may list several ETags', async () => {
+  const refused = await c.get('/shw/_design/s/_show/refuse/nothing-here');
+  assert.equal(refused.status, 404);
+  assert.deepEqual(refused.body, { error: 'not_found', reason: 'document not found' });
+  // Without a document id the function's own error stands.
+  assert.equal((await c.get('/shw/_design/s/_show/refuse')).status, 403);
+  assert.equal((await c.head('/shw/_design/s/_show/method/hello')).headers['x-method'], 'GET');
+  const r = await c.get('/shw/_design/s/_show/plain/hello');
+  const several = await c.get('/shw/_design/s/_show/plain/hello', { headers: { 'If-None-Match': `"other", ${r.headers['etag'] as string}` } });
+  assert.equal(several.status, 304);
 });
