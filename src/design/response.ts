@@ -2,7 +2,8 @@
  * A show, list or update function's response object made into an HTTP response, as CouchDB 1.6
  * does (couch_httpd_external): `code` (default 200), `headers`, and one of `json` (sent as
  * application/json), `base64` (decoded, application/binary) or `body` (text/html; charset=utf-8),
- * each default content type applying only when the function set no Content-Type.
+ * or none (application/json), each default content type applying only when the function set no
+ * Content-Type.
  */
 import { CouchError } from '../errors.js';
 import type { RenderResponse } from '../js/design-function.js';
@@ -38,9 +39,13 @@ export function shapeResponse(resp: RenderResponse, defaultStatus = 200): Shaped
   } else if (resp.base64 !== undefined) {
     body = Buffer.from(String(resp.base64), 'base64');
     defaultType = 'application/binary';
-  } else {
-    body = Buffer.from(resp.body === undefined || resp.body === null ? '' : String(resp.body));
+  } else if (resp.body !== undefined && resp.body !== null) {
+    body = Buffer.from(String(resp.body));
     defaultType = 'text/html; charset=utf-8';
+  } else {
+    // No body at all: couch_httpd_external's own default type.
+    body = Buffer.alloc(0);
+    defaultType = 'application/json';
   }
   return { ...responseHead(resp, defaultType, defaultStatus), body };
 }

@@ -28,6 +28,7 @@ before(async () => {
       conflicts: 'function(doc) { return {json: {conflicts: doc._conflicts || null}}; }',
       refuse: 'function(doc) { if (!doc) throw(["error", "forbidden", "not without a doc"]); return "ok"; }',
       method: 'function(doc, req) { return {headers: {"X-Method": req.method}, body: ""}; }',
+      nobody: 'function() { return {code: 202}; }',
     },
   });
   assert.equal(ddoc.status, 201, ddoc.text);
@@ -193,4 +194,8 @@ test('as CouchDB 1.6: any failure on a missing document is that document not fou
   const r = await c.get('/shw/_design/s/_show/plain/hello');
   const several = await c.get('/shw/_design/s/_show/plain/hello', { headers: { 'If-None-Match': `"other", ${r.headers['etag'] as string}` } });
   assert.equal(several.status, 304);
+  // A response with no body at all is couch_httpd_external's default, JSON.
+  const nobody = await c.get('/shw/_design/s/_show/nobody');
+  assert.equal(nobody.status, 202);
+  assert.equal(nobody.headers['content-type'], 'application/json');
 });
