@@ -132,7 +132,7 @@ export class Settee {
     this.http = new HttpServer(routes, () => this.services, () => this.restarting);
     this.http.onRequest((method, status, ms, req) => {
       this.services.stats.collector.recordRequest(method, status, ms);
-      this.services.log.info(`${req.raw.socket?.remoteAddress ?? '-'} - - ${method} ${req.raw.url} ${status}`);
+      this.services.log.info(`${req.peer} - - ${method} ${req.raw.url} ${status}`);
     });
   }
 

@@ -46,7 +46,7 @@ export async function requestJson(req: Request, svc: Services, db: Database, id:
     query: [...req.query],
     headers: req.headerList(),
     body,
-    peer: req.raw.socket?.remoteAddress ?? '127.0.0.1',
+    peer: req.peer,
     dbName: db.name,
     userCtx: req.userCtx,
     secObj: db.getSecurity(),

@@ -186,6 +186,18 @@ export class Request {
   }
 
   /** Called by the transport when the connection of this request closes. */
+  /**
+   * The client's address as mochiweb's `get(peer)` gives it to CouchDB: a request from this
+   * machine or a 10.x network (a proxy) is from the last X-Forwarded-For hop, when there is one.
+   */
+  get peer(): string {
+    const address = (this.raw.socket?.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
+    if (address !== '127.0.0.1' && !address.startsWith('10.')) return address;
+    const forwarded = this.header('x-forwarded-for');
+    const last = forwarded?.split(',').pop()?.trim();
+    return last ? last : address;
+  }
+
   clientGone(): void {
     this.gone = true;
     this.abort?.abort();

@@ -194,6 +194,10 @@ test('as CouchDB 1.6: any failure on a missing document is that document not fou
   const r = await c.get('/shw/_design/s/_show/plain/hello');
   const several = await c.get('/shw/_design/s/_show/plain/hello', { headers: { 'If-None-Match': `"other", ${r.headers['etag'] as string}` } });
   assert.equal(several.status, 304);
+  // Behind a proxy on this machine, the peer is the last X-Forwarded-For hop (mochiweb's get(peer)).
+  const proxied = await c.get('/shw/_design/s/_show/req/hello', { headers: { 'X-Forwarded-For': '203.0.113.9, 192.0.2.7' } });
+  assert.equal(proxied.body.peer, '192.0.2.7');
+  assert.equal((await c.get('/shw/_design/s/_show/req/hello')).body.peer, '127.0.0.1');
   // A response with no body at all is couch_httpd_external's default, JSON.
   const nobody = await c.get('/shw/_design/s/_show/nobody');
   assert.equal(nobody.status, 202);
