@@ -68,7 +68,7 @@ export function applyRewrites(rules: readonly RewriteRule[], method: string, pat
     const ruleQuery: [string, string][] = [];
     if (rule.query !== null && typeof rule.query === 'object' && !Array.isArray(rule.query)) {
       for (const [k, v] of Object.entries(rule.query as Record<string, unknown>)) {
-        const filled = fill(v, bindings, bound.rest);
+        const filled = fill(v, bindings, bound.star);
         if (filled === undefined) continue;
         ruleQuery.push([k, encodeParam(k, filled)]);
       }
@@ -83,8 +83,9 @@ export function applyRewrites(rules: readonly RewriteRule[], method: string, pat
     for (const part of segmentsOf(rule.to)) {
       if (part === CATCH_ALL) {
         out.push(...bound.rest);
-      } else if (part.startsWith(':') && bindings.has(part.slice(1))) {
-        const v = bindings.get(part.slice(1));
+      } else if (part.startsWith(':')) {
+        // An unbound variable is the word `undefined`, as make_new_path writes it.
+        const v = bindings.has(part.slice(1)) ? bindings.get(part.slice(1)) : 'undefined';
         out.push(...(Array.isArray(v) ? v.map(String) : [typeof v === 'string' ? v : JSON.stringify(v)]));
       } else {
         out.push(part);
@@ -95,16 +96,27 @@ export function applyRewrites(rules: readonly RewriteRule[], method: string, pat
   return undefined;
 }
 
-function bindPath(from: readonly string[], path: readonly string[]): { vars: [string, string][]; rest: string[] } | undefined {
+/**
+ * Matches a rule's `from` against the path, as couch_httpd_rewrite:bind_path: `:name` binds a
+ * segment, and so does `*` (it is a variable there); a `*` at the end also takes the rest of the
+ * path, of which there must be at least one segment.
+ */
+function bindPath(from: readonly string[], path: readonly string[]): { vars: [string, string][]; star: string | undefined; rest: string[] } | undefined {
   const vars: [string, string][] = [];
+  let star: string | undefined;
   for (let i = 0; i < from.length; i++) {
     const part = from[i]!;
-    if (part === CATCH_ALL && i === from.length - 1) return { vars, rest: path.slice(i) };
     if (i >= path.length) return undefined;
-    if (part.startsWith(':')) vars.push([part.slice(1), path[i]!]);
-    else if (part !== path[i]) return undefined;
+    if (part === CATCH_ALL) {
+      star = path[i]!;
+      if (i === from.length - 1) return { vars, star, rest: path.slice(i) };
+    } else if (part.startsWith(':')) {
+      vars.push([part.slice(1), path[i]!]);
+    } else if (part !== path[i]) {
+      return undefined;
+    }
   }
-  return from.length === path.length ? { vars, rest: [] } : undefined;
+  return from.length === path.length ? { vars, star, rest: [] } : undefined;
 }
 
 /** A binding as a rule's `formats` says (`int`, `bool`), else the string it is. */
@@ -114,16 +126,16 @@ function format(value: string, kind: unknown): Binding {
   return value;
 }
 
-/** A rule query value with `:name` and `*` filled in; undefined drops the parameter. */
-function fill(value: unknown, bindings: Map<string, Binding>, rest: readonly string[]): unknown {
+/** A rule query value with `:name` and `*` (the segment it bound) filled in; undefined drops the parameter. */
+function fill(value: unknown, bindings: Map<string, Binding>, star: string | undefined): unknown {
   if (typeof value === 'string') {
-    if (value === CATCH_ALL) return rest.join('/');
+    if (value === CATCH_ALL) return star ?? value;
     if (value.startsWith(':')) return bindings.has(value.slice(1)) ? bindings.get(value.slice(1)) : value;
     return value;
   }
-  if (Array.isArray(value)) return value.map((v) => fill(v, bindings, rest));
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, fill(v, bindings, rest)]));
+  // In a list only `:name` members are filled; objects go as they are (make_query_list).
+  if (Array.isArray(value)) {
+    return value.map((v) => (typeof v === 'string' && v.startsWith(':') && bindings.has(v.slice(1)) ? bindings.get(v.slice(1)) : v));
   }
   return value;
 }

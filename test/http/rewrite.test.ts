@@ -150,3 +150,25 @@ test('rewritten requests carry x-couchdb-requested-path: the first URL the clien
   // requests not rewritten get none
   assert.equal((await c.get('/rw/_design/requested/_show/origin/d0')).text, '');
 });
+
+test('bind_path as CouchDB 1.6: a trailing * needs a segment and gives a query its first one, a * inside binds one, an unbound :var is "undefined"', async () => {
+  const ddoc = await c.put('/rw/_design/star', {
+    shows: { echo: 'function(doc, req) { return {json: {id: req.id, query: req.query}}; }' },
+    rewrites: [
+      { from: 'all/*', to: '_show/echo/*', query: { first: '*' } },
+      { from: 'mid/*/end', to: '_show/echo/fixed', query: { seg: '*' } },
+      { from: 'unbound', to: '_show/echo/:nope' },
+      { from: 'all', to: '_show/echo/bare' },
+    ],
+  });
+  assert.equal(ddoc.status, 201, ddoc.text);
+  const all = await c.get('/rw/_design/star/_rewrite/all/a/b');
+  assert.equal(all.body.id, 'a/b');
+  assert.equal(all.body.query.first, 'a');
+  assert.equal(all.body.query['*'], undefined);
+  assert.equal((await c.get('/rw/_design/star/_rewrite/all')).body.id, 'bare');
+  const mid = await c.get('/rw/_design/star/_rewrite/mid/x/end');
+  assert.equal(mid.body.id, 'fixed');
+  assert.equal(mid.body.query.seg, 'x');
+  assert.equal((await c.get('/rw/_design/star/_rewrite/unbound')).body.id, 'undefined');
+});
