@@ -4,6 +4,7 @@
  * query, headers, body, peer, form, cookie, userCtx, secObj.
  */
 import type { UserContext } from '../auth/user-context.js';
+import { invalidJson } from '../errors.js';
 
 /** What the HTTP layer knows of a request, for building `req`. */
 export interface RequestFacts {
@@ -31,8 +32,8 @@ export interface RequestFacts {
   secObj: unknown;
 }
 
-/** CouchDB parses these query parameters as JSON in `req.query` (json_query_keys). */
-const JSON_QUERY_KEYS = new Set(['startkey', 'endkey', 'key', 'start_key', 'end_key']);
+/** CouchDB parses these query parameters as JSON in `req.query` (json_query_keys): one that is no JSON is a 400. */
+const JSON_QUERY_KEYS = new Set(['startkey', 'endkey', 'key']);
 
 export function requestObject(f: RequestFacts): Record<string, unknown> {
   const query: Record<string, unknown> = {};
@@ -40,10 +41,10 @@ export function requestObject(f: RequestFacts): Record<string, unknown> {
     if (JSON_QUERY_KEYS.has(k)) {
       try {
         query[k] = JSON.parse(v);
-        continue;
       } catch {
-        // kept as the string it is
+        throw invalidJson();
       }
+      continue;
     }
     query[k] = v;
   }

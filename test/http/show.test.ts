@@ -198,6 +198,10 @@ test('as CouchDB 1.6: any failure on a missing document is that document not fou
   const proxied = await c.get('/shw/_design/s/_show/req/hello', { headers: { 'X-Forwarded-For': '203.0.113.9, 192.0.2.7' } });
   assert.equal(proxied.body.peer, '192.0.2.7');
   assert.equal((await c.get('/shw/_design/s/_show/req/hello')).body.peer, '127.0.0.1');
+  // key, startkey and endkey reach req.query parsed (not start_key): other text is a 400.
+  const keyed = await c.get('/shw/_design/s/_show/req/hello?key=%5B1%5D&start_key=%5B2%5D');
+  assert.deepEqual(keyed.body.query, { key: [1], start_key: '[2]' });
+  assert.deepEqual((await c.get('/shw/_design/s/_show/req/hello?key=notjson')).body, { error: 'bad_request', reason: 'invalid_json' });
   // A response with no body at all is couch_httpd_external's default, JSON.
   const nobody = await c.get('/shw/_design/s/_show/nobody');
   assert.equal(nobody.status, 202);
