@@ -4,7 +4,7 @@
  * same write path as any write, so validate_doc_update applies) and answers its response, with
  * `X-Couch-Update-NewRev` and `X-Couch-Id` when it saved (default status 201, 202 for batch=ok).
  */
-import { badRequest, CouchError } from '../errors.js';
+import { CouchError } from '../errors.js';
 import { parseIncomingDoc } from '../core/document.js';
 import { isLocalId, validateDocId } from '../core/names.js';
 import { shapeResponse } from '../design/response.js';
@@ -28,9 +28,9 @@ async function refuseGet(): Promise<Reply> {
 async function update(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const { db, fn, docId, doc } = await openDocFunction(req, p, svc, 'updates');
   const [newDoc, resp] = await fn.update(doc.json, await requestJson(req, svc, db, docId ?? null));
-  if (newDoc === null || newDoc === undefined) return renderedReply(shapeResponse(resp, 200));
+  // Only an object is a document to save; anything else saves nothing (couch_mrview_show).
+  if (newDoc === null || typeof newDoc !== 'object' || Array.isArray(newDoc)) return renderedReply(shapeResponse(resp, 200));
 
-  if (typeof newDoc !== 'object' || Array.isArray(newDoc)) throw badRequest('Document must be a JSON object');
   const incoming = parseIncomingDoc(newDoc);
   // The document is saved under the id it carries, not the URL's (CouchDB 1.6 validates the
   // returned document's own id: one without an _id is "Document id must not be empty").

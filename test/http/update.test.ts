@@ -17,6 +17,7 @@ before(async () => {
       throws: 'function() { throw(["error", "conflict", "not today"]); }',
       stamped: 'function(doc, req) { var stamp = require("lib/stamp").stamp; return [stamp({_id: "stamped"}, req), "ok"]; }',
       conflicts: 'function(doc) { return [null, {json: {conflicts: doc._conflicts || null}}]; }',
+      notadoc: 'function() { return ["just a string", "nothing saved"]; }',
     },
     validate_doc_update: 'function(n) { if (n.bad) throw({forbidden: "bad docs are rejected"}); }',
     lib: { stamp: 'exports.stamp = function(doc, req) { doc.by = req.userCtx.roles; doc.method = req.method; return doc; };' },
@@ -113,4 +114,12 @@ test('an update path without a function name is update_error', async () => {
   const r = await c.post('/upd/_design/u/_update/');
   assert.equal(r.status, 404);
   assert.deepEqual(r.body, { error: 'update_error', reason: 'Invalid path.' });
+});
+
+test('a result whose document is no object saves nothing and answers 200, as couch_mrview_show', async () => {
+  const before = (await c.get('/upd')).body.update_seq;
+  const r = await c.post('/upd/_design/u/_update/notadoc');
+  assert.equal(r.status, 200);
+  assert.equal(r.text, 'nothing saved');
+  assert.equal((await c.get('/upd')).body.update_seq, before);
 });
