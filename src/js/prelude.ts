@@ -275,14 +275,15 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     }
     return [best, bestQ];
   }
+  // mimeparse's bestMatch as CouchDB's query server runs it: [[fitness, q], index, mime] entries
+  // sorted by the default sort, which compares them as strings, and the last one wins if its q
+  // is not 0. Ties and orders follow from that string order, as clients of CouchDB see them.
   function bestMatch(supported, header) {
-    var ranges = StringOf(header).split(",").map(parseMediaRange), chosen = "", cf = -1, cq = 0;
-    for (var i = 0; i < supported.length; i++) {
-      var fq = fitness(supported[i], ranges);
-      if (fq[0] < 0 || fq[1] <= 0) continue;
-      if (fq[1] > cq || (fq[1] === cq && fq[0] > cf)) { chosen = supported[i]; cf = fq[0]; cq = fq[1]; }
-    }
-    return chosen;
+    var ranges = StringOf(header).split(",").map(parseMediaRange), weighted = [];
+    for (var i = 0; i < supported.length; i++) weighted.push([fitness(supported[i], ranges), i, supported[i]]);
+    weighted.sort();
+    var last = weighted[weighted.length - 1];
+    return last && last[0][1] ? last[2] : "";
   }
   function headerOf(req, name) {
     var h = req && req.headers;
@@ -294,7 +295,8 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
   }
   function runProvides(req) {
     var bestKey = null, accept = headerOf(req, "Accept"), supported = [], i;
-    for (i = 0; i < provided.length; i++) {
+    // The types of the last provides() first, as render.js lists them (it reverses its list).
+    for (i = provided.length - 1; i >= 0; i--) {
       var ms = mimesByKey[provided[i][0]];
       if (ms) supported = supported.concat(ms);
     }
@@ -315,10 +317,11 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     throw ["error", "not_acceptable", "Content-Type " + (format !== undefined ? format : (accept || bestKey)) +
       " not supported, try one of: " + supported.join(", ")];
   }
+  // A Content-Type the function set itself stays (render.js's applyContentType).
   function applyContentType(resp) {
     if (responseContentType) {
       resp.headers = resp.headers || {};
-      resp.headers["Content-Type"] = responseContentType;
+      resp.headers["Content-Type"] = resp.headers["Content-Type"] || responseContentType;
     }
     return resp;
   }

@@ -29,6 +29,8 @@ before(async () => {
       refuse: 'function(doc) { if (!doc) throw(["error", "forbidden", "not without a doc"]); return "ok"; }',
       method: 'function(doc, req) { return {headers: {"X-Method": req.method}, body: ""}; }',
       nobody: 'function() { return {code: 202}; }',
+      ties: 'function(doc) { provides("json", function() { return "J"; }); provides("html", function() { return "H"; }); }',
+      typed: 'function(doc) { provides("html", function() { return "plain"; }); return {headers: {"Content-Type": "text/plain"}}; }',
     },
   });
   assert.equal(ddoc.status, 201, ddoc.text);
@@ -202,6 +204,13 @@ test('as CouchDB 1.6: any failure on a missing document is that document not fou
   const keyed = await c.get('/shw/_design/s/_show/req/hello?key=%5B1%5D&start_key=%5B2%5D');
   assert.deepEqual(keyed.body.query, { key: [1], start_key: '[2]' });
   assert.deepEqual((await c.get('/shw/_design/s/_show/req/hello?key=notjson')).body, { error: 'bad_request', reason: 'invalid_json' });
+  // provides() chooses as CouchDB's mimeparse does (its entries sorted as strings, the last
+  // wins): with */*, json's second type; a Content-Type the show set stays.
+  const tie = await c.get('/shw/_design/s/_show/ties/hello', { headers: { Accept: '*/*' } });
+  assert.equal(tie.text, 'J');
+  assert.equal(tie.headers['content-type'], 'text/x-json');
+  assert.equal((await c.get('/shw/_design/s/_show/ties/hello', { headers: { Accept: 'text/html' } })).text, 'H');
+  assert.equal((await c.get('/shw/_design/s/_show/typed/hello', { headers: { Accept: 'text/html' } })).headers['content-type'], 'text/plain');
   // A response with no body at all is couch_httpd_external's default, JSON.
   const nobody = await c.get('/shw/_design/s/_show/nobody');
   assert.equal(nobody.status, 202);
