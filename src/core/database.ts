@@ -1066,7 +1066,13 @@ class Batch {
       const win = revtree.winner(tree);
       if (doc.rev !== undefined) {
         const parsed = revtree.parseRev(doc.rev)!;
-        if (!info) throw conflict();
+        if (!info) {
+          // A new document's stubs name nothing: missing_stub comes before the conflict
+          // (couch_db:prep_and_validate_updates merges stubs first).
+          const stub = [...(doc.atts ?? [])].find(([, att]) => att.kind === 'stub');
+          if (stub) throw new CouchError(412, 'missing_stub', `Invalid attachment stub in ${id} for ${stub[0]}`);
+          throw conflict();
+        }
         if (!options.allOrNothing && !revtree.isLeaf(tree, doc.rev)) throw conflict();
         parent = doc.rev;
         pos = parsed.pos + 1;

@@ -806,6 +806,8 @@ test('a stub for an attachment that does not exist is 412 missing_stub', async (
   const fresh = await c.put(`/${db}/newdoc`, { _attachments: { 'x.txt': { stub: true } } });
   assertError(fresh, 412, 'missing_stub');
   assert.equal((await c.get(`/${db}/newdoc`)).status, 404);
+  // Even with a revision the new document does not have: the stub is the error, not the conflict.
+  assertError(await c.put(`/${db}/newdoc`, { _rev: '1-abc', _attachments: { 'x.txt': { stub: true } } }), 412, 'missing_stub');
   // In _bulk_docs it is that document's error.
   const bulk = await c.post(`/${db}/_bulk_docs`, { docs: [{ _id: 'doc', _rev: rev1, _attachments: { 'nope.txt': { stub: true } } }] }, { headers: json });
   assert.equal(bulk.status, 201, bulk.text);
