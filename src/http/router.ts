@@ -109,7 +109,7 @@ export class Router {
         table = this.database;
         shape = 'database';
       } else {
-        const second = decodeSegment(segs[1]!);
+        const second = decodeDocSegment(segs[1]!, method, decodeSegment);
         // `/db/_design/x` and `/db/_design%2Fx` (design_paths.js) name the same document.
         const encodedPrefix = /^(_design|_local)\/./.exec(second)?.[1];
         if (second === '_design' || second === '_local' || encodedPrefix) {
@@ -188,4 +188,18 @@ function allowList(methods: string[]): string {
   if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
   allowed.sort((a, b) => Number(a === 'COPY') - Number(b === 'COPY') || (a < b ? -1 : a > b ? 1 : 0));
   return allowed.join(',');
+}
+
+/**
+ * The segment after a database name. Escapes that decode to bytes that are not UTF-8 name no
+ * document there can be (couch_doc:validate_docid refuses such ids): reading one finds nothing,
+ * writing one is a 400.
+ */
+function decodeDocSegment(segment: string, method: string, decode: (segment: string) => string): string {
+  try {
+    return decode(segment);
+  } catch (err) {
+    if (!/^(?:[^%]|%[0-9A-Fa-f]{2})*$/.test(segment)) throw err;
+    throw method === 'PUT' || method === 'POST' ? badRequest('Document id must be valid UTF-8') : notFound('missing');
+  }
 }

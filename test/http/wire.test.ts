@@ -237,6 +237,15 @@ test('bad percent-encoding in the path is 400 bad_request', async () => {
   await alive();
 });
 
+test('escapes that are not UTF-8 name no document: reading one is 404, writing one is 400', async () => {
+  for (const path of ['/wire/%FF', '/wire/%C3%28']) {
+    assert.deepEqual((await c.get(path)).body, { error: 'not_found', reason: 'missing' }, path);
+    const put = await c.put(path, {});
+    assert.equal(put.status, 400, path);
+    assert.equal(put.body.reason, 'Document id must be valid UTF-8', path);
+  }
+});
+
 test('bad percent-encoding in the query string is 400 bad_request', async () => {
   for (const path of ['/_all_dbs?x=%ZZ', '/_uuids?count=%', '/wire?a=%E0%A4%A', '/wire/_all_docs?startkey=%G0']) {
     const r = await raw('GET', path, { headers: { Accept: 'application/json' } });
