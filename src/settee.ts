@@ -130,8 +130,9 @@ export class Settee {
     });
     this.services = await this.buildServices(config);
     this.http = new HttpServer(routes, () => this.services, () => this.restarting);
+    this.http.onArrival((method) => this.services.stats.collector.countMethod(method));
     this.http.onRequest((method, status, ms, req) => {
-      this.services.stats.collector.recordRequest(method, status, ms);
+      this.services.stats.collector.recordRequest(status, ms);
       this.services.log.info(`${req.peer} - - ${method} ${req.raw.url} ${status}`);
     });
   }

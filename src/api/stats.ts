@@ -12,6 +12,8 @@ export const statsRoutes: Route[] = [
         const window = req.int('range', 0);
         if (req.string('flush') === 'true') svc.stats.sample();
         if (p.rest.length === 0) return json(200, svc.stats.all(window));
+        // CouchDB 1.6's two reasons, the first with its typo.
+        if (p.rest.length === 1) throw badRequest('Stat names must have exactly to parts.');
         if (p.rest.length !== 2) throw badRequest('Stat names must have exactly two parts.');
         const [section, key] = p.rest as [string, string];
         return json(200, { [section]: { [key]: svc.stats.get(section, key, window) } });

@@ -931,6 +931,9 @@ export class Database {
         progress?.(done, total);
         if (!chunk.last || chunk.n < 500) break;
         after = chunk.last;
+        // A chunk can complete without touching the event loop (reads answered at once, nothing
+        // to delete): let requests in between, or the whole pass would hold the server.
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
       if (this.refusal) return;
       await this.attachments.collectGarbage(referenced);

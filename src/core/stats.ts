@@ -73,11 +73,15 @@ export class StatsCollector {
   requestTimeSum = 0;
   requestTimeCount = 0;
 
-  /** Called once per finished request by the http layer. */
-  recordRequest(method: string, status: number, elapsedMs: number): void {
-    this.requests++;
+  /** Called by the http layer as a request arrives: CouchDB counts its method before handling it. */
+  countMethod(method: string): void {
     const m = this.methods.get(method);
     if (m !== undefined) this.methods.set(method, m + 1);
+  }
+
+  /** Called once per finished request by the http layer. */
+  recordRequest(status: number, elapsedMs: number): void {
+    this.requests++;
     const s = this.statusCodes.get(status);
     if (s !== undefined) this.statusCodes.set(status, s + 1);
     this.requestTimeSum += elapsedMs;

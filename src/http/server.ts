@@ -31,6 +31,7 @@ export class HttpServer {
   /** The HTTPS listener, when TLS is configured: the same API on another port. */
   private tlsServer: Server | undefined;
   private readonly observers: RequestObserver[] = [];
+  private readonly arrivalObservers: ((method: string) => void)[] = [];
   /**
    * What the transport takes from the configuration: `[vhosts]` rules and global handlers
    * (parsed once, and again when they change), whether `+` in a path is a space (`[chttpd]
@@ -69,6 +70,11 @@ export class HttpServer {
     this.observers.push(observer);
   }
 
+  /** Calls `observer` with each request's method as it arrives, before it is handled. */
+  onArrival(observer: (method: string) => void): void {
+    this.arrivalObservers.push(observer);
+  }
+
   listen(port: number, host: string): Promise<AddressInfo> {
     return listenOn(this.server, port, host);
   }
@@ -99,6 +105,7 @@ export class HttpServer {
     const started = performance.now();
     const req = new Request(raw, secure, undefined, this.virtualHost(raw));
     res.once('close', () => req.clientGone());
+    for (const observer of this.arrivalObservers) observer(req.method);
     let status = 500;
     try {
       if (req.badQuery) throw badRequest('Invalid URL encoding in query string');

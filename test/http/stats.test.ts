@@ -5,7 +5,8 @@
  */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { serverForFile } from '../helpers/server.js';
+import { serverForFile, startServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
 
 const { c } = await serverForFile();
 const DB = 'stats_db';
@@ -161,4 +162,20 @@ test('/_stats is public when the server has admins', async () => {
   const r = await c.get('/_stats');
   assert.equal(r.status, 200);
   assert.ok(r.body.couchdb.auth_cache_hits);
+});
+
+test('a request counts its method as it arrives: the first request to a fresh server sees its own GET', async () => {
+  const fresh = await startServer();
+  try {
+    const r = await client(fresh.url).get('/_stats/httpd_request_methods/GET?flush=true');
+    assert.equal(r.status, 200);
+    assert.equal(r.body.httpd_request_methods.GET.current, 1);
+    // Requests and status codes are counted once answered, as in CouchDB.
+    assert.equal((await client(fresh.url).get('/_stats/httpd/requests?flush=true')).body.httpd.requests.current, 1);
+    // 1.6's reasons for stat paths of the wrong length, its typo kept.
+    assert.equal((await client(fresh.url).get('/_stats/couchdb')).body.reason, 'Stat names must have exactly to parts.');
+    assert.equal((await client(fresh.url).get('/_stats/couchdb/a/b')).body.reason, 'Stat names must have exactly two parts.');
+  } finally {
+    await fresh.stop();
+  }
 });
