@@ -113,7 +113,7 @@ export function compactDatabase(db: Database, tasks: TaskRegistry): Promise<void
   if (db.isCompacting) return Promise.resolve();
   const task = tasks.start('database_compaction', { database: db.name, changes_done: 0, total_changes: db.docCount, progress: 0 });
   return db.compact((done, total) => task.update({
-    changes_done: done, total_changes: total, progress: total > 0 ? Math.min(100, Math.floor((done * 100) / total)) : 100,
+    changes_done: done, total_changes: total, progress: total > 0 ? Math.min(100, Math.floor((done * 100) / total)) : 0,
   })).finally(() => task.done());
 }
 

@@ -675,6 +675,15 @@ export class Database {
     }
   }
 
+  /**
+   * How many documents changed after `since` (couch_db:count_changes_since): one by-sequence
+   * entry each. From the start that is every document, deleted ones included: no count needed.
+   */
+  async changeCount(since: number): Promise<number> {
+    if (since <= 0) return this.meta.docCount + this.meta.docDelCount;
+    return this.store.count({ gt: seqKey(since), lt: prefixRange(Prefix.Seq).lt });
+  }
+
   /** Changes after `since`, one per document (its latest), in sequence order, in chunks. */
   async *changes(since: number, options: { descending?: boolean; limit?: number } = {}): AsyncIterable<ChangeRow[]> {
     const { lt } = prefixRange(Prefix.Seq);

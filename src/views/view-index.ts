@@ -298,13 +298,15 @@ export class ViewIndex {
     const bulk = !this.reductionsCurrent(this.info) || this.info.seq === 0 || db.updateSeq - this.info.seq > rows * BULK_SHARE;
     if (bulk) this.info.reductionsValid = false;
     this.maintain = bulk ? undefined : reducers;
-    const fromSeq = this.info.seq;
-    const total = db.updateSeq - fromSeq;
+    // Progress in documents indexed, of those changed when the update began (as CouchDB counts
+    // them; documents changed meanwhile come on top, so `done` stops at the total).
+    const total = options.task ? await db.changeCount(this.info.seq) : 0;
     const task = options.task?.({ changes_done: 0, total_changes: total, progress: 0 });
-    // Progress in sequences passed, of those to pass when the update began.
-    const reached = (seq: number) => {
-      const done = Math.min(total, seq - fromSeq);
-      task?.update({ changes_done: done, progress: total > 0 ? Math.floor((done * 100) / total) : 100 });
+    let indexed = 0;
+    const reached = (count: number) => {
+      indexed += count;
+      const done = Math.min(total, indexed);
+      task?.update({ changes_done: done, progress: total > 0 ? Math.floor((done * 100) / total) : 0 });
     };
     // The task lasts as long as the update, partial reductions rebuilt at the end included.
     try {
@@ -365,7 +367,7 @@ export class ViewIndex {
     }
   }
 
-  private async mapChanges(db: Database, programOf: () => Promise<ViewProgram>, reached: (seq: number) => void): Promise<void> {
+  private async mapChanges(db: Database, programOf: () => Promise<ViewProgram>, reached: (documents: number) => void): Promise<void> {
     const program = await programOf();
     const includeDesign = this.ddoc.options?.include_design === true;
     const localSeq = this.ddoc.options?.local_seq === true;
@@ -407,7 +409,7 @@ export class ViewIndex {
         const emitted = new Map<string, EncodedRow[]>();
         for (const d of live) emitted.set(d.id, reader.nextDocument());
         await this.apply(docs.map((d) => ({ id: d.id, rows: emitted.get(d.id), fresh: d.seq <= freshUntil })), docs[docs.length - 1]!.seq, undefined, true);
-        reached(docs[docs.length - 1]!.seq);
+        reached(docs.length);
       })();
       // Observed at once, so a failure is never an unhandled rejection while reading goes on.
       writing.catch((error: unknown) => { failure ??= { error }; });

@@ -156,6 +156,25 @@ test('a view build is an indexer task in _active_tasks, and a query waiting for 
   const after = (await c.get('/_active_tasks')).body as Record<string, unknown>[];
   assert.equal(after.filter((t) => t['type'] === 'indexer').length, 0);
   assert.equal((await c.get('/a16-indexer/_design/slow/_info')).body.view_index.waiting_clients, 0);
+
+  // An update counts documents changed, not sequences passed (couch_db:count_changes_since):
+  // 100 documents edited three times each are 100 changes.
+  let current = (await c.get('/a16-indexer/_all_docs?startkey=%22d%22&limit=100')).body.rows.map((r: { id: string; value: { rev: string } }) => ({ _id: r.id, _rev: r.value.rev }));
+  for (let round = 0; round < 3; round++) {
+    const saved = await c.post('/a16-indexer/_bulk_docs', { docs: current.map((d: { _id: string; _rev: string }) => ({ ...d, n: round })) });
+    current = saved.body.map((r: { id: string; rev: string }) => ({ _id: r.id, _rev: r.rev }));
+  }
+  const update = c.get('/a16-indexer/_design/slow/_view/v?limit=1');
+  let updated = false;
+  void update.then(() => { updated = true; });
+  const task = await waitFor('the update\'s indexer task', async () => {
+    if (updated) return { total: undefined };
+    const tasks = (await c.get('/_active_tasks')).body as Record<string, unknown>[];
+    const t = tasks.find((x) => x['type'] === 'indexer' && x['database'] === 'a16-indexer');
+    return t ? { total: t['total_changes'] } : undefined;
+  });
+  assert.equal(task.total, 100, 'the update ended before its task was seen');
+  assert.equal((await update).status, 200);
 });
 
 test('view and _all_docs parameters are refused with couch_mrview\'s reasons', async () => {
