@@ -156,9 +156,12 @@ export class ViewService {
     const { index } = await this.open(db, ddocId, false);
     if (index.compacting) return;
     index.compacting = true;
-    const task = this.tasks?.start('view_compaction', { database: db.name, design_document: ddocId });
+    // The store is rewritten in one step: the task says what it copies, then that it is done.
+    const total = index.rowCount;
+    const task = this.tasks?.start('view_compaction', { database: db.name, design_document: ddocId, changes_done: 0, total_changes: total, progress: 0 });
     try {
       await index.store.compact();
+      task?.update({ changes_done: total, progress: 100 });
     } finally {
       index.compacting = false;
       task?.done();

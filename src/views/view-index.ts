@@ -229,6 +229,11 @@ export class ViewIndex {
     return this.updating !== undefined;
   }
 
+  /** Rows in all of this index's views. */
+  get rowCount(): number {
+    return this.info.counts.reduce((sum, n) => sum + n, 0);
+  }
+
   /** Whether `view` collates raw (its view options, or the design document's, say so). */
   isRaw(view: number): boolean {
     return this.rawViews[view] ?? false;
