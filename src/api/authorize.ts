@@ -70,7 +70,7 @@ async function replicatorDbRead(req: Request, target: RouteTarget, svc: Services
     }
     return json(200, withoutCredentials(body));
   }
-  if (target.shape === 'dbHandler' && ((target.name === '_changes' && req.flag('include_docs')) || target.name === '_find')) {
+  if (target.shape === 'dbHandler' && (target.name === '_changes' || target.name === '_find')) {
     // As CouchDB 1.6's after_doc_read shows them: the caller's own documents whole, others'
     // without the credentials in their endpoints (`_find` matches what the caller sees).
     const name = req.userCtx.name;
@@ -114,8 +114,9 @@ async function usersDbRead(req: Request, target: RouteTarget, svc: Services): Pr
       // A public users database lists its documents once public_fields is set (couch_mrview_http's
       // all_docs_req), each cut to those fields, as its filtered_view_cb cuts them.
       if (target.name === '_all_docs' && svc.auth.settings.getBool('users_db_public', false) && svc.auth.settings.get('public_fields') !== undefined) {
+        // Set whatever the query string says: include_docs may come in a POST body too.
         const fields = parsePublicFields(svc.auth.settings.get('public_fields'));
-        if (req.bool('include_docs')) req.docView = (doc) => publicFieldsOnly(doc, fields);
+        req.docView = (doc) => publicFieldsOnly(doc, fields);
         return undefined;
       }
       // CouchDB 1.6 keeps the authentication database's _changes to its admins, signed in or not.

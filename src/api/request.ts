@@ -111,6 +111,9 @@ export class Request {
       // The same exchange: body, user, completion and disconnection are the original's.
       this.userCtx = rewrite.from.userCtx;
       this.authMethod = rewrite.from.authMethod;
+      // What the caller may see of embedded documents holds for every form of the request
+      // (view parameters folded, a POST body's parameters added, a rewrite).
+      this.docView = rewrite.from.docView;
       this.bodyCache = rewrite.from.bodyCache;
       this.parent = rewrite.from;
       this.requestedPathHeader = rewrite.from.header(HEADER_REQUESTED_PATH) ?? rewrite.from.url;

@@ -118,6 +118,16 @@ test('users_db_public opens _all_docs once public_fields is set, never _changes'
     assert.equal(listed.status, 200, listed.text);
     const bob = listed.body.rows.find((r: { id: string }) => r.id === 'org.couchdb.user:bob');
     assert.deepEqual(bob.doc, { name: 'bob' });
+    // However the parameters come (repeated, in a POST body, as queries), documents stay cut.
+    const forms = [
+      await c.get('/_users/_all_docs?include_docs=true&include_docs=true', { headers: ALICE }),
+      await c.post('/_users/_all_docs', { include_docs: true }, { headers: ALICE }),
+    ];
+    const queries = await c.post('/_users/_all_docs/queries', { queries: [{ include_docs: true }] }, { headers: ALICE });
+    for (const rows of [...forms.map((r) => r.body.rows), queries.body.results[0].rows]) {
+      const doc = rows.find((r: { id: string }) => r.id === 'org.couchdb.user:bob').doc;
+      assert.deepEqual(doc, { name: 'bob' });
+    }
     assert.equal((await c.get('/_users/_changes', { headers: ALICE })).status, 401);
   } finally {
     await unset('public_fields');
