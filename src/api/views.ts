@@ -13,7 +13,7 @@ import type { Services } from './services.js';
 import { bodyKeys, etagMatches, foldViewParams, openDb, readObject, quote, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 import type { OpenedView } from '../views/service.js';
-import type { CommittedIndex, DesignDoc } from '../views/view-index.js';
+import { reduceSource, type CommittedIndex, type DesignDoc } from '../views/view-index.js';
 import { mapRows, reduceRows, rowRange, rowsBefore, rowsWithin, smallMapQuery, type RangeQuery } from '../views/query.js';
 import type { RangeOptions } from '../storage/types.js';
 import { hash } from 'node:crypto';
@@ -198,8 +198,8 @@ export interface ViewResult {
 export async function queryView(req: Request, svc: Services, db: Database, view: OpenedView, name: string, bodyKeys: unknown[] | undefined): Promise<ViewResult> {
   const number = view.index.viewNumber(name);
   if (number < 0) throw notFound('missing_named_view');
-  const definition = view.ddoc.views![name]!;
-  const hasReduce = typeof definition.reduce === 'string' && definition.reduce.trim() !== '';
+  const reduce = reduceSource(view.ddoc.views![name]);
+  const hasReduce = reduce !== undefined;
   const q = parseParams(req, bodyKeys, hasReduce, view.index.isRaw(number));
 
   const reduceLimit = svc.config.getBool('query_server_config', 'reduce_limit', true);
@@ -221,7 +221,7 @@ export async function queryView(req: Request, svc: Services, db: Database, view:
   const keyRange = (key: unknown) => rowRange(view.index, number, { ...q, startKey: { key }, endKey: { key } });
 
   if (hasReduce && q.reduce) {
-    const reducer = reducerFor(definition.reduce!, name, view.program, reduceLimit);
+    const reducer = reducerFor(reduce!, name, view.program, reduceLimit);
     const ranges = q.keys === undefined ? [await rowRange(view.index, number, q)] : await Promise.all(q.keys.map(keyRange));
     // With keys, skip and limit count the rows of all keys together, as couch_mrview's red_fold.
     const keyed = q.keys !== undefined;

@@ -34,6 +34,15 @@ export interface ViewDefinition {
   options?: { collation?: string };
 }
 
+/**
+ * A view's reduce source, as written, when it has one: a string that is not blank (anything
+ * else, `null` included, makes a map-only view).
+ */
+export function reduceSource(definition: ViewDefinition | undefined): string | undefined {
+  const reduce: unknown = definition?.reduce;
+  return typeof reduce === 'string' && reduce.trim() !== '' ? reduce : undefined;
+}
+
 export interface DesignDoc {
   _id: string;
   language?: string;
@@ -178,9 +187,8 @@ export class ViewIndex {
 
   /** A view whose reduce results combine exactly (and have not failed) keeps them in its segments. */
   private storesReduceValues(view: number): boolean {
-    const reduce: unknown = this.ddoc.views?.[this.names[view]!]?.reduce;
-    const source = typeof reduce === 'string' ? reduce.trim() : undefined;
-    return source !== undefined && source !== '' && builtinNamed(source) !== '_approx_count_distinct' && !(this.info.unstoredReduces ?? []).includes(view);
+    const source = reduceSource(this.ddoc.views?.[this.names[view]!]);
+    return source !== undefined && builtinNamed(source) !== '_approx_count_distinct' && !(this.info.unstoredReduces ?? []).includes(view);
   }
 
   /**
@@ -293,8 +301,8 @@ export class ViewIndex {
 
   private async runUpdate(db: Database, programOf: () => Promise<ViewProgram>, options: UpdateOptions): Promise<void> {
     const reducers = this.names.map((name) => {
-      const source = this.ddoc.views?.[name]?.reduce;
-      return typeof source === 'string' && source.trim() !== '' ? reducerFor(source, name, programOf, options.reduceLimit ?? true) : undefined;
+      const source = reduceSource(this.ddoc.views?.[name]);
+      return source !== undefined ? reducerFor(source, name, programOf, options.reduceLimit ?? true) : undefined;
     });
     this.maintain = reducers;
     if (db.purgeSeq !== this.info.purgeSeq) await this.followPurges(db);
