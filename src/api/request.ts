@@ -188,7 +188,6 @@ export class Request {
     fns?.forEach((fn) => fn());
   }
 
-  /** Called by the transport when the connection of this request closes. */
   /**
    * The client's address as mochiweb's `get(peer)` gives it to CouchDB: a request from this
    * machine or a 10.x network (a proxy) is from the last X-Forwarded-For hop, when there is one.
@@ -201,6 +200,7 @@ export class Request {
     return last ? last : address;
   }
 
+  /** Called by the transport when the connection of this request closes. */
   clientGone(): void {
     this.gone = true;
     this.abort?.abort();

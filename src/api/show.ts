@@ -1,8 +1,9 @@
 /**
  * `_show`: `/{db}/_design/{ddoc}/_show/{func}[/{docid}]`, with any method (as CouchDB 1.6), runs
  * `shows.<func>(doc, req)` (doc null when missing) and answers what it returns, with
- * provides()/registerType() content negotiation done in the sandbox. Answers carry an ETag of the design document, document,
- * Accept header, user and query (If-None-Match on it is a 304 for GET), and `Vary: Accept`.
+ * provides()/registerType() content negotiation done in the sandbox. Answers carry an ETag of
+ * the design document, document, Accept header, user and query (If-None-Match on it is a 304
+ * for GET), and `Vary: Accept`.
  */
 import { createHash } from 'node:crypto';
 import { shapeResponse } from '../design/response.js';

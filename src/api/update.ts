@@ -1,8 +1,9 @@
 /**
- * `_update`: POST, PUT (or any method but GET) on `/{db}/_design/{ddoc}/_update/{func}[/{docid}]` runs
- * `updates.<func>(doc, req)` (doc null when missing), saves the document it returns (through the
- * same write path as any write, so validate_doc_update applies) and answers its response, with
- * `X-Couch-Update-NewRev` and `X-Couch-Id` when it saved (default status 201, 202 for batch=ok).
+ * `_update`: POST, PUT (or any method but GET) on
+ * `/{db}/_design/{ddoc}/_update/{func}[/{docid}]` runs `updates.<func>(doc, req)` (doc null
+ * when missing), saves the document it returns (through the same write path as any write, so
+ * validate_doc_update applies) and answers its response, with `X-Couch-Update-NewRev` and
+ * `X-Couch-Id` when it saved (default status 201, 202 for batch=ok).
  */
 import { CouchError } from '../errors.js';
 import { parseIncomingDoc } from '../core/document.js';

@@ -134,9 +134,7 @@ function fill(value: unknown, bindings: Map<string, Binding>, star: string | und
     return value;
   }
   // In a list only `:name` members are filled; objects go as they are (make_query_list).
-  if (Array.isArray(value)) {
-    return value.map((v) => (typeof v === 'string' && v.startsWith(':') && bindings.has(v.slice(1)) ? bindings.get(v.slice(1)) : v));
-  }
+  if (Array.isArray(value)) return value.map((v) => (typeof v === 'string' && v.startsWith(':') ? fill(v, bindings, star) : v));
   return value;
 }
 
