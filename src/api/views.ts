@@ -129,9 +129,13 @@ function parseParams(given: Request, bodyKeys: unknown[] | undefined, hasReduce:
   const skip = viewPositiveInt(req, 'skip') ?? 0;
   const groupLevelParam = viewPositiveInt(req, 'group_level');
   const group = req.bool('group');
-  // `group` and `group_level` set one thing: the later of them in the query says what.
-  const order = [...req.query.keys()];
-  const groupSays = req.has('group') && (groupLevelParam === undefined || order.lastIndexOf('group') > order.lastIndexOf('group_level'));
+  // `group` and `group_level` set one thing: the later of them in the query says what (the
+  // query's order is read only when both are there).
+  const laterOf = (a: string, b: string): boolean => {
+    const order = [...req.query.keys()];
+    return order.lastIndexOf(a) > order.lastIndexOf(b);
+  };
+  const groupSays = req.has('group') && (groupLevelParam === undefined || laterOf('group', 'group_level'));
   const groupLevel = groupSays ? (group ? Infinity : 0) : groupLevelParam ?? 0;
   const reduce = req.bool('reduce', hasReduce);
   const stale = viewStaleParam(req);
