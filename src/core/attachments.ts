@@ -70,6 +70,19 @@ export class AttachmentStore {
   private readonly pending = new Map<string, number>();
   private gcRunning = false;
   private deferred: string[] = [];
+  /**
+   * Taken by an upload from reading its digest's record until it holds the digest, and by the
+   * collector from judging a batch of digests until their records are gone: an upload cannot
+   * take up content the collector is deleting.
+   */
+  private digestTurn: Promise<void> = Promise.resolve();
+
+  /** Runs `step` once every earlier holder of the digest turn is done. */
+  private inDigestTurn<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.digestTurn.then(step);
+    this.digestTurn = run.then(() => undefined, () => undefined);
+    return run;
+  }
 
   constructor(private readonly store: KeyValueStore, private readonly settings: () => AttachmentSettings) {}
 
@@ -110,19 +123,23 @@ export class AttachmentStore {
       const digestBytes = md5.digest();
       const digest = `md5-${digestBytes.toString('base64')}`;
       const encoding = compress || options.encoding === 'gzip' ? 'gzip' as const : undefined;
-      const existing = await this.store.get(digestKey(digestBytes));
-      let record: DigestRecord;
-      if (existing) {
-        record = decodeJson<DigestRecord>(existing);
-        await this.store.blobs.delete(id);
-      } else {
-        // Content that arrived gzip'd has an identity length only its decoding tells.
-        const length = options.encoding === 'gzip' ? await decodedLength(this.store.blobs.read(id)) : identityLength;
-        record = { c: id, l: length, s: storedLength, ...(encoding ? { e: encoding } : {}) };
-        await this.store.write([{ type: 'put', key: digestKey(digestBytes), value: encodeJson(record) }], { durable: false });
-      }
+      // Content already stored is shared; otherwise this upload's blob is it.
+      const { record, shared } = await this.inDigestTurn(async () => {
+        const existing = await this.store.get(digestKey(digestBytes));
+        let found: DigestRecord;
+        if (existing) {
+          found = decodeJson<DigestRecord>(existing);
+        } else {
+          // Content that arrived gzip'd has an identity length only its decoding tells.
+          const length = options.encoding === 'gzip' ? await decodedLength(this.store.blobs.read(id)) : identityLength;
+          found = { c: id, l: length, s: storedLength, ...(encoding ? { e: encoding } : {}) };
+          await this.store.write([{ type: 'put', key: digestKey(digestBytes), value: encodeJson(found) }], { durable: false });
+        }
+        this.pending.set(digest, (this.pending.get(digest) ?? 0) + 1);
+        return { record: found, shared: existing !== undefined };
+      });
+      if (shared) await this.store.blobs.delete(id);
       const info = toInfo(digest, record);
-      this.pending.set(digest, (this.pending.get(digest) ?? 0) + 1);
       let released = false;
       return {
         ...info,
@@ -199,19 +216,22 @@ export class AttachmentStore {
       const live = new Set<string>();
       const { gte, lt } = prefixRange(Prefix.Digest);
       for await (const entries of this.store.rangeChunks({ gte, lt }, 256)) {
-        const ops: WriteOp[] = [];
-        const doomed: string[] = [];
-        for (const { key, value } of entries) {
-          const digest = `md5-${Buffer.from(key.subarray(1)).toString('base64')}`;
-          const record = decodeJson<DigestRecord>(value);
-          if (referenced.has(digest) || this.pending.has(digest)) {
-            live.add(record.c);
-            continue;
+        const doomed = await this.inDigestTurn(async () => {
+          const ops: WriteOp[] = [];
+          const ids: string[] = [];
+          for (const { key, value } of entries) {
+            const digest = `md5-${Buffer.from(key.subarray(1)).toString('base64')}`;
+            const record = decodeJson<DigestRecord>(value);
+            if (referenced.has(digest) || this.pending.has(digest)) {
+              live.add(record.c);
+              continue;
+            }
+            ops.push({ type: 'del', key: Buffer.from(key) });
+            ids.push(record.c);
           }
-          ops.push({ type: 'del', key: Buffer.from(key) });
-          doomed.push(record.c);
-        }
-        if (ops.length > 0) await this.store.write(ops, { durable: true });
+          if (ops.length > 0) await this.store.write(ops, { durable: true });
+          return ids;
+        });
         for (const id of doomed) await this.store.blobs.delete(id);
       }
       // Blobs no digest points to: left by crashed uploads.
