@@ -6,9 +6,8 @@
  * thread, which gives the answer (and the error) with the full limits. Functions have no side
  * effects but `log()`, whose lines from an abandoned run are dropped.
  */
-import { newQuickJSWASMModule, newVariant, RELEASE_SYNC } from 'quickjs-emscripten';
 import { Engine, SandboxFailure, type DesignKind } from './engine.js';
-import type { WasmModule } from './worker.js';
+import { newQuickJS, type WasmModule } from './quickjs-module.js';
 
 /** Longest an inline batch may run before it is abandoned for a worker. */
 const BUDGET_MS = 20;
@@ -89,8 +88,7 @@ export class InlineRunner {
   private start(): void {
     if (this.starting || this.broken) return;
     this.starting = true;
-    const variant = this.wasm ? newVariant(RELEASE_SYNC, { wasmModule: this.wasm as never }) : RELEASE_SYNC;
-    newQuickJSWASMModule(variant).then(
+    newQuickJS(this.wasm).then(
       (module) => { this.engine = new Engine(module, { maxStackBytes: STACK_BYTES, maxLivePrograms: LIVE_PROGRAMS }); },
       () => { this.broken = true; },
     );

@@ -14,13 +14,12 @@
  *   terminated. A worker that dies fails the job it was running with os_process_error and is
  *   replaced; the jobs queued behind it go to the others.
  */
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { Worker, type MessagePort } from 'node:worker_threads';
 import type { DesignKind } from './engine.js';
 import { CouchError } from '../errors.js';
 import type { EncodedMapRows, FailureCause, WorkerEvent, WorkerRequest, WorkerResult } from './protocol.js';
-import type { WasmModule, WorkerSetup } from './worker.js';
+import type { WorkerSetup } from './worker.js';
+import { compileQuickJS, sandboxPrototypeNames, type WasmModule } from './quickjs-module.js';
 import { InlineRunner } from './inline.js';
 
 /** Thrown for a job that failed in the sandbox: a CouchError, plus why and the logs it made. */
@@ -121,11 +120,17 @@ export class WorkerPool {
   private nextPid = 1;
   private closed = false;
   private readonly watchdog: NodeJS.Timeout;
+  /** See learnPrototypes. */
+  private inherited: string[] | undefined;
 
   /** Small batches of quick design functions run on this thread (see inline.ts). */
   readonly inline: InlineRunner;
 
-  private constructor(private readonly options: PoolOptions, private readonly wasm: WasmModule | undefined) {
+  private constructor(
+    private readonly options: PoolOptions,
+    /** QuickJS compiled once here and shared by every worker and replacement worker (V8 optimises it once). */
+    private readonly wasm: WasmModule | undefined,
+  ) {
     this.inline = new InlineRunner(wasm);
     for (let i = 0; i < Math.max(1, options.workers); i++) this.slots.push(new Slot());
     this.watchdog = setInterval(() => this.watch(), 100);
@@ -135,12 +140,27 @@ export class WorkerPool {
   static async create(options: PoolOptions): Promise<WorkerPool> {
     const pool = new WorkerPool(options, await compileQuickJS());
     try {
-      await Promise.all(pool.slots.map((slot) => pool.spawn(slot)));
+      // The workers start while this thread learns the sandbox's prototypes (they wait for them).
+      await Promise.all([pool.learnPrototypes(), ...pool.slots.map((slot) => pool.spawn(slot))]);
     } catch (err) {
       await pool.close();
       throw err;
     }
     return pool;
+  }
+
+  /**
+   * Names on the sandbox's own prototypes (the map interpreter never reads them as data), told
+   * to every worker: those started before they were known wait for them before they are ready.
+   */
+  private async learnPrototypes(): Promise<void> {
+    try {
+      this.inherited = await sandboxPrototypeNames(this.wasm);
+    } catch (err) {
+      throw new SandboxError(500, 'os_process_error', `query server failed to start: ${err instanceof Error ? err.message : String(err)}`, 'crash');
+    }
+    const request: WorkerRequest = { op: 'prototypes', id: 0, names: this.inherited };
+    for (const slot of [...this.slots, ...this.listSlots]) slot.worker?.postMessage(request);
   }
 
   get size(): number {
@@ -236,6 +256,7 @@ export class WorkerPool {
       maxStackBytes: this.options.maxStackBytes,
       maxLivePrograms: this.options.maxLivePrograms,
       wasm: this.wasm,
+      inherited: this.inherited,
       mapEncoder: this.options.mapEncoder?.href,
     };
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
@@ -416,7 +437,7 @@ export class WorkerPool {
     }
   }
 
-  private send(slot: Slot, request: WorkerRequest, job: Job | undefined, transfer?: MessagePort[]): void {
+  private send(slot: Slot, request: Exclude<WorkerRequest, { op: 'prototypes' }>, job: Job | undefined, transfer?: MessagePort[]): void {
     const id = this.nextId++;
     request.id = id;
     slot.inFlight.push({ id, pid: request.pid, job });
@@ -445,23 +466,6 @@ export class WorkerPool {
       f!.job?.reject(new SandboxError(e.status, e.error, e.reason, e.cause, event.logs));
     }
     this.pump();
-  }
-}
-
-/**
- * QuickJS's WebAssembly, compiled once here and shared by every worker (and every replacement
- * worker): no compilation per thread, and V8 optimises the shared code once. Undefined if the
- * file cannot be found, in which case each worker loads its own.
- */
-async function compileQuickJS(): Promise<WasmModule | undefined> {
-  try {
-    const require = createRequire(import.meta.url);
-    const variant = createRequire(require.resolve('quickjs-emscripten')).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
-    // (the WebAssembly global is not in this project's TypeScript lib)
-    const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> } }).WebAssembly;
-    return await wasm.compile(await readFile(variant));
-  } catch {
-    return undefined;
   }
 }
 

@@ -1,18 +1,17 @@
 /**
- * A sandbox worker thread: one QuickJS WASM instance running the programs the pool sends it.
- * Requests are handled one at a time, in order; every request with an id gets one reply.
- * If the WASM module itself fails (EngineCrash), the worker answers and exits: the pool starts
- * a fresh one.
+ * A sandbox worker thread: runs the programs the pool sends it, one request at a time, in order;
+ * every request with an id gets one reply. Map functions within the interpreter's subset run
+ * in the interpreter (fast-map.ts); everything else runs in this thread's QuickJS instance,
+ * which is only created once something needs it (a thread that only interprets never pays for
+ * one: ~7 MB and ~30 ms each). If the WASM module itself fails (EngineCrash), the worker
+ * answers and exits: the pool starts a fresh one.
  */
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
-import { newQuickJSWASMModule, newVariant, RELEASE_SYNC, type QuickJSWASMModule } from 'quickjs-emscripten';
 import { Engine, EngineCrash, SandboxFailure } from './engine.js';
 import { parseMapReply, type MapOutput } from './batches.js';
 import { FastMapProgram } from './fast-program.js';
 import type { ListOutput, MapEncoderModule, ProgramSpec, WorkerEvent, WorkerRequest } from './protocol.js';
-
-/** A compiled WebAssembly.Module (the WebAssembly global is not in this project's TypeScript lib). */
-export type WasmModule = object;
+import type { WasmModule } from './quickjs-module.js';
 
 export interface WorkerSetup {
   /** One Float64: the deadline of the unit of work running (ms since epoch), 0 when idle. */
@@ -21,6 +20,11 @@ export interface WorkerSetup {
   maxLivePrograms: number;
   /** QuickJS's WebAssembly compiled by the main thread (shared code); undefined: load it here. */
   wasm: WasmModule | undefined;
+  /**
+   * Property names on the sandbox's own prototypes: never read as a document's data. Undefined:
+   * a `prototypes` request brings them, and the worker is ready only then.
+   */
+  inherited: string[] | undefined;
   /** URL of the map encoder module (MapEncoderModule), if any. */
   mapEncoder: string | undefined;
 }
@@ -29,50 +33,78 @@ const port = parentPort!;
 const setup = workerData as WorkerSetup;
 const deadline = new Float64Array(setup.deadline);
 const post = (event: WorkerEvent): void => port.postMessage(event);
+let inherited: ReadonlySet<string> | undefined = setup.inherited && new Set(setup.inherited);
 
 let engine: Engine | undefined;
+/** Thrown by `sandbox()` while this thread has no QuickJS yet: the request waits for it. */
+const SANDBOX_STARTING = Symbol('sandbox starting');
+/**
+ * Programs whose QuickJS compilation waits until QuickJS runs something of theirs: programs of
+ * interpretable maps only (whose source the interpreter has parsed as one function each).
+ */
+const deferred = new Map<number, Extract<WorkerRequest, { op: 'load' }>>();
 let encoder: MapEncoderModule | undefined;
 /** Programs whose maps the interpreter runs (fast-map.ts), by pid. */
 const fastPrograms = new Map<number, FastMapProgram>();
 /** The number of map functions of each loaded program, by pid. */
 const mapCounts = new Map<number, number>();
-/** Property names on the sandbox's own prototypes: never read as a document's data. */
-let inherited: ReadonlySet<string> = new Set();
+/** Requests that arrived while the worker (or its QuickJS) was starting, in order. */
 let backlog: WorkerRequest[] | undefined = [];
 
+/** This thread's QuickJS with program `pid` compiled in it; throws SANDBOX_STARTING until it exists. */
+function sandbox(pid: number): Engine {
+  if (!engine) throw SANDBOX_STARTING;
+  const load = deferred.get(pid);
+  if (load) {
+    deferred.delete(pid);
+    engine.load(pid, load.spec, load.memoryLimitBytes, load.timeoutMs);
+  }
+  return engine;
+}
+
 function handle(req: WorkerRequest): void {
-  const e = engine!;
   try {
     switch (req.op) {
       case 'load': {
-        const result = e.load(req.pid, req.spec, req.memoryLimitBytes, req.timeoutMs);
         const spec = JSON.parse(req.spec) as ProgramSpec;
+        const fast = FastMapProgram.from(spec, inherited!);
+        let result = '{}';
+        deferred.delete(req.pid);
+        // Nothing but interpretable maps: QuickJS compiles it when it first maps a document.
+        if (fast && spec.functions.length === spec.maps.length) {
+          engine?.unload(req.pid);
+          deferred.set(req.pid, req);
+        } else {
+          result = sandbox(req.pid).load(req.pid, req.spec, req.memoryLimitBytes, req.timeoutMs);
+        }
         mapCounts.set(req.pid, spec.maps.length);
-        const fast = FastMapProgram.from(spec, inherited);
         if (fast) fastPrograms.set(req.pid, fast);
         else fastPrograms.delete(req.pid);
         post({ id: req.id, ok: true, result });
         return;
       }
+      case 'prototypes':
+        return;
       case 'unload':
         fastPrograms.delete(req.pid);
         mapCounts.delete(req.pid);
-        e.unload(req.pid);
+        deferred.delete(req.pid);
+        engine?.unload(req.pid);
         if (req.id !== 0) post({ id: req.id, ok: true, result: '' });
         return;
       case 'map': {
         const fast = req.interpret ? fastPrograms.get(req.pid) : undefined;
-        const sandbox = (json: string) => e.map(req.pid, json, req.timeoutMs);
+        const sandboxMap = (json: string) => sandbox(req.pid).map(req.pid, json, req.timeoutMs);
         const texts = typeof req.docs === 'string' ? undefined : unpackTexts(req.docs, req.lengths);
         const joined = (): string => (typeof req.docs === 'string' ? req.docs : texts!.join(','));
         if (!fast && req.encode === undefined) {
-          post({ id: req.id, ok: true, result: sandbox(`[${joined()}]`) });
+          post({ id: req.id, ok: true, result: sandboxMap(`[${joined()}]`) });
           return;
         }
         const mapCount = mapCounts.get(req.pid) ?? 0;
         const output = fast
-          ? fast.mapBatch(texts ?? splitTexts(joined(), req.lengths), (docs) => parseMapReply(sandbox(`[${docs.join(',')}]`), docs.length, mapCount))
-          : parseMapReply(sandbox(`[${joined()}]`), req.lengths.length, mapCount);
+          ? fast.mapBatch(texts ?? splitTexts(joined(), req.lengths), (docs) => parseMapReply(sandboxMap(`[${docs.join(',')}]`), docs.length, mapCount))
+          : parseMapReply(sandboxMap(`[${joined()}]`), req.lengths.length, mapCount);
         post({ id: req.id, ok: true, result: req.encode === undefined ? JSON.stringify([output.logs, output.results]) : encoded(output, req.encode) });
         return;
       }
@@ -80,20 +112,26 @@ function handle(req: WorkerRequest): void {
         // A reduce runs in the maps' context and may change what they see (a global, a
         // prototype): from now on this worker's QuickJS maps this program, as it would have.
         fastPrograms.delete(req.pid);
-        post({ id: req.id, ok: true, result: e.reduce(req.pid, req.fn, req.calls, req.timeoutMs) });
+        post({ id: req.id, ok: true, result: sandbox(req.pid).reduce(req.pid, req.fn, req.calls, req.timeoutMs) });
         return;
       case 'design':
-        post({ id: req.id, ok: true, result: e.design(req.pid, req.kind, req.items, req.fn, req.arg, req.timeoutMs) });
+        post({ id: req.id, ok: true, result: sandbox(req.pid).design(req.pid, req.kind, req.items, req.fn, req.arg, req.timeoutMs) });
         return;
-      case 'list':
+      case 'list': {
+        const e = sandbox(req.pid);
         try {
           post({ id: req.id, ok: true, result: e.list(req.pid, req.fn, req.head, req.req, req.timeoutMs, listPull(req.port, req.signal)) });
         } finally {
           req.port.close();
         }
         return;
+      }
     }
   } catch (err) {
+    if (err === SANDBOX_STARTING) {
+      startSandbox(req);
+      return;
+    }
     if (err instanceof SandboxFailure) {
       post({ id: req.id, ok: false, failure: err.failure, logs: err.logs });
       return;
@@ -153,38 +191,72 @@ function encoded(output: MapOutput, context: unknown): { logs: string[]; rows: U
   }
 }
 
-/** Own property names of the sandbox's Object, Array, String, Number and Boolean prototypes. */
-function prototypeNames(module: QuickJSWASMModule): Set<string> {
-  const ctx = module.newContext();
-  try {
-    const names = ctx.unwrapResult(ctx.evalCode('[Object, Array, String, Number, Boolean].map(function (c) { return Object.getOwnPropertyNames(c.prototype); })'));
-    const dumped = ctx.dump(names) as string[][];
-    names.dispose();
-    return new Set(dumped.flat());
-  } finally {
-    ctx.dispose();
+port.on('message', (req: WorkerRequest) => {
+  if (req.op === 'prototypes') {
+    inherited ??= new Set(req.names);
+    whenReady();
+  } else if (backlog) {
+    backlog.push(req);
+  } else {
+    handle(req);
+  }
+});
+
+/**
+ * Creates this thread's QuickJS; `first` (which found it missing) and every request after it
+ * wait, in order. If it cannot be created, they fail and the worker exits (the pool replaces it).
+ */
+function startSandbox(first: WorkerRequest): void {
+  backlog = [first];
+  import('./quickjs-module.js').then((q) => q.newQuickJS(setup.wasm)).then(
+    (module) => {
+      engine = new Engine(module, {
+        maxStackBytes: setup.maxStackBytes,
+        maxLivePrograms: setup.maxLivePrograms,
+        publishDeadline: (d) => { deadline[0] = d; },
+      });
+      drainBacklog();
+    },
+    (err: unknown) => {
+      const reason = `query server failed to start: ${err instanceof Error ? err.message : String(err)}`;
+      for (const req of backlog!) {
+        if (req.id !== 0) post({ id: req.id, ok: false, failure: { status: 500, error: 'os_process_error', reason, cause: 'crash' }, logs: [], exiting: true });
+      }
+      process.exit(1);
+    },
+  );
+}
+
+function drainBacklog(): void {
+  const waiting = backlog!;
+  backlog = undefined;
+  for (let i = 0; i < waiting.length; i++) {
+    handle(waiting[i]!);
+    // (handle sets a backlog when the request started the sandbox: the rest wait behind it)
+    const started = backlog as WorkerRequest[] | undefined;
+    if (started) {
+      started.push(...waiting.slice(i + 1));
+      return;
+    }
   }
 }
 
-port.on('message', (req: WorkerRequest) => {
-  if (backlog) backlog.push(req);
-  else handle(req);
-});
+let encoderLoaded = false;
+let ready = false;
 
-const variant = setup.wasm ? newVariant(RELEASE_SYNC, { wasmModule: setup.wasm as never }) : RELEASE_SYNC;
-Promise.all([newQuickJSWASMModule(variant), setup.mapEncoder ? import(setup.mapEncoder) as Promise<MapEncoderModule> : undefined]).then(
-  ([module, mapEncoder]) => {
+/** Ready once the map encoder is in and the prototypes' names are known: QuickJS comes when something needs it. */
+function whenReady(): void {
+  if (ready || !encoderLoaded || !inherited) return;
+  ready = true;
+  post({ ready: true });
+  drainBacklog();
+}
+
+(setup.mapEncoder ? import(setup.mapEncoder) as Promise<MapEncoderModule> : Promise.resolve(undefined)).then(
+  (mapEncoder) => {
     encoder = mapEncoder;
-    inherited = prototypeNames(module);
-    engine = new Engine(module, {
-      maxStackBytes: setup.maxStackBytes,
-      maxLivePrograms: setup.maxLivePrograms,
-      publishDeadline: (d) => { deadline[0] = d; },
-    });
-    post({ ready: true });
-    const waiting = backlog!;
-    backlog = undefined;
-    for (const req of waiting) handle(req);
+    encoderLoaded = true;
+    whenReady();
   },
   (err: unknown) => {
     post({ ready: false, reason: err instanceof Error ? err.message : String(err) });

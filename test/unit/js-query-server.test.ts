@@ -387,3 +387,66 @@ describe('batches across workers', () => {
     await assert.rejects(p.map([{ _id: 'a' }]), CouchError);
   });
 });
+
+// A worker creates its QuickJS only when something needs it: programs of interpretable maps
+// start without one, so these run on fresh servers, where nothing has started it yet.
+describe('the sandbox started on demand', () => {
+  const fresh = (workers: number, maxBatchDocs = 100): Promise<QueryServer> =>
+    QueryServer.create({ timeoutMs: 5000, memoryLimitBytes: 64 << 20, workers, log: (m) => logs.push(m), maxBatchDocs, mapInterpreter: () => true });
+  const map = 'function(doc) { emit(doc.a.b, doc._id) }';
+  const good = (i: number) => ({ _id: `g${i}`, a: { b: i } });
+
+  test('documents the interpreter gives up on wait for the sandbox, and batches behind them keep their order', async () => {
+    const server = await fresh(1, 10);
+    try {
+      const p = await server.views(ddoc({ v: { map } }));
+      // Interpreted only: no sandbox needed yet.
+      assert.deepEqual(await p.map([good(1)]), [[[[1, 'g1']]]]);
+      logs.length = 0;
+      // A missing member is a TypeError (QuickJS gives the log line); 100 documents in batches
+      // of 10, sent at once, so that later batches arrive while the sandbox is starting.
+      const docs = Array.from({ length: 100 }, (_, i) => (i % 15 === 7 ? { _id: `x${i}` } : good(i)));
+      const [all, again] = await Promise.all([p.map(docs), p.map(docs.slice(50))]);
+      assert.deepEqual(all, docs.map((d) => [('a' in d ? [[d.a.b, d._id]] : [])]));
+      assert.deepEqual(again, all.slice(50));
+      const skipped = docs.filter((d) => !('a' in d)).map((d) => d._id);
+      assert.equal(logs.length, skipped.length + skipped.filter((id) => Number(id.slice(1)) >= 50).length);
+      assert.match(logs[0]!, /^function raised exception TypeError: .* with doc._id x7$/);
+      p.dispose();
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a program compiled without the sandbox runs there when the interpreter is turned off', async () => {
+    let interpret = true;
+    const server = await QueryServer.create({ timeoutMs: 5000, memoryLimitBytes: 64 << 20, workers: 2, log: () => {}, mapInterpreter: () => interpret });
+    try {
+      const p = await server.views(ddoc({ v: { map: 'function(doc) { if (doc.n > 1) emit(doc.n, null) }' } }));
+      const docs = Array.from({ length: 50 }, (_, i) => ({ _id: `d${i}`, n: i }));
+      const interpreted = await p.map(docs);
+      interpret = false;
+      assert.deepEqual(await p.map(docs), interpreted);
+      assert.deepEqual(interpreted[5], [[[5, null]]]);
+      p.dispose();
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a JavaScript reduce, and design functions, start it as they need it', async () => {
+    const server = await fresh(2);
+    try {
+      const p = await server.views(ddoc({ v: { map: 'function(doc) { emit(doc.n, doc.n) }', reduce: 'function(keys, values) { return values.length }' } }));
+      assert.deepEqual(await p.map([{ n: 1 }, { n: 2 }]), [[[[1, 1]]], [[[2, 2]]]]);
+      assert.equal(await p.reduce('v', [[1, 'a'], [2, 'b']], [1, 2], false), 2);
+      p.dispose();
+      const validate = await server.designFunction({ language: 'javascript' }, 'function(doc) { if (!doc.ok) throw({forbidden: "not ok"}) }');
+      const answers = await validate.validate([JSON.stringify([{ ok: true }, null]), JSON.stringify([{}, null])], JSON.stringify([{ name: null, roles: [] }, {}]));
+      assert.deepEqual(answers, [null, { error: 'forbidden', reason: 'not ok' }]);
+      validate.dispose();
+    } finally {
+      await server.close();
+    }
+  });
+});
