@@ -170,6 +170,10 @@ export class Settee {
         mapInterpreter: () => config.getBool('query_server_config', 'map_interpreter', true),
         // View indexes take their rows encoded by the workers (sort keys, stored rows).
         mapEncoder: new URL('./views/map-rows.js', import.meta.url),
+      }).catch((err: unknown) => {
+        // Not kept: the next request that needs the sandbox tries to start it again.
+        queryServer = undefined;
+        throw err;
       });
       return queryServer;
     };
