@@ -135,9 +135,17 @@ export function functionNode(source: unknown): FunctionExpression | ArrowFunctio
 }
 
 /**
+ * Names on the sandbox's (QuickJS's) Object, Array, String, Number and Boolean prototypes that
+ * V8's lack: the interpreter treats them as inherited on every value, as it does V8's own names
+ * (`key in value`). None with the QuickJS this project ships; a unit test compares the two
+ * engines' prototypes, so a QuickJS that brings new names fails it until they are listed here.
+ */
+export const SANDBOX_ONLY_PROTOTYPE_NAMES: readonly string[] = [];
+
+/**
  * A map function compiled for the interpreter, or undefined when its source uses anything
  * outside the subset. `inherited`: property names to treat as inherited on every value (the
- * sandbox's own prototypes' names, which may include some V8's lack).
+ * names on the sandbox's prototypes that V8's lack).
  */
 export function compileFastMap(source: unknown, inherited: ReadonlySet<string> = new Set()): FastMapFunction | undefined {
   const fn = functionNode(source);

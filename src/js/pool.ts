@@ -19,7 +19,7 @@ import type { DesignKind } from './engine.js';
 import { CouchError } from '../errors.js';
 import type { EncodedMapRows, FailureCause, WorkerEvent, WorkerRequest, WorkerResult } from './protocol.js';
 import type { WorkerSetup } from './worker.js';
-import { compileQuickJS, sandboxPrototypeNames, type WasmModule } from './quickjs-module.js';
+import { compileQuickJS, type WasmModule } from './quickjs-module.js';
 import { InlineRunner } from './inline.js';
 
 /** Thrown for a job that failed in the sandbox: a CouchError, plus why and the logs it made. */
@@ -120,8 +120,6 @@ export class WorkerPool {
   private nextPid = 1;
   private closed = false;
   private readonly watchdog: NodeJS.Timeout;
-  /** See learnPrototypes. */
-  private inherited: string[] | undefined;
 
   /** Small batches of quick design functions run on this thread (see inline.ts). */
   readonly inline: InlineRunner;
@@ -140,27 +138,12 @@ export class WorkerPool {
   static async create(options: PoolOptions): Promise<WorkerPool> {
     const pool = new WorkerPool(options, await compileQuickJS());
     try {
-      // The workers start while this thread learns the sandbox's prototypes (they wait for them).
-      await Promise.all([pool.learnPrototypes(), ...pool.slots.map((slot) => pool.spawn(slot))]);
+      await Promise.all(pool.slots.map((slot) => pool.spawn(slot)));
     } catch (err) {
       await pool.close();
       throw err;
     }
     return pool;
-  }
-
-  /**
-   * Names on the sandbox's own prototypes (the map interpreter never reads them as data), told
-   * to every worker: those started before they were known wait for them before they are ready.
-   */
-  private async learnPrototypes(): Promise<void> {
-    try {
-      this.inherited = await sandboxPrototypeNames(this.wasm);
-    } catch (err) {
-      throw new SandboxError(500, 'os_process_error', `query server failed to start: ${err instanceof Error ? err.message : String(err)}`, 'crash');
-    }
-    const request: WorkerRequest = { op: 'prototypes', id: 0, names: this.inherited };
-    for (const slot of [...this.slots, ...this.listSlots]) slot.worker?.postMessage(request);
   }
 
   get size(): number {
@@ -256,7 +239,6 @@ export class WorkerPool {
       maxStackBytes: this.options.maxStackBytes,
       maxLivePrograms: this.options.maxLivePrograms,
       wasm: this.wasm,
-      inherited: this.inherited,
       mapEncoder: this.options.mapEncoder?.href,
     };
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
@@ -437,7 +419,7 @@ export class WorkerPool {
     }
   }
 
-  private send(slot: Slot, request: Exclude<WorkerRequest, { op: 'prototypes' }>, job: Job | undefined, transfer?: MessagePort[]): void {
+  private send(slot: Slot, request: WorkerRequest, job: Job | undefined, transfer?: MessagePort[]): void {
     const id = this.nextId++;
     request.id = id;
     slot.inFlight.push({ id, pid: request.pid, job });

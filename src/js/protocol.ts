@@ -19,8 +19,6 @@ export interface ProgramSpec {
 }
 
 export type WorkerRequest =
-  /** The names on the sandbox's own prototypes (worker.ts `inherited`), if the worker started without them. */
-  | { op: 'prototypes'; id: 0; names: string[] }
   | { op: 'load'; id: number; pid: number; spec: string; memoryLimitBytes: number; timeoutMs: number }
   | { op: 'unload'; id: number; pid: number }
   /**

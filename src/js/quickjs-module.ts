@@ -26,13 +26,8 @@ export function newQuickJS(wasm: WasmModule | undefined): Promise<QuickJSWASMMod
   return newQuickJSWASMModule(wasm ? newVariant(RELEASE_SYNC, { wasmModule: wasm as never }) : RELEASE_SYNC);
 }
 
-/**
- * Own property names of the sandbox's Object, Array, String, Number and Boolean prototypes: the
- * names the map interpreter must never read as a document's data (fast-map.ts). Taken from a
- * short-lived instance, so that threads that only interpret need no QuickJS of their own.
- */
-export async function sandboxPrototypeNames(wasm: WasmModule | undefined): Promise<string[]> {
-  const module = await newQuickJS(wasm);
+/** Own property names of the sandbox's Object, Array, String, Number and Boolean prototypes. */
+export function prototypeNamesOf(module: QuickJSWASMModule): string[] {
   const ctx = module.newContext();
   try {
     const names = ctx.unwrapResult(ctx.evalCode('[Object, Array, String, Number, Boolean].map(function (c) { return Object.getOwnPropertyNames(c.prototype); })'));

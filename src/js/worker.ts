@@ -10,6 +10,7 @@ import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from '
 import { Engine, EngineCrash, SandboxFailure } from './engine.js';
 import { parseMapReply, type MapOutput } from './batches.js';
 import { FastMapProgram } from './fast-program.js';
+import { SANDBOX_ONLY_PROTOTYPE_NAMES } from './fast-map.js';
 import type { ListOutput, MapEncoderModule, ProgramSpec, WorkerEvent, WorkerRequest } from './protocol.js';
 import type { WasmModule } from './quickjs-module.js';
 
@@ -20,11 +21,6 @@ export interface WorkerSetup {
   maxLivePrograms: number;
   /** QuickJS's WebAssembly compiled by the main thread (shared code); undefined: load it here. */
   wasm: WasmModule | undefined;
-  /**
-   * Property names on the sandbox's own prototypes: never read as a document's data. Undefined:
-   * a `prototypes` request brings them, and the worker is ready only then.
-   */
-  inherited: string[] | undefined;
   /** URL of the map encoder module (MapEncoderModule), if any. */
   mapEncoder: string | undefined;
 }
@@ -33,7 +29,8 @@ const port = parentPort!;
 const setup = workerData as WorkerSetup;
 const deadline = new Float64Array(setup.deadline);
 const post = (event: WorkerEvent): void => port.postMessage(event);
-let inherited: ReadonlySet<string> | undefined = setup.inherited && new Set(setup.inherited);
+/** Names on the sandbox's prototypes that this thread's (V8's) lack: never read as a document's data. */
+const inherited: ReadonlySet<string> = new Set(SANDBOX_ONLY_PROTOTYPE_NAMES);
 
 let engine: Engine | undefined;
 /** Thrown by `sandbox()` while this thread has no QuickJS yet: the request waits for it. */
@@ -67,7 +64,7 @@ function handle(req: WorkerRequest): void {
     switch (req.op) {
       case 'load': {
         const spec = JSON.parse(req.spec) as ProgramSpec;
-        const fast = FastMapProgram.from(spec, inherited!);
+        const fast = FastMapProgram.from(spec, inherited);
         let result = '{}';
         deferred.delete(req.pid);
         // Nothing but interpretable maps: QuickJS compiles it when it first maps a document.
@@ -83,8 +80,6 @@ function handle(req: WorkerRequest): void {
         post({ id: req.id, ok: true, result });
         return;
       }
-      case 'prototypes':
-        return;
       case 'unload':
         fastPrograms.delete(req.pid);
         mapCounts.delete(req.pid);
@@ -192,14 +187,8 @@ function encoded(output: MapOutput, context: unknown): { logs: string[]; rows: U
 }
 
 port.on('message', (req: WorkerRequest) => {
-  if (req.op === 'prototypes') {
-    inherited ??= new Set(req.names);
-    whenReady();
-  } else if (backlog) {
-    backlog.push(req);
-  } else {
-    handle(req);
-  }
+  if (backlog) backlog.push(req);
+  else handle(req);
 });
 
 /**
@@ -241,22 +230,12 @@ function drainBacklog(): void {
   }
 }
 
-let encoderLoaded = false;
-let ready = false;
-
-/** Ready once the map encoder is in and the prototypes' names are known: QuickJS comes when something needs it. */
-function whenReady(): void {
-  if (ready || !encoderLoaded || !inherited) return;
-  ready = true;
-  post({ ready: true });
-  drainBacklog();
-}
-
+// Ready once the map encoder is in: QuickJS comes when something needs it.
 (setup.mapEncoder ? import(setup.mapEncoder) as Promise<MapEncoderModule> : Promise.resolve(undefined)).then(
   (mapEncoder) => {
     encoder = mapEncoder;
-    encoderLoaded = true;
-    whenReady();
+    post({ ready: true });
+    drainBacklog();
   },
   (err: unknown) => {
     post({ ready: false, reason: err instanceof Error ? err.message : String(err) });

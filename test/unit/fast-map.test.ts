@@ -5,7 +5,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileFastMap } from '../../src/js/fast-map.js';
+import { compileFastMap, SANDBOX_ONLY_PROTOTYPE_NAMES } from '../../src/js/fast-map.js';
+import { compileQuickJS, newQuickJS, prototypeNamesOf } from '../../src/js/quickjs-module.js';
 import { QueryServer } from '../../src/js/query-server.js';
 import { MapComparison } from '../helpers/map-comparison.js';
 import { seededRandom } from '../helpers/random.js';
@@ -131,6 +132,13 @@ describe('map interpreter', () => {
 
   test('leaves everything else to the sandbox', () => {
     for (const source of SANDBOX_MAPS) assert.equal(compileFastMap(source), undefined, `should not compile: ${source}`);
+  });
+
+  test("every name on the sandbox's prototypes is either on V8's or listed as the sandbox's own", async () => {
+    const v8 = new Set([Object, Array, String, Number, Boolean].flatMap((c) => Object.getOwnPropertyNames(c.prototype)));
+    const sandbox = prototypeNamesOf(await newQuickJS(await compileQuickJS()));
+    assert.ok(sandbox.includes('hasOwnProperty') && sandbox.includes('toFixed'), 'the names were read');
+    assert.deepEqual(sandbox.filter((name) => !v8.has(name) && !SANDBOX_ONLY_PROTOTYPE_NAMES.includes(name)), []);
   });
 
   test('never reads an inherited name, and falls back on a TypeError', () => {
