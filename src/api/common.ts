@@ -86,8 +86,23 @@ export function viewStaleParam(req: Request): 'ok' | 'update_after' | undefined 
  */
 export function refuseReduceParams(req: Request): void {
   if (req.has('reduce') && req.bool('reduce')) throw queryParseError('Reduce is invalid for map-only views.');
-  const groupLevel = viewPositiveInt(req, 'group_level');
-  if (req.bool('group') || groupLevel !== undefined) throw queryParseError('Invalid use of grouping on a map view.');
+  if (groupLevelParam(req) !== 0) throw queryParseError('Invalid use of grouping on a map view.');
+}
+
+/**
+ * The grouping a view query asks for: 0 none, Infinity exact (`group=true`), else a level.
+ * `group` and `group_level` set one thing, so the later of them in the query says what (the
+ * query's order is read only when both are there).
+ */
+export function groupLevelParam(req: Request): number {
+  const level = viewPositiveInt(req, 'group_level');
+  const group = req.bool('group');
+  const laterOf = (a: string, b: string): boolean => {
+    const order = [...req.query.keys()];
+    return order.lastIndexOf(a) > order.lastIndexOf(b);
+  };
+  const groupSays = req.has('group') && (level === undefined || laterOf('group', 'group_level'));
+  return groupSays ? (group ? Infinity : 0) : level ?? 0;
 }
 
 /** A non-negative integer parameter of a view or `_all_docs`, with couch_mrview's messages for bad ones. */

@@ -10,7 +10,7 @@ import { stream, json, raw, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { bodyKeys, etagMatches, foldViewParams, openDb, readObject, quote, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
+import { bodyKeys, etagMatches, foldViewParams, groupLevelParam, openDb, readObject, quote, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 import type { OpenedView } from '../views/service.js';
 import { reduceSource, type CommittedIndex, type DesignDoc } from '../views/view-index.js';
@@ -127,16 +127,7 @@ function parseParams(given: Request, bodyKeys: unknown[] | undefined, hasReduce:
   const keys = bodyKeys ?? (keysParam as unknown[] | undefined);
   const limit = viewPositiveInt(req, 'limit');
   const skip = viewPositiveInt(req, 'skip') ?? 0;
-  const groupLevelParam = viewPositiveInt(req, 'group_level');
-  const group = req.bool('group');
-  // `group` and `group_level` set one thing: the later of them in the query says what (the
-  // query's order is read only when both are there).
-  const laterOf = (a: string, b: string): boolean => {
-    const order = [...req.query.keys()];
-    return order.lastIndexOf(a) > order.lastIndexOf(b);
-  };
-  const groupSays = req.has('group') && (groupLevelParam === undefined || laterOf('group', 'group_level'));
-  const groupLevel = groupSays ? (group ? Infinity : 0) : groupLevelParam ?? 0;
+  const groupLevel = groupLevelParam(req);
   const reduce = req.bool('reduce', hasReduce);
   const stale = viewStaleParam(req);
   const params: ViewParams = {

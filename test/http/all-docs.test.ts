@@ -400,6 +400,8 @@ test('reduce, grouping and stale are checked as for a map view (couch_mrview_uti
     'reduce=true': 'Reduce is invalid for map-only views.',
     'group=true': 'Invalid use of grouping on a map view.',
     'group_level=1': 'Invalid use of grouping on a map view.',
+    'group=false&group_level=2': 'Invalid use of grouping on a map view.',
+    'group_level=0&group=true': 'Invalid use of grouping on a map view.',
     'reduce=maybe': 'Invalid boolean parameter: "maybe"',
   };
   for (const [query, reason] of Object.entries(reasons)) {
@@ -407,7 +409,8 @@ test('reduce, grouping and stale are checked as for a map view (couch_mrview_uti
     assert.equal(r.status, 400, query);
     assert.deepEqual(r.body, { error: 'query_parse_error', reason }, query);
   }
-  for (const query of ['stale=ok', 'stale=update_after', 'reduce=false', 'group=false']) {
+  // group_level=0 is no grouping; of `group` and `group_level`, the later one decides.
+  for (const query of ['stale=ok', 'stale=update_after', 'reduce=false', 'group=false', 'group_level=0', 'group=true&group_level=0', 'group_level=3&group=false']) {
     const r = await c.get(`/ad_map_only/_all_docs?${query}`);
     assert.equal(r.status, 200, query);
     assert.equal(r.body.rows.length, 4, query);
