@@ -29,6 +29,11 @@ export const otherDesignHandlerRoutes: Route[] = [{
   }),
 }];
 
+/** The method CouchDB's design handlers see: HEAD is GET to them (the body is dropped on the way out). */
+export function handlerMethod(req: Request): string {
+  return req.method === 'HEAD' ? 'GET' : req.method;
+}
+
 /** The `req` of a function run for `req`, as JSON text; `id` is the document it is about (shows, updates). */
 export async function requestJson(req: Request, svc: Services, db: Database, id: string | null): Promise<string> {
   const body = BODYLESS.has(req.method) && !req.header('content-length') && !req.header('transfer-encoding')
@@ -38,8 +43,7 @@ export async function requestJson(req: Request, svc: Services, db: Database, id:
     info: await db.info(),
     id,
     uuid: svc.uuids.next(),
-    // HEAD is GET to CouchDB's handlers (the body is dropped on the way out).
-    method: req.method === 'HEAD' ? 'GET' : req.method,
+    method: handlerMethod(req),
     requestedPath: segments(req.requestedPath),
     path: segments(req.rawPath),
     rawPath: req.url,

@@ -14,7 +14,7 @@ import { everyMethod, type Route, type RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { openDb } from './common.js';
-import { requestJson } from './design-request.js';
+import { handlerMethod, requestJson } from './design-request.js';
 import { raw } from './reply.js';
 import type { Database } from '../core/database.js';
 import type { DesignDocument } from '../design/service.js';
@@ -31,8 +31,7 @@ async function rewrite(req: Request, p: RouteParams, svc: Services): Promise<Rep
   const rules = ddoc.body['rewrites'];
   if (typeof rules === 'string') return functionRewrite(req, p, svc, db, ddoc);
   if (!Array.isArray(rules)) throw new CouchError(404, 'rewrite_error', 'Invalid path.');
-  // A HEAD matches the rules for GET, as CouchDB handles HEAD as GET.
-  const target = applyRewrites(rules as RewriteRule[], req.method === 'HEAD' ? 'GET' : req.method, p.rest, [...req.query]);
+  const target = applyRewrites(rules as RewriteRule[], handlerMethod(req), p.rest, [...req.query]);
   if (!target) throw notFound('missing');
   const search = new URLSearchParams(target.query).toString();
   const secure = svc.config.layered(HTTPD_SECTIONS).getBool('secure_rewrites', true);
