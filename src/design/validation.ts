@@ -90,7 +90,7 @@ async function oldDocJson(db: Database, doc: IncomingDoc, info: DocInfo | undefi
     if (!info) return doc.rev === undefined || allOrNothing ? 'null' : SKIP;
     if (doc.rev === undefined) return allOrNothing || revtree.winner(info.tree)!.deleted ? 'null' : SKIP;
     if (!allOrNothing && !revtree.isLeaf(info.tree, doc.rev)) return SKIP;
-    return (await db.renderRevision(info, doc.rev))?.json ?? 'null';
+    return (await db.renderRevision(info, doc.rev, { revs: true }))?.json ?? 'null';
   }
   if (doc.rev === undefined || !info) return 'null';
   if (revtree.hasRev(info.tree, doc.rev)) return SKIP;
@@ -107,20 +107,25 @@ async function oldDocJson(db: Database, doc: IncomingDoc, info: DocInfo | undefi
   for (let k = 1; k < path.hashes.length; k++) {
     const rev = revtree.formatRev(path.pos - k, path.hashes[k]!);
     if (!revtree.hasRev(info.tree, rev)) continue;
-    const json = (await db.renderRevision(info, rev))?.json;
+    const json = (await db.renderRevision(info, rev, { revs: true }))?.json;
     if (json) return json;
   }
   return 'null';
 }
 
 /**
- * The document as validate_doc_update sees it: `_id`, `_rev` (the revision it edits), the body,
- * `_revisions` when replicated, and attachments as stubs (stubs of unchanged attachments are
- * completed from the old revision, as couch_doc:merge_stubs does).
+ * The document as validate_doc_update sees it (couch_doc:to_json_obj with `revs`, before the
+ * new revision is made): `_id`, `_rev` (the revision it edits), the body, `_revisions` (the
+ * path the write names: what replication sent, else the edited revision alone, else none), and
+ * attachments as stubs (stubs of unchanged attachments are completed from the old revision, as
+ * couch_doc:merge_stubs does). oldDoc has its `_revisions` too.
  */
 function newDocJson(doc: IncomingDoc, oldJson: string): string {
-  const extras: [string, unknown][] = [];
-  if (doc.revisions) extras.push(['_revisions', { start: doc.revisions.pos, ids: doc.revisions.hashes }]);
+  const edited = doc.rev === undefined ? undefined : revtree.parseRev(doc.rev);
+  const revisions = doc.revisions
+    ? { start: doc.revisions.pos, ids: doc.revisions.hashes }
+    : edited ? { start: edited.pos, ids: [edited.hash] } : { start: 0, ids: [] };
+  const extras: [string, unknown][] = [['_revisions', revisions]];
   let atts: string | undefined;
   if (doc.atts && doc.atts.size > 0) {
     let oldAtts: Record<string, unknown> | undefined;

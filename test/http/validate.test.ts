@@ -92,6 +92,31 @@ test('replicated writes (new_edits=false) are validated against the nearest stor
   assert.deepEqual(fresh.body, [{ id: 'q', rev: '1-abc', error: 'forbidden', reason: 'Documents need a title.' }]);
 });
 
+test('newDoc and oldDoc carry _revisions, as couch_doc:to_json_obj with revs gives them', async () => {
+  assert.equal((await c.put('/vdu-revisions')).status, 201);
+  const echo = `function(newDoc, oldDoc) {
+    if (newDoc.echo) throw({forbidden: JSON.stringify([newDoc._rev || null, newDoc._revisions, oldDoc && oldDoc._rev, oldDoc && oldDoc._revisions])});
+  }`;
+  assert.equal((await c.put('/vdu-revisions/_design/echo', { validate_doc_update: echo })).status, 201);
+  const seen = async (r: { status: number; body: { reason?: string } }): Promise<unknown> => {
+    assert.equal(r.status, 403);
+    return JSON.parse(r.body.reason!);
+  };
+  // A new document: no _rev, an empty path, no oldDoc.
+  assert.deepEqual(await seen(await c.put('/vdu-revisions/d', { echo: true })), [null, { start: 0, ids: [] }, null, null]);
+  const one = await c.put('/vdu-revisions/d', {});
+  const two = await c.put('/vdu-revisions/d', { _rev: one.body.rev });
+  const [, h1] = one.body.rev.split('-');
+  const [, h2] = two.body.rev.split('-');
+  // An edit names the revision it edits; oldDoc is that revision with its whole path.
+  assert.deepEqual(await seen(await c.put('/vdu-revisions/d', { _rev: two.body.rev, echo: true })),
+    [two.body.rev, { start: 2, ids: [h2] }, two.body.rev, { start: 2, ids: [h2, h1] }]);
+  // A replicated revision names the path it was sent with.
+  const sent = { start: 3, ids: ['e'.repeat(32), h2, h1] };
+  const repl = await c.post('/vdu-revisions/_bulk_docs', { new_edits: false, docs: [{ _id: 'd', _rev: `3-${'e'.repeat(32)}`, _revisions: sent, echo: true }] });
+  assert.deepEqual(JSON.parse(repl.body[0].reason), [`3-${'e'.repeat(32)}`, sent, two.body.rev, { start: 2, ids: [h2, h1] }]);
+});
+
 test('attachment PUT and DELETE, and COPY, are validated', async () => {
   await setup('vdu-att');
   const doc = await c.put('/vdu-att/d', { title: 'D', owner: 'ann', locked: false });
