@@ -5,6 +5,7 @@
  */
 import type { ChangeRow, Database } from '../core/database.js';
 import { withMembers } from '../core/document.js';
+import * as revtree from '../core/revtree.js';
 import { designMember, type DesignService } from './service.js';
 
 /** Keeps the rows whose document the filter passes, in order. */
@@ -13,8 +14,9 @@ export type BatchFilter = (rows: ChangeRow[]) => Promise<ChangeRow[]>;
 /**
  * The filter `name` of design document `ddocId`, compiled (a missing design document or filter
  * is a 404, code that does not compile a 400 — before any row is sent). `reqJson` is the `req`
- * object every call receives. Deleted documents are passed as their tombstones, and documents
- * with conflicts with their `_conflicts`, as in CouchDB.
+ * object every call receives. Deleted documents are passed as their tombstones, with their
+ * `_revisions` and, with conflicts, their `_conflicts`, as CouchDB 1.6 opens them for filters
+ * (`[deleted, conflicts]`, rendered with `revs`).
  */
 export async function designFilter(design: DesignService, db: Database, ddocId: string, name: string, reqJson: string): Promise<BatchFilter> {
   const ddoc = await design.designDoc(db, ddocId);
@@ -23,15 +25,26 @@ export async function designFilter(design: DesignService, db: Database, ddocId: 
   return async (rows) => {
     if (rows.length === 0) return [];
     const docs = await db.renderKnownMany(rows);
-    // Filters see a document's _conflicts, as CouchDB opens it for them.
-    const conflicts = await Promise.all(rows.map((row, i) => (docs[i] && row.others.length > 0 ? db.conflictMembers(row.id, false) : '')));
     const present = rows.filter((_, i) => docs[i] !== undefined);
     if (present.length === 0) return [];
+    const infos = await db.docInfos(present.map((row) => row.id));
     const texts: string[] = [];
+    let at = 0;
     docs.forEach((d, i) => {
-      if (d) texts.push(withMembers(d.json, conflicts[i]!));
+      if (d) texts.push(withMembers(d.json, revisionMembers(infos[at++], rows[i]!.rev)));
     });
     const passes = await fn.filter(texts, reqJson);
     return present.filter((_, i) => passes[i]);
   };
+}
+
+/** `,"_revisions":…[,"_conflicts":…]` of revision `rev` of a document. */
+function revisionMembers(info: { tree: revtree.RevTree } | undefined, rev: string): string {
+  if (!info) return '';
+  const path = revtree.pathTo(info.tree, rev);
+  let out = path ? `,"_revisions":${JSON.stringify({ start: path.pos, ids: path.hashes })}` : '';
+  const [winner, ...others] = revtree.leaves(info.tree);
+  const conflicts = winner ? others.filter((l) => !l.deleted).map((l) => l.rev) : [];
+  if (conflicts.length > 0) out += `,"_conflicts":${JSON.stringify(conflicts)}`;
+  return out;
 }
