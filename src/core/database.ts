@@ -15,7 +15,7 @@ import * as revtree from './revtree.js';
 import type { RevTree, Leaf } from './revtree.js';
 import { newRevHash } from './revid.js';
 import { DESIGN_IDS } from './names.js';
-import { docHeadJson, renderDoc, type AttachmentInput, type IncomingDoc, type JsonObject } from './document.js';
+import { conflictMembers, docHeadJson, renderDoc, type AttachmentInput, type IncomingDoc, type JsonObject } from './document.js';
 import { AttachmentStore, hashedAs, type AttachmentSettings, type StoredContent } from './attachments.js';
 import { KeyRanks } from './key-ranks.js';
 import type { PackedJsonWriter } from './packed-json.js';
@@ -712,18 +712,12 @@ export class Database {
 
   /**
    * A document's `_conflicts` (and, when asked, `_deleted_conflicts`) as JSON members to splice
-   * into its rendered winner (`,"_conflicts":[…]`), or '' when it has none: what map and filter
-   * functions see of a document with other leaves.
+   * into its rendered winner, or '' when it has none: what map functions see of a document with
+   * other leaves.
    */
   async conflictMembers(id: string, withDeleted: boolean): Promise<string> {
     const info = await this.docInfo(id);
-    if (!info) return '';
-    const [winner, ...others] = revtree.leaves(info.tree);
-    if (!winner) return '';
-    const live = others.filter((l) => !l.deleted).map((l) => l.rev);
-    const deleted = withDeleted ? others.filter((l) => l.deleted).map((l) => l.rev) : [];
-    return (live.length > 0 ? `,"_conflicts":${JSON.stringify(live)}` : '') +
-      (deleted.length > 0 ? `,"_deleted_conflicts":${JSON.stringify(deleted)}` : '');
+    return info ? conflictMembers(info.tree, withDeleted) : '';
   }
 
   /**

@@ -3,7 +3,7 @@
  * user body, and assembling stored parts back into CouchDB's JSON, in CouchDB's field order.
  */
 import { badRequest, docValidation } from '../errors.js';
-import { formatRev, parseRev, type RevPath } from './revtree.js';
+import { formatRev, leaves, parseRev, type RevPath, type RevTree } from './revtree.js';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -120,6 +120,19 @@ function parseRevisions(v: unknown): RevPath | undefined {
  */
 export function withMembers(objectJson: string, members: string): string {
   return members === '' ? objectJson : `${objectJson.slice(0, -1)}${members}}`;
+}
+
+/**
+ * A document's `_conflicts` (and, when asked, `_deleted_conflicts`) as JSON members to splice
+ * into its rendered winner (`,"_conflicts":[…]`), or '' when it has none.
+ */
+export function conflictMembers(tree: RevTree, withDeleted: boolean): string {
+  const [winner, ...others] = leaves(tree);
+  if (!winner) return '';
+  const live = others.filter((l) => !l.deleted).map((l) => l.rev);
+  const deleted = withDeleted ? others.filter((l) => l.deleted).map((l) => l.rev) : [];
+  return (live.length > 0 ? `,"_conflicts":${JSON.stringify(live)}` : '') +
+    (deleted.length > 0 ? `,"_deleted_conflicts":${JSON.stringify(deleted)}` : '');
 }
 
 /** A rendered document's opening: `{"_id":…[,"_rev":…][,"_deleted":true]`, its body members to follow. */

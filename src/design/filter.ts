@@ -4,7 +4,7 @@
  * `_changes?filter=ddoc/name` uses it, and through that HTTP feed, filtered replication.
  */
 import type { ChangeRow, Database } from '../core/database.js';
-import { withMembers } from '../core/document.js';
+import { conflictMembers, withMembers } from '../core/document.js';
 import * as revtree from '../core/revtree.js';
 import { designMember, type DesignService } from './service.js';
 
@@ -42,9 +42,6 @@ export async function designFilter(design: DesignService, db: Database, ddocId: 
 function revisionMembers(info: { tree: revtree.RevTree } | undefined, rev: string): string {
   if (!info) return '';
   const path = revtree.pathTo(info.tree, rev);
-  let out = path ? `,"_revisions":${JSON.stringify({ start: path.pos, ids: path.hashes })}` : '';
-  const [winner, ...others] = revtree.leaves(info.tree);
-  const conflicts = winner ? others.filter((l) => !l.deleted).map((l) => l.rev) : [];
-  if (conflicts.length > 0) out += `,"_conflicts":${JSON.stringify(conflicts)}`;
-  return out;
+  const revisions = path ? `,"_revisions":${JSON.stringify({ start: path.pos, ids: path.hashes })}` : '';
+  return revisions + conflictMembers(info.tree, false);
 }
