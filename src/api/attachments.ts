@@ -7,13 +7,13 @@ import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { badRequest, conflict, CouchError, notFound } from '../errors.js';
 import { emptyDoc, parseIncomingDoc, type AttachmentInput, type IncomingDoc } from '../core/document.js';
 import type { Database, OpenedDoc } from '../core/database.js';
-import { parseRev, winner } from '../core/revtree.js';
+import { winner } from '../core/revtree.js';
 import { validateDocId, isLocalId } from '../core/names.js';
 import { json, raw, stream, type HeaderMap, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { absoluteUrl, docPath, durableWrite, etagMatches, openDb, quote, raiseResult, editDocs, requestRev } from './common.js';
+import { absoluteUrl, docPath, durableWrite, etagMatches, givenRev, openDb, quote, raiseResult, editDocs, requestRev } from './common.js';
 
 export const attachmentRoutes: Route[] = [
   { shape: 'attachment', methods: { GET: getAttachment, PUT: putAttachment, DELETE: deleteAttachment } },
@@ -38,8 +38,7 @@ async function getAttachment(req: Request, p: RouteParams, svc: Services): Promi
   const db = await openDb(svc, p.db, req);
   svc.stats.collector.databaseReads++;
   if (isLocalId(p.docId)) throw notFound('missing');
-  const rev = req.string('rev');
-  if (rev !== undefined && !parseRev(rev)) throw badRequest('Invalid rev format');
+  const rev = givenRev(req.string('rev'));
   const doc = await db.openDoc(p.docId, { rev });
   const stub = stubsOf(doc)[p.attachment];
   if (!stub) throw notFound('Document is missing attachment');

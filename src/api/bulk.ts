@@ -2,7 +2,7 @@
 import { badRequest, CouchError } from '../errors.js';
 import { parseIncomingDoc, type IncomingDoc } from '../core/document.js';
 import { validateDocId, isLocalId } from '../core/names.js';
-import { parseRev } from '../core/revtree.js';
+import { canonicalRev } from '../core/revtree.js';
 import type { Database, EditResult, OpenOptions, OpenedDoc } from '../core/database.js';
 import { json } from './reply.js';
 import type { Route } from './route.js';
@@ -109,10 +109,8 @@ async function bulkGetOne(db: Database, id: unknown, revValue: unknown, options:
     if (!(err instanceof CouchError)) throw err;
     return [bulkGetError(id, null, err.error, err.reason)];
   }
-  if (revValue !== undefined && (typeof revValue !== 'string' || !parseRev(revValue))) {
-    return [bulkGetError(id, revValue, 'bad_request', 'Invalid rev format')];
-  }
-  const rev = revValue as string | undefined;
+  const rev = typeof revValue === 'string' ? canonicalRev(revValue) : undefined;
+  if (revValue !== undefined && rev === undefined) return [bulkGetError(id, revValue, 'bad_request', 'Invalid rev format')];
   let results: ({ ok: OpenedDoc } | { missing: string })[];
   try {
     results = await db.openRevs(id, rev === undefined ? 'all' : [rev], options);

@@ -4,7 +4,7 @@ import { badRequest, CouchError, invalidJson, queryParseError } from '../errors.
 import { HEADER_FULL_COMMIT, HTTPD_SECTIONS, MAIN_CONFIG_SECTION } from '../couchdb-names.js';
 import type { Database, EditOptions, EditResult } from '../core/database.js';
 import type { IncomingDoc } from '../core/document.js';
-import { parseRev } from '../core/revtree.js';
+import { canonicalRev } from '../core/revtree.js';
 import type { Request } from './request.js';
 import type { Config } from '../config/config.js';
 import type { Services } from './services.js';
@@ -200,6 +200,20 @@ export function etagMatches(req: Request, etag: string): boolean {
   return header !== undefined && header.split(/[, ]+/).some((tag) => (tag.startsWith('W/') ? tag.slice(2) : tag) === etag);
 }
 
+/**
+ * A revision a request gives (a query parameter, a header, a member of a body) as CouchDB reads
+ * it (couch_doc:parse_rev): in its canonical form, so `1-ABC…` names `1-abc…`; a 400 when it
+ * does not parse.
+ */
+export function givenRev(text: string): string;
+export function givenRev(text: string | undefined): string | undefined;
+export function givenRev(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  const rev = canonicalRev(text);
+  if (rev === undefined) throw badRequest('Invalid rev format');
+  return rev;
+}
+
 /** The revision named by `If-Match` (quotes stripped). */
 function ifMatchRev(req: Request): string | undefined {
   const value = req.header('if-match');
@@ -211,9 +225,8 @@ function ifMatchRev(req: Request): string | undefined {
  * (couch_httpd_db:extract_header_rev): an attachment edit's, or the source of a COPY.
  */
 export function requestRev(req: Request): string | undefined {
-  const queryRev = req.string('rev');
-  const etagRev = ifMatchRev(req);
-  for (const rev of [queryRev, etagRev]) if (rev !== undefined && !parseRev(rev)) throw badRequest('Invalid rev format');
+  const queryRev = givenRev(req.string('rev'));
+  const etagRev = givenRev(ifMatchRev(req));
   if (queryRev !== undefined && etagRev !== undefined && queryRev !== etagRev) {
     throw badRequest('Document rev and etag have different values');
   }

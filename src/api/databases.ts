@@ -2,14 +2,13 @@
 import { badRequest, CouchError, notFound } from '../errors.js';
 import { parseIncomingDoc } from '../core/document.js';
 import { validateDocId } from '../core/names.js';
-import { parseRev } from '../core/revtree.js';
 import type { Database } from '../core/database.js';
 import { compactDatabase } from '../core/compaction-daemon.js';
 import { viewSignature, type DesignDoc } from '../views/view-index.js';
 import { json, ok, type Reply } from './reply.js';
 import type { Route } from './route.js';
 import {
-  absoluteUrl, docPath, durableWrite, maxDocumentSize, openDb, quote, raiseResult, readObject, requestLimit, editDocs } from './common.js';
+  absoluteUrl, docPath, durableWrite, givenRev, maxDocumentSize, openDb, quote, raiseResult, readObject, requestLimit, editDocs } from './common.js';
 import type { Services } from './services.js';
 import type { Request } from './request.js';
 import { tooLarge } from '../errors.js';
@@ -209,8 +208,7 @@ export function readRevsMap(body: Record<string, unknown>): Record<string, strin
     if (!Array.isArray(revs) || revs.some((r) => typeof r !== 'string')) {
       throw badRequest(`Revisions for ${id} must be an array of strings`);
     }
-    if (revs.some((r) => !parseRev(r as string))) throw badRequest('Invalid rev format');
-    out[id] = revs as string[];
+    out[id] = (revs as string[]).map((r) => givenRev(r));
   }
   return out;
 }

@@ -11,7 +11,7 @@ import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import {
-  absoluteUrl, docPath, durableWrite, etagMatches, maxDocumentSize, openDb, quote, raiseResult, requestLimit, requestRev, editDocs } from './common.js';
+  absoluteUrl, docPath, durableWrite, etagMatches, givenRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit, requestRev, editDocs } from './common.js';
 import { checkDocSize } from './databases.js';
 
 /**
@@ -37,8 +37,7 @@ export const documentRoutes: Route[] = [
 /** The read options a request asks for (`meta` = conflicts + deleted_conflicts + revs_info). */
 export function openOptions(req: Request): OpenOptions {
   const meta = req.flag('meta');
-  const rev = req.string('rev');
-  if (rev !== undefined && !parseRev(rev)) throw badRequest('Invalid rev format');
+  const rev = givenRev(req.string('rev'));
   const attsSince = req.json('atts_since');
   if (attsSince !== undefined && (!Array.isArray(attsSince) || attsSince.some((r) => typeof r !== 'string'))) {
     throw badRequest('atts_since must be a JSON array of revisions');
@@ -114,8 +113,8 @@ function openRevsParam(req: Request): 'all' | string[] {
     throw invalidJson();
   }
   if (!Array.isArray(parsed)) throw badRequest('Invalid list of revisions');
-  if (parsed.some((r) => typeof r !== 'string' || !parseRev(r))) throw badRequest('Invalid rev format');
-  return parsed as string[];
+  if (parsed.some((r) => typeof r !== 'string')) throw badRequest('Invalid rev format');
+  return (parsed as string[]).map((r) => givenRev(r));
 }
 
 async function openRevs(req: Request, db: Database, id: string, revs: 'all' | string[], options: OpenOptions): Promise<Reply> {
@@ -156,8 +155,7 @@ async function openRevs(req: Request, db: Database, id: string, revs: 'all' | st
  * couch_httpd_db's reasons: body against query first, then either against the If-Match ETag.
  */
 function resolveRev(req: Request, doc: IncomingDoc): void {
-  const queryRev = req.string('rev');
-  if (queryRev !== undefined && !parseRev(queryRev)) throw badRequest('Invalid rev format');
+  const queryRev = givenRev(req.string('rev'));
   if (doc.rev !== undefined && queryRev !== undefined && doc.rev !== queryRev) {
     throw badRequest('Document rev from request body and query string have different values');
   }
@@ -331,8 +329,7 @@ function parseDestination(header: string): { id: string; rev: string | undefined
   const id = Buffer.from(q === -1 ? header : header.slice(0, q), 'latin1').toString('utf8');
   let rev: string | undefined;
   if (q !== -1) {
-    rev = new URLSearchParams(header.slice(q + 1)).get('rev') ?? undefined;
-    if (rev !== undefined && !parseRev(rev)) throw badRequest('Invalid rev format');
+    rev = givenRev(new URLSearchParams(header.slice(q + 1)).get('rev') ?? undefined);
   }
   return { id, rev };
 }

@@ -7,14 +7,13 @@
 import { badRequest, conflict, CouchError, invalidJson } from '../errors.js';
 import { parseIncomingDoc, type IncomingDoc } from '../core/document.js';
 import type { Database } from '../core/database.js';
-import { parseRev } from '../core/revtree.js';
 import { isLocalId, validateDocId } from '../core/names.js';
 import { json, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { boundaryOf, parseHeaderValue, parseMultipart } from './multipart.js';
-import { absoluteUrl, durableWrite, editDocs, openDb, quote, raiseResult, requestLimit } from './common.js';
+import { absoluteUrl, durableWrite, editDocs, givenRev, openDb, quote, raiseResult, requestLimit } from './common.js';
 
 export const formUploadRoutes: Route[] = [
   { shape: 'document', methods: { POST: formUpload } },
@@ -79,15 +78,16 @@ async function formDocument(req: Request, p: RouteParams, db: Database, fields: 
     }
     const doc = parseIncomingDoc(parsed);
     doc.id = p.docId;
-    const queryRev = req.string('rev');
+    const queryRev = givenRev(req.string('rev'));
     if (doc.rev !== undefined && queryRev !== undefined && doc.rev !== queryRev) {
       throw badRequest('Document rev from request body and query string have different values');
     }
     doc.rev ??= queryRev;
     return doc;
   }
-  const rev = fields.get('_rev');
-  if (rev === undefined || !parseRev(rev)) throw badRequest('Invalid rev format');
+  const formRev = fields.get('_rev');
+  if (formRev === undefined) throw badRequest('Invalid rev format');
+  const rev = givenRev(formRev);
   let base;
   try {
     base = await db.openDoc(p.docId, { rev });

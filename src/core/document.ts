@@ -3,14 +3,14 @@
  * user body, and assembling stored parts back into CouchDB's JSON, in CouchDB's field order.
  */
 import { badRequest, docValidation } from '../errors.js';
-import { formatRev, leaves, parseRev, type RevPath, type RevTree } from './revtree.js';
+import { canonicalHash, canonicalRev, formatRev, leaves, type RevPath, type RevTree } from './revtree.js';
 
 export type JsonObject = Record<string, unknown>;
 
 /** A document as a client sent it, taken apart. */
 export interface IncomingDoc {
   id: string | undefined;
-  /** `_rev` as sent (the parent revision for an edit). */
+  /** `_rev` as sent, in its canonical form (the parent revision for an edit). */
   rev: string | undefined;
   deleted: boolean;
   /** User fields only. */
@@ -61,10 +61,12 @@ export function parseIncomingDoc(value: unknown): IncomingDoc {
         if (typeof v !== 'string') throw badRequest('Document id must be a string');
         doc.id = v;
         break;
-      case '_rev':
-        if (typeof v !== 'string' || !parseRev(v)) throw badRequest('Invalid rev format');
-        doc.rev = v;
+      case '_rev': {
+        const rev = typeof v === 'string' ? canonicalRev(v) : undefined;
+        if (rev === undefined) throw badRequest('Invalid rev format');
+        doc.rev = rev;
         break;
+      }
       // couch_doc:transfer_fields takes `_deleted` only as a boolean, `_attachments` only as an
       // object: anything else is a bad special member.
       case '_deleted':
@@ -110,7 +112,7 @@ function parseRevisions(v: unknown): RevPath | undefined {
   if (!Array.isArray(ids)) throw docValidation("_revisions.ids isn't a array.");
   if (ids.some((id) => typeof id !== 'string')) throw docValidation("RevId isn't a string");
   if (ids.length === 0 || start < ids.length) return undefined;
-  return { pos: start, hashes: ids as string[] };
+  return { pos: start, hashes: (ids as string[]).map(canonicalHash) };
 }
 
 /**

@@ -54,10 +54,22 @@ export interface RevPath {
 }
 
 const DECIMAL = /^[0-9]+$/;
+const HEX_HASH = /^[0-9a-fA-F]{32}$/;
+const UPPER_HEX_DIGIT = /[A-F]/;
+
+/**
+ * A hash as CouchDB reads it and renders it again (couch_doc:parse_revid, revid_to_str): 32 hex
+ * digits, in either case, are 16 bytes and come back as lower-case hex; any other text is kept as
+ * given.
+ */
+export function canonicalHash(hash: string): string {
+  return hash.length === 32 && UPPER_HEX_DIGIT.test(hash) && HEX_HASH.test(hash) ? hash.toLowerCase() : hash;
+}
 
 /**
  * Parses `<pos>-<hash>`: pos is a non-negative decimal integer without sign (0 only occurs in
- * `_local` documents' `0-N`), hash is everything after the first `-`, possibly empty.
+ * `_local` documents' `0-N`), hash is everything after the first `-`, possibly empty, in its
+ * canonical form (`canonicalHash`), so `1-ABC…` and `1-abc…` name one revision.
  */
 export function parseRev(rev: string): { pos: number; hash: string } | undefined {
   if (typeof rev !== 'string') return undefined;
@@ -68,15 +80,24 @@ export function parseRev(rev: string): { pos: number; hash: string } | undefined
   if (!DECIMAL.test(posText)) return undefined;
   const pos = Number(posText);
   if (!Number.isSafeInteger(pos)) return undefined;
-  return { pos, hash: rev.slice(dash + 1) };
+  return { pos, hash: canonicalHash(rev.slice(dash + 1)) };
 }
 export function formatRev(pos: number, hash: string): string { return `${pos}-${hash}`; }
+
+/**
+ * A revision a client gave, as CouchDB parses and renders it again (`1-ABC…` is `1-abc…`, `01-x`
+ * is `1-x`), or undefined when it does not parse. Revisions from requests go through here, so
+ * the rest of the server compares them as strings.
+ */
+export function canonicalRev(rev: string): string | undefined {
+  const parsed = parseRev(rev);
+  return parsed && formatRev(parsed.pos, parsed.hash);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Ordering
 
 const LOWER_HEX_HASH = /^[0-9a-f]{32}$/;
-const HEX_HASH = /^[0-9a-fA-F]{32}$/;
 
 /** A hash as CouchDB keeps it (couch_doc:parse_revid): 32 hex digits as their 16 bytes, anything else as its UTF-8. */
 function hashBytes(hash: string): Buffer {

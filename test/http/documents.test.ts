@@ -230,6 +230,69 @@ test('a malformed revision is 400 bad_request', async () => {
   assertError(await c.del(`/${db}/b?rev=notarev`), 400, 'bad_request');
 });
 
+test('upper-case revision hashes name the same revision wherever a revision is given, and come back lower-case', async () => {
+  // couch_doc:parse_rev reads 32 hex digits in either case as 16 bytes; revid_to_str renders them lower-case.
+  const db = await freshDb('upperrev');
+  const upper = (rev: string): string => rev.toUpperCase();
+  const rev1 = await create(db, 'u', { v: 1 });
+
+  const got = await c.get(`/${db}/u?rev=${upper(rev1)}`);
+  assert.equal(got.status, 200, got.text);
+  assert.equal(got.body._rev, rev1);
+
+  const openRevs = await c.get(`/${db}/u?open_revs=${encodeURIComponent(JSON.stringify([upper(rev1), `2-${HASH_A.toUpperCase()}`]))}`);
+  assert.deepEqual(openRevs.body, [{ ok: { _id: 'u', _rev: rev1, v: 1 } }, { missing: `2-${HASH_A}` }]);
+
+  const diff = await c.post(`/${db}/_revs_diff`, { u: [upper(rev1), `2-${HASH_B.toUpperCase()}`] });
+  assert.deepEqual(diff.body, { u: { missing: [`2-${HASH_B}`], possible_ancestors: [rev1] } });
+
+  // Body, query and If-Match agree when they name one revision in different cases.
+  const rev2 = (await c.put(`/${db}/u?rev=${rev1}`, { _rev: upper(rev1), v: 2 }, { headers: { 'If-Match': `"${upper(rev1)}"` } })).body.rev as string;
+  assert.match(rev2, /^2-[0-9a-f]{32}$/);
+  const byEtag = await c.put(`/${db}/u`, { v: 3 }, { headers: { 'If-Match': `"${upper(rev2)}"` } });
+  assert.equal(byEtag.status, 201, byEtag.text);
+  const rev3 = byEtag.body.rev as string;
+  const bulk = await c.post(`/${db}/_bulk_docs`, { docs: [{ _id: 'u', _rev: upper(rev3), v: 4 }] });
+  assert.equal(bulk.body[0].ok, true, bulk.text);
+  const rev4 = bulk.body[0].rev as string;
+
+  const att = await c.put(`/${db}/u/note.txt?rev=${upper(rev4)}`, undefined, { raw: 'hello', headers: { 'Content-Type': 'text/plain' } });
+  assert.equal(att.status, 201, att.text);
+  const rev5 = att.body.rev as string;
+  assert.equal((await c.get(`/${db}/u/note.txt?rev=${upper(rev5)}`)).text, 'hello');
+
+  await create(db, 'target', { t: 1 });
+  const targetRev = (await c.get(`/${db}/target`)).body._rev as string;
+  const copied = await c.copy(`/${db}/u?rev=${upper(rev1)}`, { headers: { Destination: `target?rev=${upper(targetRev)}` } });
+  assert.equal(copied.status, 201, copied.text);
+  assert.equal((await c.get(`/${db}/target`)).body.v, 1);
+
+  const deleted = await c.del(`/${db}/u?rev=${upper(rev5)}`);
+  assert.equal(deleted.status, 200, deleted.text);
+  assert.equal((await c.get(`/${db}/u`)).body.reason, 'deleted');
+});
+
+test('replicated revisions with upper-case hashes are stored as CouchDB stores them: lower-case, the same revisions', async () => {
+  const db = await freshDb('upperrepl');
+  const r = await c.post(`/${db}/_bulk_docs`, {
+    new_edits: false,
+    docs: [{ _id: 'r', _rev: `2-${HASH_B.toUpperCase()}`, _revisions: { start: 2, ids: [HASH_B.toUpperCase(), HASH_A.toUpperCase()] }, v: 1 }],
+  });
+  assert.equal(r.status, 201, r.text);
+  const doc = await c.get(`/${db}/r?revs=true`);
+  assert.equal(doc.body._rev, `2-${HASH_B}`);
+  assert.deepEqual(doc.body._revisions, { start: 2, ids: [HASH_B, HASH_A] });
+  // The same revision in lower case is already there: nothing new, no conflict.
+  await c.post(`/${db}/_bulk_docs`, { new_edits: false, docs: [{ _id: 'r', _rev: `2-${HASH_B}`, _revisions: { start: 2, ids: [HASH_B, HASH_A] }, v: 1 }] });
+  const all = await c.get(`/${db}/r?open_revs=all`);
+  assert.equal(all.body.length, 1, all.text);
+
+  // Hashes other than 32 hex digits are kept as given, case and all.
+  await c.post(`/${db}/_bulk_docs`, { new_edits: false, docs: [{ _id: 'odd', _rev: '1-ABC', v: 1 }] });
+  assert.equal((await c.get(`/${db}/odd`)).body._rev, '1-ABC');
+  assert.equal((await c.get(`/${db}/odd?rev=1-abc`)).status, 404);
+});
+
 // ------------------------------------------------------------------------------- deletion
 
 test('DELETE leaves a tombstone: 200 with ETag, GET 404 "deleted", old revisions still readable', async () => {

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import {
-  allRevs, decode, decodeBinary, encode, encodeBinary, formatRev, hasRev, isLeaf, leaves, markUnavailable, merge, missingRevs, parseRev, pathTo,
+  allRevs, canonicalRev, decode, decodeBinary, encode, encodeBinary, formatRev, hasRev, isLeaf, leaves, markUnavailable, merge, missingRevs, parseRev, pathTo,
   removeLeafNodes, removeLeaves, revsInfo, stem, winner,
   type RevNode, type RevPath, type RevTree,
 } from '../../src/core/revtree.js';
@@ -172,6 +172,19 @@ test('parseRev accepts pos-hash and rejects malformed revisions', () => {
     assert.equal(parseRev(bad), undefined, bad);
   }
   assert.equal(formatRev(7, 'ff'), '7-ff');
+});
+
+test('canonicalRev: 32 hex digits in either case are one hash, rendered lower-case; other hashes stay as given', () => {
+  const hex = '0123456789abcdef0123456789abcdef';
+  assert.equal(canonicalRev(`2-${hex.toUpperCase()}`), `2-${hex}`);
+  assert.deepEqual(parseRev(`2-${hex.toUpperCase()}`), { pos: 2, hash: hex });
+  assert.equal(canonicalRev(`2-${hex}`), `2-${hex}`);
+  // couch_doc:parse_rev reads the position as an integer.
+  assert.equal(canonicalRev(`02-${hex}`), `2-${hex}`);
+  assert.equal(canonicalRev('1-ABC'), '1-ABC');
+  assert.equal(canonicalRev(`1-${hex.toUpperCase()}0`), `1-${hex.toUpperCase()}0`);
+  assert.equal(canonicalRev(`1-${'G'.repeat(32)}`), `1-${'G'.repeat(32)}`);
+  assert.equal(canonicalRev('abc'), undefined);
 });
 
 // ---------------------------------------------------------------------------------------------
