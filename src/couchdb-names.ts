@@ -44,6 +44,8 @@ export const ADMIN_HASH_PBKDF2 = '-pbkdf2-';
 export const ADMIN_HASH_SHA1 = '-hashed-';
 /** The users database's design document that holds its validation function. */
 export const USERS_DESIGN_DOC = '_design/_auth';
+/** The replicator database's design document that holds its validation function. */
+export const REPLICATOR_DESIGN_DOC = '_design/_replicator';
 /** The `[httpd] authentication_handlers` entries CouchDB 1.6 ships, by the name `_session` reports. */
 export const AUTH_HANDLER_NAMES: Record<string, string> = {
   '{couch_httpd_oauth, oauth_authentication_handler}': 'oauth',

@@ -27,6 +27,7 @@ import { availableParallelism } from 'node:os';
 import { Authenticator } from './auth/authenticator.js';
 import { ReplicatorManager } from './replicator/manager.js';
 import { ReplicatorDatabase } from './replicator/replicator-db.js';
+import { ensureReplicatorDesignDoc } from './auth/replicator-db.js';
 import { StatsAggregator, parseWindows } from './core/stats.js';
 import { QUERY_LANGUAGE } from './mango/indexes.js';
 import { mangoIndexProgram } from './mango/index-program.js';
@@ -180,7 +181,6 @@ export class Settee {
     const tasks = new TaskRegistry();
     // Mango's JSON indexes are views of `query` design documents whose map runs natively.
     const views = new ViewService(new LmdbBackend(join(viewDir, '.views')), sandbox, new Map([[QUERY_LANGUAGE, mangoIndexProgram]]), tasks);
-    const design = new DesignService(sandbox);
     // A deleted database takes its view indexes with it.
     dbs.onEvent((name, type) => {
       if (type === 'deleted') void views.dropDatabase(name).catch((err) => log.error(`dropping indexes of ${name}: ${String(err)}`));
@@ -188,7 +188,9 @@ export class Settee {
     // CouchDB 1.6 creates its system databases at start-up; clients expect them to exist.
     // (The users database comes with authentication, below.)
     const auth = await Authenticator.start(config, dbs);
-    await dbs.ensure(config.getString('replicator', 'db', '_replicator'));
+    // Validation functions that state checks the auth engine makes natively do not run again.
+    const design = new DesignService(sandbox, (dbName, ddocId, source) => auth.enforcesNatively(dbName, ddocId, source));
+    await ensureReplicatorDb(dbs, config);
     const replicator = new ReplicatorManager({
       config, log, tasks, dbs, serverUuid, localUrl: () => localUrl(config),
       // A job reaches local databases as the identity it runs as.
@@ -227,7 +229,7 @@ export class Settee {
     this.replicatorDb?.close();
     this.replicatorDb = undefined;
     try {
-      await dbs.ensure(config.getString('replicator', 'db', '_replicator'));
+      await ensureReplicatorDb(dbs, config);
     } catch (err) {
       log.error(`_replicator: ${String(err)}`);
     }
@@ -317,4 +319,12 @@ function localUrl(config: Config): string {
   const bind = httpd.getString('bind_address', '127.0.0.1');
   const host = bind === '0.0.0.0' ? '127.0.0.1' : bind === '::' ? '[::1]' : bind.includes(':') ? `[${bind}]` : bind;
   return `http://${host}:${httpd.getInt('port', 5984)}/`;
+}
+
+/**
+ * The replicator database (`[replicator] db`), created when missing, with its
+ * `_design/_replicator`: CouchDB 1.6's replication manager makes sure of both when it starts.
+ */
+async function ensureReplicatorDb(dbs: DatabaseRegistry, config: Config): Promise<void> {
+  await ensureReplicatorDesignDoc(await dbs.ensure(config.getString('replicator', 'db', '_replicator')));
 }

@@ -24,10 +24,10 @@ import type { IncomingDoc } from '../core/document.js';
 import { CouchError, badRequest, unauthorized } from '../errors.js';
 import {
   ADMIN_ROLE, AUTH_COOKIE, AUTH_HANDLER_NAMES, AUTH_SECTIONS, CHTTPD_SECTION, REQUIRE_VALID_USER_SECTIONS, HEADER_PROXY_ROLES, HEADER_PROXY_TOKEN, HEADER_PROXY_USERNAME,
-  HTTPD_AUTH_SECTION, JWT_AUTH_SECTION, JWT_DEFAULT_KID, JWT_KEYS_SECTION, JWT_ROLES_CLAIM, TEST_AUTH_SCHEME, USER_DOC_PREFIX,
+  HTTPD_AUTH_SECTION, JWT_AUTH_SECTION, JWT_DEFAULT_KID, JWT_KEYS_SECTION, JWT_ROLES_CLAIM, REPLICATOR_DESIGN_DOC, TEST_AUTH_SCHEME, USER_DOC_PREFIX,
 } from '../couchdb-names.js';
 import { adminPartyContext, isServerAdmin, type UserContext } from './user-context.js';
-import { prepareReplicationDoc, validateReplicationDoc } from './replicator-db.js';
+import { prepareReplicationDoc, REPLICATOR_VALIDATE_FUNCTION, validateReplicationDoc } from './replicator-db.js';
 import {
   constantTimeEqual, hashAdminPassword, isHashedAdminValue, parseAdminHash, passwordFingerprint, userDocHash, verifyPassword,
   type PasswordHash,
@@ -182,6 +182,15 @@ export class Authenticator {
   /** The replicator's database (`[replicator] db`), whose documents have owners. */
   get replicatorDbName(): string {
     return this.config.getString('replicator', 'db', '_replicator');
+  }
+
+  /**
+   * Whether a design document's validate_doc_update states checks `screenWrites` already makes
+   * natively on every write: the replicator database's `_design/_replicator` as the server
+   * wrote it. One someone edited runs as any other.
+   */
+  enforcesNatively(dbName: string, ddocId: string, validateSource: unknown): boolean {
+    return ddocId === REPLICATOR_DESIGN_DOC && validateSource === REPLICATOR_VALIDATE_FUNCTION && dbName === this.replicatorDbName;
   }
 
   /** False while `[admins]` is empty: admin party. */

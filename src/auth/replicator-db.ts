@@ -3,10 +3,16 @@
  * replicator applies them: a document records its `owner` (the user who wrote it, under whose
  * name its job runs); users change only their own documents; and the credentials in other
  * users' sources and targets are never shown to them.
+ *
+ * The field checks are also stored as `_design/_replicator`'s validation function, which the
+ * replicator database holds as in CouchDB 1.6, for clients and tools that read it.
  */
 import { forbidden, type CouchError } from '../errors.js';
+import { ADMIN_ROLE, REPLICATOR_DESIGN_DOC } from '../couchdb-names.js';
 import type { IncomingDoc } from '../core/document.js';
+import type { Database } from '../core/database.js';
 import type { UserContext } from './user-context.js';
+import { ensureValidationDesignDoc } from './system-design-doc.js';
 
 /**
  * Sets or checks the owner of a replication document written by `ctx` (`admin`: a database or
@@ -97,6 +103,78 @@ function endpointProblem(endpoint: unknown, field: string): string | undefined {
   if (auth !== undefined && (typeof auth !== 'object' || auth === null)) return `\`${field}.auth' must be a non-null object.`;
   if (headers !== undefined && (typeof headers !== 'object' || headers === null)) return `\`${field}.headers' must be a non-null object.`;
   return undefined;
+}
+
+/**
+ * `_design/_replicator`'s validation function: validateReplicationDoc's checks in JavaScript,
+ * written for Settee (its verdicts match; a database admin counts as an admin, as natively).
+ * While the design document holds this text the sandbox does not run it: the same checks
+ * already ran natively (see `Authenticator.enforcesNatively`).
+ */
+export const REPLICATOR_VALIDATE_FUNCTION = `function (newDoc, oldDoc, userCtx, secObj) {
+  function refuse(reason) { throw ({ forbidden: reason }); }
+  function has(list, item) { return !!list && list.indexOf(item) !== -1; }
+  function isObject(value) { return typeof value === 'object' && value !== null; }
+  function checkEndpoint(endpoint, field) {
+    if (typeof endpoint === 'string') return;
+    if (!isObject(endpoint)) refuse('The \`' + field + "' property must exist and be either a string or an object.");
+    if (typeof endpoint.url !== 'string' || endpoint.url === '') {
+      refuse("The url property must exist in the \`" + field + "' field and must be a non-empty string.");
+    }
+    if (endpoint.auth !== undefined && !isObject(endpoint.auth)) refuse('\`' + field + ".auth' must be a non-null object.");
+    if (endpoint.headers !== undefined && !isObject(endpoint.headers)) refuse('\`' + field + ".headers' must be a non-null object.");
+  }
+  var admins = (secObj && secObj.admins) || {};
+  var isAdmin = has(userCtx.roles, '${ADMIN_ROLE}') || has(admins.names, userCtx.name) ||
+    userCtx.roles.some(function (role) { return has(admins.roles, role); });
+
+  if (newDoc._deleted === true) {
+    var creator = oldDoc && oldDoc.user_ctx;
+    if (!isAdmin && oldDoc && (!creator || creator.name !== userCtx.name) && oldDoc.owner !== userCtx.name) {
+      refuse('Replication documents can only be deleted by admins or by the users who created them.');
+    }
+    return;
+  }
+  if (oldDoc && oldDoc._replication_state === 'triggered') {
+    refuse('Only the replicator can edit replication documents that are in the triggered state.');
+  }
+  checkEndpoint(newDoc.source, 'source');
+  checkEndpoint(newDoc.target, 'target');
+  ['create_target', 'continuous'].forEach(function (field) {
+    if (newDoc[field] !== undefined && typeof newDoc[field] !== 'boolean') refuse('The \`' + field + "' field must be a boolean.");
+  });
+  if (newDoc.doc_ids !== undefined && !Array.isArray(newDoc.doc_ids)) refuse("The \`doc_ids' field must be an array of strings.");
+  if (newDoc.filter !== undefined && (typeof newDoc.filter !== 'string' || newDoc.filter === '')) {
+    refuse("The \`filter' field must be a non-empty string.");
+  }
+  if (newDoc.query_params !== undefined && !isObject(newDoc.query_params)) refuse("The \`query_params' field must be an object.");
+  var ctx = newDoc.user_ctx;
+  if (ctx === undefined || ctx === null || ctx === false) {
+    if (!isAdmin) refuse("The \`user_ctx' property is missing (it is optional for admins only).");
+    return;
+  }
+  if (!isObject(ctx) || Array.isArray(ctx)) refuse("The \`user_ctx' property must be a non-null object.");
+  if (!(ctx.name === null || ctx.name === undefined || (typeof ctx.name === 'string' && ctx.name.length > 0))) {
+    refuse("The \`user_ctx.name' property must be a non-empty string or null.");
+  }
+  if (!isAdmin && ctx.name !== userCtx.name) refuse("The given \`user_ctx.name' is not valid");
+  if (ctx.roles !== undefined && ctx.roles !== null && !Array.isArray(ctx.roles)) {
+    refuse("The \`user_ctx.roles' property must be an array of strings.");
+  }
+  if (!isAdmin && Array.isArray(ctx.roles)) {
+    ctx.roles.forEach(function (role) {
+      if (typeof role !== 'string' || role === '') refuse('Roles must be non-empty strings.');
+      if (!has(userCtx.roles, role)) refuse('Invalid role (\`' + role + "') in the \`user_ctx'");
+    });
+  }
+}`;
+
+/**
+ * Writes `_design/_replicator` into the replicator database when it is missing, as CouchDB
+ * 1.6's replication manager does whenever it opens that database.
+ */
+export function ensureReplicatorDesignDoc(db: Database): Promise<void> {
+  return ensureValidationDesignDoc(db, REPLICATOR_DESIGN_DOC, REPLICATOR_VALIDATE_FUNCTION);
 }
 
 /** A replication document as another (non-admin) user may read it: no credentials in its endpoints. */

@@ -20,6 +20,7 @@ import type { Database } from '../core/database.js';
 import { hashForUserDoc } from './password.js';
 import { passwordRefusal } from './password-rules.js';
 import { isDbAdmin } from './access.js';
+import { ensureValidationDesignDoc } from './system-design-doc.js';
 import type { UserContext } from './user-context.js';
 
 /** CouchDB's refusal of a password_sha without a salt, word for word (no space before "See"). */
@@ -176,11 +177,6 @@ export const USERS_VALIDATE_FUNCTION = `function (newDoc, oldDoc, userCtx, secOb
 }`;
 
 /** Writes `_design/_auth` into the users database when it is missing. */
-export async function ensureAuthDesignDoc(db: Database): Promise<void> {
-  const info = await db.docInfo(USERS_DESIGN_DOC);
-  if (info) return;
-  const body = { language: 'javascript', validate_doc_update: USERS_VALIDATE_FUNCTION };
-  await db.edit([{
-    id: USERS_DESIGN_DOC, rev: undefined, deleted: false, body, bodyJson: JSON.stringify(body), revisions: undefined, attachments: undefined,
-  }], { newEdits: true, allOrNothing: false, durable: true });
+export function ensureAuthDesignDoc(db: Database): Promise<void> {
+  return ensureValidationDesignDoc(db, USERS_DESIGN_DOC, USERS_VALIDATE_FUNCTION);
 }

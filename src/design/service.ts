@@ -48,7 +48,14 @@ export class DesignService {
   private readonly functions = new Map<string, Promise<DesignFunction>>();
   private readonly validatorSets = new WeakMap<Database, { epoch: number; validators: Promise<Validator[]> }>();
 
-  constructor(private readonly queryServer: () => Promise<QueryServer>) {}
+  /**
+   * `enforcedNatively` names the validate_doc_update functions whose checks the server already
+   * applies natively to every write of that database: they are not run again in the sandbox.
+   */
+  constructor(
+    private readonly queryServer: () => Promise<QueryServer>,
+    private readonly enforcedNatively: (dbName: string, ddocId: string, validateSource: unknown) => boolean = () => false,
+  ) {}
 
   /** A design document of `db`; 404 `missing` (or `deleted`) if there is none. */
   async designDoc(db: Database, ddocId: string): Promise<DesignDocument> {
@@ -102,7 +109,7 @@ export class DesignService {
           throw err;
         }
         const source = ddoc.body['validate_doc_update'];
-        if (source === undefined || source === null || source === '') continue;
+        if (source === undefined || source === null || source === '' || this.enforcedNatively(db.name, id, source)) continue;
         // Only a design document with a validator needs a language this server runs.
         out.push({ ddocId: id, fn: await this.compiled(db, runnable(ddoc), 'validate_doc_update', source) });
       }

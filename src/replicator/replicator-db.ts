@@ -6,8 +6,10 @@
  * 10, 20... (`max_replication_retry_count` times); at start-up every document not `completed`
  * starts again. Changes arrive through the registry's update events: no polling.
  *
+ * The database holds `_design/_replicator`, written when missing (at start, when the database
+ * is created again, before the replicator records a state), as CouchDB 1.6's manager keeps it.
  * The auth engine sets `owner` on write (before_doc_update, src/auth/replicator-db.ts), checks
- * the fields as CouchDB's `_design/_replicator` does (a user's `user_ctx` names only them and
+ * the fields as that design document's function does (a user's `user_ctx` names only them and
  * roles they have) and hides other users' credentials from readers. A job runs as its
  * document's `user_ctx`; without one (admins may leave it out), with no user and no roles, as
  * CouchDB 1.6 runs it. Its loopback requests carry that identity, signed by the auth engine.
@@ -21,6 +23,7 @@ import type { Job, JobOwner, ReplicationDocState, ReplicatorManager } from './ma
 import { parseReplicationRequest, type ReplicationRequest } from './request.js';
 import { displayEndpoint } from './endpoint.js';
 import type { ReplicationResult } from './replication.js';
+import { ensureReplicatorDesignDoc } from '../auth/replicator-db.js';
 
 /** The wait before a failed job's first retry; each later one waits twice as long. */
 const RETRY_FIRST_WAIT_MS = 5000;
@@ -66,7 +69,11 @@ export class ReplicatorDatabase {
         this.lastSeq = 0;
         return;
       }
-      if (type === 'created') this.lastSeq = 0;
+      if (type === 'created') {
+        this.lastSeq = 0;
+        // A new replicator database gets its design document, as CouchDB 1.6's manager gives it.
+        void this.dbs.get(this.dbName).then(ensureReplicatorDesignDoc).catch((err: unknown) => this.log.error(`_replicator: ${String(err)}`));
+      }
       this.catchUp();
     });
     this.catchUp();
@@ -235,6 +242,9 @@ export class ReplicatorDatabase {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         const db = await this.dbs.get(this.dbName);
+        // Whoever deleted the design document, it comes back with the next state written
+        // (couch_replicator_manager:update_rep_doc).
+        await ensureReplicatorDesignDoc(db);
         const doc = JSON.parse((await db.openDoc(docId)).json) as Record<string, unknown>;
         if (requestKey(doc) !== request) return;
         if (Object.entries(fields).every(([k, v]) => doc[k] === v)) return;

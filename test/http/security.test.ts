@@ -7,6 +7,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { serverForFile } from '../helpers/server.js';
 import { basic, createUser, defineAdmin } from '../helpers/auth.js';
+import { waitFor } from '../helpers/wait.js';
 
 const { server, c } = await serverForFile();
 const ROOT = basic('root', 'rootpw');
@@ -297,6 +298,39 @@ test('_replicator: an admin\'s document naming a user_ctx runs with that user\'s
   assert.equal(edit.status, 403);
   assert.match(edit.body.reason, /triggered state/);
   assert.equal((await c.del(`/_replicator/live?rev=${live._rev}`, { headers: ROOT })).status, 200);
+});
+
+test('_replicator holds _design/_replicator as CouchDB 1.6 writes it: readable, listed, rewritten when gone', async () => {
+  const ddoc = await c.get('/_replicator/_design/_replicator', { headers: OUTSIDER });
+  assert.equal(ddoc.status, 200, ddoc.text);
+  assert.equal(ddoc.body.language, 'javascript');
+  assert.match(ddoc.body.validate_doc_update, /^function/);
+  const listing = await c.get('/_replicator/_all_docs', { headers: ROOT });
+  assert.ok(listing.body.rows.some((row: { id: string }) => row.id === '_design/_replicator'), listing.text);
+
+  // The server's own function states the native checks; one an admin edits runs as any validator.
+  const edited = await c.put('/_replicator/_design/_replicator', {
+    _rev: ddoc.body._rev, language: 'javascript',
+    validate_doc_update: 'function (newDoc) { if (newDoc.flagged) throw ({ forbidden: "edited rules" }); }',
+  }, { headers: ROOT });
+  assert.equal(edited.status, 201, edited.text);
+  const refused = await c.put('/_replicator/flagged', { source: 'a', target: 'b', flagged: true }, { headers: ROOT });
+  assert.equal(refused.status, 403, refused.text);
+  assert.equal(refused.body.reason, 'edited rules');
+
+  // Deleted, it comes back with the next state the replicator records.
+  assert.equal((await c.del(`/_replicator/_design/_replicator?rev=${edited.body.rev}`, { headers: ROOT })).status, 200);
+  assert.equal((await c.put('/_replicator/missing-source', { source: 'no-such-db', target: 'b' }, { headers: ROOT })).status, 201);
+  const back = await waitFor('_design/_replicator again', async () => {
+    const r = await c.get('/_replicator/_design/_replicator', { headers: ROOT });
+    return r.status === 200 ? r.body : undefined;
+  });
+  assert.equal(back.validate_doc_update, ddoc.body.validate_doc_update);
+
+  // A replicator database created again gets it too.
+  assert.equal((await c.del('/_replicator', { headers: ROOT })).status, 200);
+  assert.equal((await c.put('/_replicator', undefined, { headers: ROOT })).status, 201);
+  await waitFor('_design/_replicator in the new database', async () => (await c.get('/_replicator/_design/_replicator', { headers: ROOT })).status === 200);
 });
 
 test('an admin-only endpoint of a members-only database tells a non-member first that it is no member', async () => {
