@@ -14,9 +14,10 @@ export type BatchFilter = (rows: ChangeRow[]) => Promise<ChangeRow[]>;
 /**
  * The filter `name` of design document `ddocId`, compiled (a missing design document or filter
  * is a 404, code that does not compile a 400 — before any row is sent). `reqJson` is the `req`
- * object every call receives. Deleted documents are passed as their tombstones, with their
- * `_revisions` and, with conflicts, their `_conflicts`, as CouchDB 1.6 opens them for filters
- * (`[deleted, conflicts]`, rendered with `revs`).
+ * object every call receives. Each row's revision is judged as CouchDB 1.6 opens it for filters
+ * (couch_db:open_doc of the change's doc_info, `[deleted, conflicts]`, rendered with `revs`):
+ * deletions as their tombstones, `_revisions` naming that revision alone (a doc_info holds no
+ * history), and `_conflicts` from the row's other leaves, if it lists any.
  */
 export async function designFilter(design: DesignService, db: Database, ddocId: string, name: string, reqJson: string): Promise<BatchFilter> {
   const ddoc = await design.designDoc(db, ddocId);
@@ -27,21 +28,28 @@ export async function designFilter(design: DesignService, db: Database, ddocId: 
     const docs = await db.renderKnownMany(rows);
     const present = rows.filter((_, i) => docs[i] !== undefined);
     if (present.length === 0) return [];
-    const infos = await db.docInfos(present.map((row) => row.id));
+    // Only a change with other leaves can have conflicts to show.
+    const conflicted = present.filter((row) => row.others.length > 0);
+    const infos = conflicted.length > 0 ? await db.docInfos(conflicted.map((row) => row.id)) : [];
     const texts: string[] = [];
     let at = 0;
     docs.forEach((d, i) => {
-      if (d) texts.push(withMembers(d.json, revisionMembers(infos[at++], rows[i]!.rev)));
+      if (!d) return;
+      const row = rows[i]!;
+      const conflicts = row.others.length > 0 ? conflictsOf(infos[at++]) : '';
+      texts.push(withMembers(d.json, revisionsMember(row.rev) + conflicts));
     });
     const passes = await fn.filter(texts, reqJson);
     return present.filter((_, i) => passes[i]);
   };
 }
 
-/** `,"_revisions":…[,"_conflicts":…]` of revision `rev` of a document. */
-function revisionMembers(info: { tree: revtree.RevTree } | undefined, rev: string): string {
-  if (!info) return '';
-  const path = revtree.pathTo(info.tree, rev);
-  const revisions = path ? `,"_revisions":${JSON.stringify({ start: path.pos, ids: path.hashes })}` : '';
-  return revisions + conflictMembers(info.tree, false);
+/** `,"_revisions":…` of revision `rev`, as to_json_obj renders a revision opened without its history. */
+function revisionsMember(rev: string): string {
+  const parsed = revtree.parseRev(rev);
+  return parsed ? `,"_revisions":${JSON.stringify({ start: parsed.pos, ids: [parsed.hash] })}` : '';
+}
+
+function conflictsOf(info: { tree: revtree.RevTree } | undefined): string {
+  return info ? conflictMembers(info.tree, false) : '';
 }
