@@ -9,6 +9,7 @@ import { changesSelector, selectorFilter } from '../mango/changes-filter.js';
 import type { JsonObject, Selector } from '../mango/selector.js';
 import { requestJson } from './design-request.js';
 import type { ChangeRow, Database } from '../core/database.js';
+import { revsInfo, type RevTree } from '../core/revtree.js';
 import { raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import { viewedDocJson, type DocView, type Request } from './request.js';
@@ -57,7 +58,10 @@ interface ChangesQuery {
   selector: Selector | undefined;
   /** How the caller may see embedded documents (Request.docView). */
   docView: DocView | undefined;
-  /** Filters that run code (the view's map, filter functions) work a chunk of rows at a time. */
+  /**
+   * Filters that run code (the view's map, filter functions, selectors) work a chunk of rows at
+   * a time; each row's `rev` (with its `deleted`) is the revision judged.
+   */
   batchFilter: ((rows: ChangeRow[]) => Promise<ChangeRow[]>) | undefined;
   docIds: string[] | undefined;
 }
@@ -264,11 +268,16 @@ async function waitForChange(db: Database, since: number, ms: number, stop: Abor
   return 'idle';
 }
 
+/** A change as the feed lists it: `revs`, when set, are the revisions it names instead of its leaves. */
+interface FeedRow extends ChangeRow {
+  revs?: readonly string[];
+}
+
 /**
  * Rows after `since` that pass the filter, up to `limit`, in chunks; `out.end` is the last
  * sequence looked at.
  */
-async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: number, out: { end: number }): AsyncIterable<ChangeRow[]> {
+async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: number, out: { end: number }): AsyncIterable<FeedRow[]> {
   out.end = q.descending ? since : Math.max(since, db.updateSeq);
   if (limit <= 0) return;
   let count = 0;
@@ -297,18 +306,60 @@ async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: n
   }
   for await (const rows of db.changes(since, { descending: q.descending })) {
     const candidates = q.filter ? rows.filter(q.filter) : rows;
-    const kept = new Set(q.batchFilter ? await q.batchFilter(candidates) : candidates);
-    const passed: ChangeRow[] = [];
+    const kept = q.batchFilter ? await passingRows(db, q.batchFilter, candidates, q.allLeaves) : new Map(candidates.map((row) => [row, row]));
+    const passed: FeedRow[] = [];
     for (const row of rows) {
       out.end = row.seq;
-      if (!kept.has(row)) continue;
-      passed.push(row);
+      const listed = kept.get(row);
+      if (!listed) continue;
+      passed.push(listed);
       if (++count >= limit) break;
     }
     if (passed.length > 0) yield passed;
     if (count >= limit) return;
   }
   if (!q.descending) out.end = Math.max(out.end, since);
+}
+
+/**
+ * The rows a filter that runs code passes, each as the feed lists it. With style=all_docs every
+ * leaf of a change is judged on its own, as couch_changes judges one doc_info per leaf (its
+ * other leaves unknown to it, so no `_conflicts`), and the change lists the leaves that pass,
+ * or is left out when none does; otherwise its winner decides for the change.
+ */
+async function passingRows(db: Database, filter: (rows: ChangeRow[]) => Promise<ChangeRow[]>, rows: ChangeRow[], allLeaves: boolean): Promise<Map<ChangeRow, FeedRow>> {
+  const conflicted = allLeaves ? rows.filter((row) => row.others.length > 0) : [];
+  if (conflicted.length === 0) return new Map((await filter(rows)).map((row) => [row, row]));
+  const infos = await db.docInfos(conflicted.map((row) => row.id));
+  const leavesOf = new Map<ChangeRow, ChangeRow[]>();
+  conflicted.forEach((row, i) => {
+    const tree = infos[i]?.tree;
+    // A leaf the document no longer has (purged meanwhile) is not judged, as CouchDB cannot open it.
+    const deletedOf = (rev: string): boolean | undefined => (rev === row.rev ? row.deleted : tree && isDeletion(tree, rev));
+    leavesOf.set(row, [row.rev, ...row.others].flatMap((rev) => {
+      const deleted = deletedOf(rev);
+      return deleted === undefined ? [] : [{ seq: row.seq, id: row.id, rev, deleted, others: [] }];
+    }));
+  });
+  const judgedRows = rows.flatMap((row) => leavesOf.get(row) ?? [row]);
+  const passes = new Set(await filter(judgedRows));
+  const out = new Map<ChangeRow, FeedRow>();
+  for (const row of rows) {
+    const leaves = leavesOf.get(row);
+    if (!leaves) {
+      if (passes.has(row)) out.set(row, row);
+      continue;
+    }
+    const revs = leaves.filter((leaf) => passes.has(leaf)).map((leaf) => leaf.rev);
+    if (revs.length > 0) out.set(row, revs.length === row.others.length + 1 ? row : { ...row, revs });
+  }
+  return out;
+}
+
+/** Whether revision `rev` of a tree is a deletion; undefined when the tree lacks it. */
+function isDeletion(tree: RevTree, rev: string): boolean | undefined {
+  const status = revsInfo(tree, rev)?.[0]?.status;
+  return status === undefined ? undefined : status === 'deleted';
 }
 
 /**
@@ -334,7 +385,7 @@ async function viewBatchFilter(svc: Services, db: Database, target: { ddocId: st
 }
 
 /** Each row as its JSON line (without separators), documents embedded when asked. */
-async function renderRows(db: Database, q: ChangesQuery, rows: ChangeRow[]): Promise<string[]> {
+async function renderRows(db: Database, q: ChangesQuery, rows: FeedRow[]): Promise<string[]> {
   let docs: (string | undefined)[] | undefined;
   if (q.includeDocs) {
     if (q.conflicts || q.attachments || q.attEncodingInfo) {
@@ -349,7 +400,7 @@ async function renderRows(db: Database, q: ChangesQuery, rows: ChangeRow[]): Pro
     if (q.docView) docs = docs.map((json) => (json === undefined ? undefined : viewedDocJson(q.docView, json)));
   }
   return rows.map((row, i) => {
-    const revs = q.allLeaves && row.others.length > 0 ? [row.rev, ...row.others] : [row.rev];
+    const revs = row.revs ?? (q.allLeaves && row.others.length > 0 ? [row.rev, ...row.others] : [row.rev]);
     let text = `{"seq":${row.seq},"id":${JSON.stringify(row.id)},"changes":[${revs.map((r) => `{"rev":"${r}"}`).join(',')}]`;
     if (row.deleted) text += ',"deleted":true';
     if (docs) text += `,"doc":${docs[i] ?? 'null'}`;

@@ -27,7 +27,7 @@ export function changesSelector(body: JsonObject | undefined): Selector {
   return normalizeOrBadRequest(selector);
 }
 
-/** The rows of a batch whose documents (their winning revisions) match `selector`. */
+/** The rows of a batch whose revisions (each row's `rev`: the winner, or with style=all_docs each leaf) match `selector`. */
 export function selectorFilter(db: Database, selector: Selector): SelectorFilter {
   return async (rows) => {
     if (rows.length === 0) return [];

@@ -134,6 +134,49 @@ test('filter functions see _revisions naming the revision alone, as CouchDB 1.6 
   assert.deepEqual(ids(r.body), ['a']);
 });
 
+test('style=all_docs: filters judge each leaf on its own and a change lists the leaves that pass (functions, _view, _selector)', async () => {
+  const db = 'flt-leaves';
+  assert.equal((await c.put(`/${db}`)).status, 201);
+  assert.equal((await c.put(`/${db}/_design/f`, {
+    filters: {
+      red: 'function(doc) { return doc.color === "red"; }',
+      conflicted: 'function(doc) { return !!doc._conflicts; }',
+    },
+    views: { red: { map: 'function(doc) { if (doc.color === "red") emit(doc._id, null); }' } },
+  })).status, 201);
+  // Three leaves each: `mixed` a red winner and a blue one, `loser-red` a blue winner and a red
+  // loser, `blue` none red, `deleted-red` a red tombstone beside a live blue winner.
+  const hash = (digit: string) => digit.repeat(32);
+  const leaf = (id: string, rev: string, color: string, deleted = false) =>
+    ({ _id: id, _rev: rev, color, ...(deleted ? { _deleted: true } : {}) });
+  const docs = [
+    leaf('mixed', `1-${hash('b')}`, 'red'), leaf('mixed', `1-${hash('a')}`, 'blue'),
+    leaf('loser-red', `1-${hash('b')}`, 'blue'), leaf('loser-red', `1-${hash('a')}`, 'red'),
+    leaf('blue', `1-${hash('b')}`, 'blue'), leaf('blue', `1-${hash('a')}`, 'blue'),
+    leaf('deleted-red', `1-${hash('b')}`, 'blue'), leaf('deleted-red', `1-${hash('a')}`, 'red', true),
+  ];
+  assert.equal((await c.post(`/${db}/_bulk_docs`, { new_edits: false, docs })).status, 201);
+  const listed = (body: { results: { id: string; changes: { rev: string }[] }[] }) =>
+    Object.fromEntries(body.results.map((r) => [r.id, r.changes.map((ch) => ch.rev)]));
+  const expected = { mixed: [`1-${hash('b')}`], 'loser-red': [`1-${hash('a')}`], 'deleted-red': [`1-${hash('a')}`] };
+
+  const byFunction = await c.get(`/${db}/_changes?filter=f/red&style=all_docs`);
+  assert.deepEqual(listed(byFunction.body), expected);
+  // The change's winner still says whether it is deleted.
+  assert.equal(byFunction.body.results.find((r: { id: string }) => r.id === 'deleted-red').deleted, undefined);
+  const byView = await c.get(`/${db}/_changes?filter=_view&view=f/red&style=all_docs`);
+  assert.deepEqual(listed(byView.body), expected);
+  const bySelector = await c.post(`/${db}/_changes?filter=_selector&style=all_docs`, { selector: { color: 'red' } });
+  assert.deepEqual(listed(bySelector.body), expected);
+
+  // Without style=all_docs the winner decides, and lists itself alone.
+  const mainOnly = await c.get(`/${db}/_changes?filter=f/red`);
+  assert.deepEqual(listed(mainOnly.body), { mixed: [`1-${hash('b')}`] });
+  // Judged alone, a leaf has no conflicts to show; the winner of a whole change has.
+  assert.deepEqual(Object.keys(listed((await c.get(`/${db}/_changes?filter=f/conflicted`)).body)), ['mixed', 'loser-red', 'blue']);
+  assert.deepEqual(listed((await c.get(`/${db}/_changes?filter=f/conflicted&style=all_docs`)).body), {});
+});
+
 test('filter=_selector: a Mango selector in the POST body picks the changes, tombstones included', async () => {
   assert.equal((await c.put('/flt-sel')).status, 201);
   const docs = [
