@@ -20,6 +20,7 @@ import { readObject } from './common.js';
 import { readRevsMap } from './databases.js';
 import type { Access, RouteParams, RouteShape } from './route.js';
 import type { Request } from './request.js';
+import type { Database } from '../core/database.js';
 import type { Services } from './services.js';
 
 export interface RouteTarget {
@@ -45,6 +46,12 @@ export async function authorize(req: Request, target: RouteTarget, svc: Services
   if (db.name === svc.auth.usersDbName) return usersDbRead(req, target, svc);
   if (db.name === svc.auth.replicatorDbName) return replicatorDbRead(req, target, svc);
   return undefined;
+}
+
+/** For handlers that check other things before the caller's rights: a database admin or a 401. */
+export function requireDbAdmin(req: Request, db: Database): void {
+  if (isServerAdmin(req.userCtx) || isDbAdmin(req.userCtx, db.getSecurity())) return;
+  throw unauthorized('You are not a db or server admin.');
 }
 
 /**
@@ -109,7 +116,7 @@ async function usersDbRead(req: Request, target: RouteTarget, svc: Services): Pr
       if (shared(params.docId) || own(params.docId) || write) return undefined;
       throw notFound('missing');
     case 'dbHandler':
-      if (['_bulk_docs', '_ensure_full_commit', '_security', '_revs_limit'].includes(target.name ?? '')) return undefined;
+      if (['_bulk_docs', '_ensure_full_commit', '_security', '_revs_limit', '_compact'].includes(target.name ?? '')) return undefined;
       if (target.name === '_revs_diff' || target.name === '_missing_revs') return ownRevsDiff(req, target, svc);
       // A public users database lists its documents once public_fields is set (couch_mrview_http's
       // all_docs_req), each cut to those fields, as its filtered_view_cb cuts them.

@@ -7,6 +7,7 @@ import { compactDatabase } from '../core/compaction-daemon.js';
 import { viewSignature, type DesignDoc } from '../views/view-index.js';
 import { json, ok, type Reply } from './reply.js';
 import type { Route } from './route.js';
+import { requireDbAdmin } from './authorize.js';
 import {
   absoluteUrl, docPath, durableWrite, givenRev, maxDocumentSize, openDb, quote, raiseResult, readObject, requestLimit, editDocs } from './common.js';
 import type { Services } from './services.js';
@@ -63,12 +64,15 @@ export const databaseRoutes: Route[] = [
     },
   },
   {
-    shape: 'dbHandler', name: '_compact', access: 'db_admin',
+    // Members reach the handler: a design document's compaction checks its existence before the
+    // caller's rights (compactViews).
+    shape: 'dbHandler', name: '_compact',
     methods: {
       POST: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
+        if (p.rest.length > 0) return compactViews(req, db, `_design/${p.rest.join('/')}`, svc);
+        requireDbAdmin(req, db);
         req.requireJsonContentType();
-        if (p.rest.length > 0) return compactViews(db, `_design/${p.rest.join('/')}`, svc);
         startCompaction(db, svc);
         return json(202, { ok: true });
       },
@@ -76,13 +80,9 @@ export const databaseRoutes: Route[] = [
   },
   {
     // `/{db}/_design/{ddoc}/_compact`: the same as `/{db}/_compact/{ddoc}` (couch_mrview_http).
-    shape: 'designHandler', name: '_compact', access: 'db_admin',
+    shape: 'designHandler', name: '_compact',
     methods: {
-      POST: async (req, p, svc) => {
-        const db = await openDb(svc, p.db, req);
-        req.requireJsonContentType();
-        return compactViews(db, p.docId, svc);
-      },
+      POST: async (req, p, svc) => compactViews(req, await openDb(svc, p.db, req), p.docId, svc),
     },
   },
   {
@@ -195,7 +195,15 @@ async function liveSignatures(db: Database): Promise<Set<string>> {
 }
 
 /** Compacts a design document's indexes, behind the 202; opening first gives a missing one its 404. */
-async function compactViews(db: Database, ddocId: string, svc: Services): Promise<Reply> {
+/**
+ * A design document's view compaction. CouchDB 1.6 opens the design document first (404
+ * `missing` or `deleted`, whoever asks), then wants a database admin (401), then a JSON body
+ * (415): couch_httpd_db:handle_compact_req and couch_mrview_http:handle_compact_req.
+ */
+async function compactViews(req: Request, db: Database, ddocId: string, svc: Services): Promise<Reply> {
+  await db.openDoc(ddocId);
+  requireDbAdmin(req, db);
+  req.requireJsonContentType();
   await svc.views.open(db, ddocId, false);
   void svc.views.compact(db, ddocId).catch((err) => svc.log.error(`view compaction failed: ${String(err)}`));
   return json(202, { ok: true });

@@ -399,12 +399,14 @@ function standardHeaders(req: Request): HeaderMap {
 }
 
 /**
- * CouchDB answers JSON only to clients that name application/json in Accept (wildcards do not
- * count); others get text/plain.
+ * CouchDB 1.6 answers JSON as application/json only to clients whose Accept header holds that
+ * exact token, the header cut at every comma and space (couch_httpd:negotiate_content_type);
+ * wildcards, parameters attached to it (`application/json;q=0.5`) and other spellings of it do
+ * not count. Others get text/plain.
  */
 export function jsonContentType(req: Request): string {
   const accept = req.header('accept') ?? '';
-  const named = accept.split(',').some((part) => part.split(';')[0]!.trim().toLowerCase() === 'application/json');
+  const named = accept.split(/[, ]/).includes('application/json');
   return named ? 'application/json' : 'text/plain; charset=utf-8';
 }
 

@@ -15,7 +15,7 @@ import { displayEndpoint, endpointIdentity, stripCredentials, type Endpoint } fr
 import { HttpPeer } from './http-peer.js';
 import { replicationId, type ReplicationId } from './replication-id.js';
 import { Replication, type ReplicationResult, type ReplicationSettings } from './replication.js';
-import { parseReplicationRequest, type ReplicationRequest } from './request.js';
+import { parseReplicationRequest, type ReplicationRequest, type ReplicationTuning } from './request.js';
 import { unauthorizedPeer, type ReplicationPeer } from './peer.js';
 
 export interface ReplicatorDeps {
@@ -138,8 +138,8 @@ export class ReplicatorManager {
     setMaxListeners(1000, kill.signal);
     const direct = isServerAdmin(owner);
     // A filtered source is read through the HTTP interface, where its filter runs.
-    const source = this.peer(request.source, owner, kill.signal, direct && !request.filter && !request.selector);
-    const target = this.peer(request.target, owner, kill.signal,
+    const source = this.peer(request.source, owner, request.tuning, kill.signal, direct && !request.filter && !request.selector);
+    const target = this.peer(request.target, owner, request.tuning, kill.signal,
       direct && !(request.target.kind === 'local' && await hasValidation(this.deps.dbs, request.target.db)));
     let id: ReplicationId;
     try {
@@ -165,7 +165,7 @@ export class ReplicatorManager {
       target.close();
       return existing;
     }
-    const settings = this.settings();
+    const settings = this.settings(request.tuning);
     let resolveTriggered!: () => void;
     const triggered = new Promise<void>((resolve) => { resolveTriggered = resolve; });
     const job = { id, docId, owner } as Job;
@@ -209,7 +209,7 @@ export class ReplicatorManager {
   /** The id a request has, without starting anything (for `cancel`). */
   private async idOf(request: ReplicationRequest, owner: JobOwner): Promise<ReplicationId> {
     const kill = new AbortController();
-    const source = this.peer(request.source, owner, kill.signal, false);
+    const source = this.peer(request.source, owner, request.tuning, kill.signal, false);
     try {
       let code: string | undefined;
       if (request.filter) {
@@ -261,7 +261,7 @@ export class ReplicatorManager {
   }
 
   /** `direct`: a local name may be used without HTTP (see local-peer.ts for when). */
-  private peer(endpoint: Endpoint, owner: JobOwner, signal: AbortSignal, direct: boolean): ReplicationPeer {
+  private peer(endpoint: Endpoint, owner: JobOwner, tuning: ReplicationTuning, signal: AbortSignal, direct: boolean): ReplicationPeer {
     if (endpoint.kind === 'local' && direct) return new LocalPeer(this.deps.dbs, endpoint.db);
     const config = this.deps.config;
     // Other local names go through this server's own HTTP interface, so validation, security
@@ -271,9 +271,10 @@ export class ReplicatorManager {
     return new HttpPeer({
       url, headers, signal,
       display: displayEndpoint(endpoint),
-      maxSessions: config.getInt('replicator', 'max_http_sessions', 10),
-      timeoutMs: config.getInt('replicator', 'connection_timeout', 30000),
-      retries: config.getInt('replicator', 'retries_per_request', 10),
+      maxSessions: tuning.httpConnections ?? config.getInt('replicator', 'max_http_sessions', 10),
+      // A timeout of 0 would be none at all for Node; CouchDB's would fail every request.
+      timeoutMs: Math.max(1, tuning.connectionTimeoutMs ?? config.getInt('replicator', 'connection_timeout', 30000)),
+      retries: tuning.retriesPerRequest ?? config.getInt('replicator', 'retries_per_request', 10),
       onRetry: (message) => this.deps.log.info(stripCredentials(message)),
       // create_target of a local name needs a server admin (couch_replicator_api_wrap:db_open);
       // a remote target needs its own rights.
@@ -291,13 +292,16 @@ export class ReplicatorManager {
     return this.settings().maxRetries;
   }
 
-  private settings(): ReplicationSettings {
+  /** A job's settings: the request's own options, else the `[replicator]` section's. */
+  private settings(tuning: ReplicationTuning = {}): ReplicationSettings {
     const config = this.deps.config;
     const retries = config.getString('replicator', 'max_replication_retry_count', '10');
+    const workers = tuning.workerProcesses ?? config.getInt('replicator', 'worker_processes', 4);
     return {
-      batchSize: Math.max(1, config.getInt('replicator', 'worker_batch_size', 500)),
-      workers: Math.max(1, Math.min(config.getInt('replicator', 'worker_processes', 4), config.getInt('replicator', 'max_http_pipeline_size', 10))),
-      checkpointIntervalMs: Math.max(100, config.getInt('replicator', 'checkpoint_interval', 5000)),
+      batchSize: Math.max(1, tuning.workerBatchSize ?? config.getInt('replicator', 'worker_batch_size', 500)),
+      workers: Math.max(1, Math.min(workers, config.getInt('replicator', 'max_http_pipeline_size', 10))),
+      checkpointIntervalMs: Math.max(100, tuning.checkpointIntervalMs ?? config.getInt('replicator', 'checkpoint_interval', 5000)),
+      useCheckpoints: tuning.useCheckpoints ?? config.getString('replicator', 'use_checkpoints', 'true') !== 'false',
       maxRetries: retries === 'infinity' ? Infinity : Math.max(0, Number(retries) || 0),
     };
   }

@@ -19,6 +19,11 @@ export interface ReplicationSettings {
   /** Batches in flight at once. */
   workers: number;
   checkpointIntervalMs: number;
+  /**
+   * Whether sessions write checkpoints (`use_checkpoints`); without them a job still starts
+   * from the checkpoints it finds, as CouchDB 1.6's does.
+   */
+  useCheckpoints: boolean;
   /** Continuous jobs and `_replicator` jobs start over after a failure, up to this many times in a row. */
   maxRetries: number;
 }
@@ -48,7 +53,7 @@ export interface Peers {
  * The answer to a one-shot `POST /_replicate`. A replication by `doc_ids` also carries its
  * session's times and counts at the top level, as CouchDB 0.11–1.6 answer it.
  */
-export type ReplicationResult = SessionResult | NoChangesResult;
+export type ReplicationResult = SessionResult | NoChangesResult | UncheckpointedResult;
 
 /** A session that replicated: its checkpoint. */
 export interface SessionResult extends CheckpointBody {
@@ -59,6 +64,12 @@ export interface SessionResult extends CheckpointBody {
   docs_read?: number;
   docs_written?: number;
   doc_write_failures?: number;
+}
+
+/** A session that replicated with `use_checkpoints: false`: CouchDB 1.6 tells only that. */
+export interface UncheckpointedResult {
+  ok: true;
+  use_checkpoints: false;
 }
 
 /** A session with nothing to replicate: the source's checkpoint as it was, if any. */
@@ -223,7 +234,7 @@ export class Replication {
       if (seqEquals(through, recorded) && lastEntry) return;
       // A session that has seen no change records nothing, even where a filtered feed moved on
       // (CouchDB 1.6 answers such a session with `no_changes`).
-      if (!sawChanges) return;
+      if (!sawChanges || !this.settings.useCheckpoints) return;
       const seq = through;
       await target.ensureFullCommit();
       const entry: HistoryEntry = {
@@ -324,6 +335,7 @@ export class Replication {
       const { _id: _ignoredId, _rev: _ignoredRev, ...previous } = (sourceLog ?? {}) as Partial<CheckpointBody> & { _id?: unknown; _rev?: unknown };
       return { ok: true, no_changes: true, ...previous };
     }
+    if (!this.settings.useCheckpoints) return { ok: true, use_checkpoints: false };
     const history = lastEntry ? [lastEntry, ...start.history].slice(0, 50) : start.history;
     const result: SessionResult = {
       ok: true, session_id: sessionId, source_last_seq: recorded, replication_id_version: REPLICATION_ID_VERSION, history,

@@ -22,7 +22,7 @@ import type { Logger } from '../log/logger.js';
 import type { Job, JobOwner, ReplicationDocState, ReplicatorManager } from './manager.js';
 import { parseReplicationRequest, type ReplicationRequest } from './request.js';
 import { displayEndpoint } from './endpoint.js';
-import type { ReplicationResult } from './replication.js';
+import type { JobProgress, ReplicationResult } from './replication.js';
 import { ensureReplicatorDesignDoc } from '../auth/replicator-db.js';
 
 /** The wait before a failed job's first retry; each later one waits twice as long. */
@@ -226,7 +226,7 @@ export class ReplicatorDatabase {
         status.job = undefined;
         if (!job.replication.cancelled) moveTo(status, 'completed');
         if (!job.replication.options.continuous && !job.replication.cancelled) {
-          void this.record(docId, request, { _replication_state: 'completed', _replication_id: job.id.base, _replication_stats: completionStats(result) });
+          void this.record(docId, request, { _replication_state: 'completed', _replication_id: job.id.base, _replication_stats: completionStats(result, job.replication.progress()) });
         }
       },
       (err) => {
@@ -293,8 +293,15 @@ function userContextOf(doc: Record<string, unknown>): JobOwner | undefined {
   };
 }
 
-/** A completed job's `_replication_stats`, as CouchDB 1.6 records them: this session's counts. */
-function completionStats(result: ReplicationResult): Record<string, number | string> {
+/**
+ * A completed job's `_replication_stats`, as CouchDB 1.6 records them: this session's counts,
+ * or the job's where it wrote no checkpoint to take them from.
+ */
+function completionStats(result: ReplicationResult, progress: JobProgress): Record<string, number | string> {
+  if ('use_checkpoints' in result) {
+    const { revisions_checked, missing_revisions_found, docs_read, docs_written, doc_write_failures, checkpointed_source_seq } = progress;
+    return { revisions_checked, missing_revisions_found, docs_read, docs_written, doc_write_failures, checkpointed_source_seq };
+  }
   const session = result.no_changes ? undefined : result.history[0];
   return {
     revisions_checked: session?.missing_checked ?? 0,

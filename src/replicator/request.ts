@@ -1,9 +1,11 @@
 /**
  * A replication request as `POST /_replicate` and `_replicator` documents state it: endpoints,
  * `continuous`, `create_target`, `cancel`, `filter` + `query_params`, `doc_ids`, `since_seq`,
- * and CouchDB 2's `selector` (a Mango selector the source's `_changes` applies).
+ * CouchDB 2's `selector` (a Mango selector the source's `_changes` applies), and the tuning
+ * options of CouchDB 1.6's couch_replicator_utils:convert_options, which override the
+ * `[replicator]` settings for this job and leave its replication id alone.
  */
-import { badRequest } from '../errors.js';
+import { badRequest, CouchError } from '../errors.js';
 import { normalizeOrBadRequest, type JsonObject } from '../mango/selector.js';
 import { parseEndpoint, type Endpoint } from './endpoint.js';
 
@@ -19,9 +21,58 @@ export interface ReplicationRequest {
   selector: JsonObject | undefined;
   /** Where to start reading the source, instead of the checkpoint's sequence. */
   sinceSeq: number | string | undefined;
+  tuning: ReplicationTuning;
+}
+
+/** The request's own tuning options; each one left out takes its `[replicator]` setting. */
+export interface ReplicationTuning {
+  workerProcesses?: number;
+  workerBatchSize?: number;
+  httpConnections?: number;
+  connectionTimeoutMs?: number;
+  retriesPerRequest?: number;
+  checkpointIntervalMs?: number;
+  /** Only `false` turns checkpoints off, as couch_replicator matches it. */
+  useCheckpoints?: boolean;
+}
+
+/** The integer options, by the name a request gives them. */
+const INTEGER_OPTIONS = {
+  worker_processes: 'workerProcesses',
+  worker_batch_size: 'workerBatchSize',
+  http_connections: 'httpConnections',
+  connection_timeout: 'connectionTimeoutMs',
+  retries_per_request: 'retriesPerRequest',
+  checkpoint_interval: 'checkpointIntervalMs',
+} as const satisfies Record<string, keyof ReplicationTuning>;
+
+function parseTuning(body: Record<string, unknown>): ReplicationTuning {
+  const tuning: ReplicationTuning = {};
+  for (const [option, field] of Object.entries(INTEGER_OPTIONS)) {
+    if (option in body) tuning[field] = couchInteger(body[option]);
+  }
+  if (body['use_checkpoints'] === false) tuning.useCheckpoints = false;
+  else if ('use_checkpoints' in body) tuning.useCheckpoints = true;
+  return tuning;
+}
+
+/**
+ * An option's integer as couch_util:to_integer reads it: an integer, or a string of one; another
+ * string fails in list_to_integer (badarg), anything else finds no clause (function_clause).
+ * CouchDB answers either with a 500 `unknown_error` naming the Erlang error.
+ */
+function couchInteger(value: unknown): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
+  if (typeof value === 'string') {
+    if (/^[+-]?\d+$/.test(value)) return Number(value);
+    throw new CouchError(500, 'unknown_error', 'badarg');
+  }
+  throw new CouchError(500, 'unknown_error', 'function_clause');
 }
 
 export function parseReplicationRequest(body: Record<string, unknown>): ReplicationRequest {
+  // CouchDB converts the options before it reads the endpoints, so their errors come first.
+  const tuning = parseTuning(body);
   if (body['source'] === undefined) throw badRequest('Missing source');
   if (body['target'] === undefined) throw badRequest('Missing target');
   const filter = body['filter'];
@@ -58,6 +109,7 @@ export function parseReplicationRequest(body: Record<string, unknown>): Replicat
     docIds: ids,
     selector,
     sinceSeq: sinceSeq ?? undefined,
+    tuning,
   };
 }
 

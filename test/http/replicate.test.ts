@@ -612,6 +612,115 @@ test('since_seq starts the replication there; doc_ids may be percent-encoded and
   assert.deepEqual(none.body, { ok: true, no_changes: true });
 });
 
+/** The `_local` documents of a database (checkpoints among them). */
+async function localDocs(db: string): Promise<string[]> {
+  const r = await c.get(`/${db}/_local_docs`);
+  assert.equal(r.status, 200, r.text);
+  return r.body.rows.map((row: { id: string }) => row.id);
+}
+
+test('use_checkpoints: false writes no checkpoint on either end, and answers only that (CouchDB 1.6)', async () => {
+  const src = await mkdb('nockpt');
+  const tgt = await mkdb('nockpt-target');
+  await bulk(src, Array.from({ length: 12 }, (_, i) => ({ _id: `d${i}` })));
+  const r = await replicate({ source: src, target: tgt, use_checkpoints: false, checkpoint_interval: 100 });
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.body, { ok: true, use_checkpoints: false });
+  assert.equal((await c.get(`/${tgt}`)).body.doc_count, 12);
+  assert.deepEqual(await localDocs(src), []);
+  assert.deepEqual(await localDocs(tgt), []);
+  // Nothing recorded, so the next request starts from the beginning again.
+  const again = await replicate({ source: src, target: tgt, use_checkpoints: false });
+  assert.deepEqual(again.body, { ok: true, use_checkpoints: false });
+  assert.deepEqual(await localDocs(tgt), []);
+});
+
+test('tuning options leave the replication id alone: a tuned request resumes the untuned one\'s checkpoint', async () => {
+  const src = await mkdb('tuned');
+  const tgt = await mkdb('tuned-target');
+  await bulk(src, Array.from({ length: 10 }, (_, i) => ({ _id: `d${i}` })));
+  const first = await replicate({ source: src, target: tgt });
+  assert.equal(first.body.history[0].docs_written, 10);
+  await bulk(src, Array.from({ length: 4 }, (_, i) => ({ _id: `e${i}` })));
+  const tuned = await replicate({
+    source: src, target: tgt, worker_processes: 2, worker_batch_size: '3', http_connections: 5,
+    connection_timeout: 10000, retries_per_request: 3, checkpoint_interval: 1000, socket_options: '[{nodelay, true}]',
+  });
+  assert.equal(tuned.status, 200, tuned.text);
+  assert.equal(tuned.body.history.length, 2);
+  assert.equal(tuned.body.history[0].start_last_seq, first.body.source_last_seq);
+  assert.equal(tuned.body.history[0].docs_written, 4);
+  assert.equal((await localDocs(tgt)).length, 1, 'one checkpoint document, under the same id');
+});
+
+test('worker_batch_size sets how many changes each read of the source asks for', async () => {
+  const src = await mkdb('batch');
+  const tgt = await mkdb('batch-target');
+  await bulk(src, Array.from({ length: 7 }, (_, i) => ({ _id: `d${i}` })));
+  // A URL source, so its reads are requests in the log.
+  const r = await replicate({ source: `${server.url}${src}`, target: tgt, worker_batch_size: 3 });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.history[0].docs_written, 7);
+  const reads = (await serverLog()).split('\n').filter((line) => line.includes(`GET /${src}/_changes?`));
+  assert.ok(reads.length >= 3, reads.join('\n'));
+  for (const line of reads) assert.match(line, /[?&]limit=3[& ]/);
+});
+
+test('connection_timeout and retries_per_request of the request apply to its peers', { timeout: 20000 }, async () => {
+  // Accepts connections and reads requests, but never answers.
+  const sockets = new Set<import('node:net').Socket>();
+  const silent = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('data', () => undefined);
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const port = (silent.address() as import('node:net').AddressInfo).port;
+  try {
+    const target = await mkdb('tuned-silent');
+    const started = Date.now();
+    const r = await replicate({ source: `http://127.0.0.1:${port}/nowhere`, target, connection_timeout: 200, retries_per_request: '1' });
+    assert.equal(r.status, 502, r.text);
+    assert.match(r.body.reason, /timed out after 200 ms/);
+    assert.ok(Date.now() - started < 5000, 'two attempts of 200 ms, not the 30 s default');
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  }
+});
+
+test('checkpoint_interval of the request shows in _active_tasks', async () => {
+  const src = await mkdb('interval');
+  const tgt = await mkdb('interval-target');
+  const started = await replicate({ source: src, target: tgt, continuous: true, checkpoint_interval: 1234 });
+  assert.equal(started.status, 202, started.text);
+  try {
+    const task = (await c.get('/_active_tasks')).body.find((t: { replication_id?: string }) => t.replication_id === started.body._local_id);
+    assert.equal(task?.checkpoint_interval, 1234);
+  } finally {
+    await replicate({ source: src, target: tgt, continuous: true, cancel: true });
+  }
+});
+
+test('integer options are read as couch_util:to_integer reads them; others are CouchDB\'s 500s', async () => {
+  const cases: [Record<string, unknown>, string][] = [
+    [{ worker_processes: 'four' }, 'badarg'],
+    [{ worker_batch_size: '2.5' }, 'badarg'],
+    [{ connection_timeout: 2.5 }, 'function_clause'],
+    [{ http_connections: true }, 'function_clause'],
+    [{ retries_per_request: null }, 'function_clause'],
+    [{ checkpoint_interval: [5000] }, 'function_clause'],
+  ];
+  for (const [options, reason] of cases) {
+    const r = await replicate({ source: 'tuning-src', target: 'tuning-tgt', ...options });
+    assert.equal(r.status, 500, `${JSON.stringify(options)}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'unknown_error', reason });
+  }
+  // A string of digits is an integer; the source's absence is then the answer.
+  const digits = await replicate({ source: 'tuning-src', target: 'tuning-tgt', worker_processes: '4' });
+  assert.equal(digits.status, 404, digits.text);
+});
+
 test('a since_seq that is not a sequence is a 400', async () => {
   const r = await replicate({ source: 'a', target: 'b', since_seq: { at: 4 } });
   assert.equal(r.status, 400);

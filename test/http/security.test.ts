@@ -144,6 +144,35 @@ test('rule 3: database admins (by name or role) write design documents, security
   }
 });
 
+test('a design document\'s compaction: its existence first, then a database admin, then a JSON body (CouchDB 1.6)', async () => {
+  await c.put('/open/_design/gone', { views: {} }, { headers: ROOT });
+  const gone = (await c.get('/open/_design/gone', { headers: ROOT })).body._rev;
+  assert.equal((await c.del(`/open/_design/gone?rev=${gone}`, { headers: ROOT })).status, 200);
+  const text = { 'Content-Type': 'text/plain' };
+  for (const path of ['/open/_compact/nothing', '/open/_design/nothing/_compact']) {
+    // Missing for anyone, whatever the body says.
+    for (const headers of [{}, OUTSIDER, { ...OUTSIDER, ...text }, { ...ROOT, ...text }]) {
+      const r = await c.request('POST', path, { raw: '{}', headers });
+      assert.equal(r.status, 404, `${path} ${JSON.stringify(headers)}: ${r.text}`);
+      assert.deepEqual(r.body, { error: 'not_found', reason: 'missing' });
+    }
+  }
+  const deleted = await c.request('POST', '/open/_compact/gone', { raw: '{}', headers: OUTSIDER });
+  assert.deepEqual([deleted.status, deleted.body], [404, { error: 'not_found', reason: 'deleted' }]);
+  for (const path of ['/open/_compact/app', '/open/_design/app/_compact']) {
+    // An existing one: the caller's rights before the content type.
+    const refused = await c.request('POST', path, { raw: '{}', headers: { ...OUTSIDER, ...text } });
+    assert.deepEqual([refused.status, refused.body], [401, { error: 'unauthorized', reason: 'You are not a db or server admin.' }]);
+    const plain = await c.request('POST', path, { raw: '{}', headers: { ...ROOT, ...text } });
+    assert.equal(plain.status, 415, plain.text);
+    assert.equal(plain.body.error, 'bad_content_type');
+    assert.equal((await c.post(path, {}, { headers: ROOT })).status, 202);
+  }
+  // The database's own compaction: rights before the content type too.
+  const db = await c.request('POST', '/open/_compact', { raw: '{}', headers: { ...OUTSIDER, ...text } });
+  assert.equal(db.status, 401, db.text);
+});
+
 test('members cannot do database-admin things', async () => {
   const attempts: [string, string, unknown][] = [
     ['PUT', '/closed/_security', { members: { names: [], roles: [] } }],

@@ -170,6 +170,27 @@ test('JSON content type only for clients that name application/json in Accept', 
   }
 });
 
+test('Accept is matched by exact tokens cut at commas and spaces, as couch_httpd does', async () => {
+  const cases: Array<[string, string]> = [
+    // Parameters glued to the type make another token; a space before them does not.
+    ['application/json;q=0.5', 'text/plain; charset=utf-8'],
+    ['application/json; charset=utf-8', 'text/plain; charset=utf-8'],
+    ['application/json ;q=0.5', 'application/json'],
+    ['text/html;q=0.9,application/json;q=0.8', 'text/plain; charset=utf-8'],
+    // Spaces alone separate types.
+    ['text/html application/json', 'application/json'],
+    ['text/html,  application/json', 'application/json'],
+    // Case counts, and so does every character of the type.
+    ['Application/JSON', 'text/plain; charset=utf-8'],
+    ['application/jsonx', 'text/plain; charset=utf-8'],
+    ['xapplication/json', 'text/plain; charset=utf-8'],
+  ];
+  for (const [accept, type] of cases) {
+    const r = await raw('GET', '/', { headers: { Accept: accept } });
+    assert.equal(r.headers['content-type'], type, accept);
+  }
+});
+
 test('errors are negotiated the same way', async () => {
   const plain = await raw('GET', '/wire-missing');
   assert.equal(plain.status, 404);
