@@ -3,7 +3,7 @@ import { badRequest, CouchError, invalidJson, notFound } from '../errors.js';
 import { emptyDoc, parseIncomingDoc, type AttachmentInput, type IncomingDoc } from '../core/document.js';
 import { validateDocId, isLocalId } from '../core/names.js';
 import type { Database, OpenOptions, OpenedDoc } from '../core/database.js';
-import { parseRev, winner } from '../core/revtree.js';
+import { winner } from '../core/revtree.js';
 import { json, raw, stream, type HeaderMap, type Reply } from './reply.js';
 import { boundaryOf, newBoundary, parseMultipart, quoteHeaderParam, writeMultipart, type OutgoingPart } from './multipart.js';
 import { parseJson } from './request.js';
@@ -38,13 +38,10 @@ export const documentRoutes: Route[] = [
 export function openOptions(req: Request): OpenOptions {
   const meta = req.flag('meta');
   const rev = givenRev(req.string('rev'));
-  const attsSince = req.json('atts_since');
-  if (attsSince !== undefined && (!Array.isArray(attsSince) || attsSince.some((r) => typeof r !== 'string'))) {
-    throw badRequest('atts_since must be a JSON array of revisions');
-  }
+  const attsSinceParam = req.string('atts_since');
   return {
     attachments: req.flag('attachments'),
-    attsSince: attsSince as string[] | undefined,
+    attsSince: attsSinceParam === undefined ? undefined : revisionList(attsSinceParam),
     attEncodingInfo: req.flag('att_encoding_info'),
     rev,
     revs: req.flag('revs'),
@@ -60,13 +57,14 @@ async function getDocument(req: Request, p: RouteParams, svc: Services): Promise
   const db = await openDb(svc, p.db, req);
   svc.stats.collector.databaseReads++;
   if (isLocalId(p.docId)) {
-    // CouchDB looks revisions up in the document tree, where no _local document is.
+    // CouchDB parses the query as for any document (a bad rev or atts_since is a 400), then
+    // looks revisions up in the document tree, where no _local document is.
+    const { rev } = openOptions(req);
     const revs = req.has('open_revs') ? openRevsParam(req) : undefined;
     if (revs !== undefined && (revs === 'all' || revs.length > 0)) {
-      return json(200, revs === 'all' ? [] : revs.map((rev) => ({ missing: rev })));
+      return json(200, revs === 'all' ? [] : revs.map((r) => ({ missing: r })));
     }
-    const rev = req.string('rev');
-    if (rev !== undefined) throw parseRev(rev) ? notFound('missing') : badRequest('Invalid rev format');
+    if (rev !== undefined) throw notFound('missing');
     const rec = await db.getLocal(p.docId);
     if (!rec) throw notFound('missing');
     const localEtag = quote(`0-${rec.rev}`);
@@ -102,10 +100,18 @@ function hasMeta(doc: OpenedDoc, options: OpenOptions): boolean {
   return '_conflicts' in fields || '_deleted_conflicts' in fields;
 }
 
-/** `open_revs`: `all`, or a JSON list of revisions (couch_doc:parse_revs' reasons). */
+/** `open_revs`: `all`, or a JSON list of revisions. */
 function openRevsParam(req: Request): 'all' | string[] {
   const param = req.string('open_revs')!;
-  if (param === 'all') return 'all';
+  return param === 'all' ? 'all' : revisionList(param);
+}
+
+/**
+ * A query parameter holding a JSON list of revisions (`open_revs`, `atts_since`), parsed as
+ * couch_httpd_db:parse_doc_query does with couch_doc:parse_revs: every entry must be a
+ * revision, else the request fails, with CouchDB's reasons.
+ */
+function revisionList(param: string): string[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(param);
@@ -113,8 +119,10 @@ function openRevsParam(req: Request): 'all' | string[] {
     throw invalidJson();
   }
   if (!Array.isArray(parsed)) throw badRequest('Invalid list of revisions');
-  if (parsed.some((r) => typeof r !== 'string')) throw badRequest('Invalid rev format');
-  return (parsed as string[]).map((r) => givenRev(r));
+  return parsed.map((r: unknown) => {
+    if (typeof r !== 'string') throw badRequest('Invalid rev format');
+    return givenRev(r);
+  });
 }
 
 async function openRevs(req: Request, db: Database, id: string, revs: 'all' | string[], options: OpenOptions): Promise<Reply> {

@@ -230,6 +230,28 @@ test('a malformed revision is 400 bad_request', async () => {
   assertError(await c.del(`/${db}/b?rev=notarev`), 400, 'bad_request');
 });
 
+test('atts_since and open_revs entries must be revisions, as couch_doc:parse_revs reads them', async () => {
+  const db = await freshDb('revlists');
+  const rev = await create(db, 'd', { v: 1 });
+  const get = (id: string, param: string, value: unknown) =>
+    c.get(`/${db}/${id}?${param}=${encodeURIComponent(typeof value === 'string' ? value : JSON.stringify(value))}`, { headers: { Accept: 'application/json' } });
+  for (const param of ['atts_since', 'open_revs']) {
+    assertError(await get('d', param, ['notarev']), 400, 'bad_request', 'Invalid rev format');
+    assertError(await get('d', param, [rev, 'x-1']), 400, 'bad_request', 'Invalid rev format');
+    assertError(await get('d', param, [1]), 400, 'bad_request', 'Invalid rev format');
+    assertError(await get('d', param, { a: rev }), 400, 'bad_request', 'Invalid list of revisions');
+    assertError(await get('d', param, 'not json'), 400, 'bad_request', 'invalid_json');
+  }
+  // _local documents parse the query the same way before finding no revisions.
+  await c.put(`/${db}/_local/l`, { v: 1 });
+  assertError(await get('_local/l', 'atts_since', ['notarev']), 400, 'bad_request', 'Invalid rev format');
+  assertError(await c.get(`/${db}/_local/l?open_revs=all&rev=notarev`), 400, 'bad_request', 'Invalid rev format');
+  // Well-formed revisions, known or not, are fine; an upper-case hash names the same revision.
+  const since = await get('d', 'atts_since', [`9-${HASH_A}`, rev.toUpperCase()]);
+  assert.equal(since.status, 200, since.text);
+  assert.equal(since.body._rev, rev);
+});
+
 test('upper-case revision hashes name the same revision wherever a revision is given, and come back lower-case', async () => {
   // couch_doc:parse_rev reads 32 hex digits in either case as 16 bytes; revid_to_str renders them lower-case.
   const db = await freshDb('upperrev');
