@@ -3,7 +3,7 @@
  * the database's update notification (no polling), so idle feeds cost a listener each.
  */
 import { badRequest, notFound, queryParseError, toCouchError } from '../errors.js';
-import { designFilter } from '../design/filter.js';
+import { designFilter, judgedDocuments } from '../design/filter.js';
 import { designMember } from '../design/service.js';
 import { changesSelector, selectorFilter } from '../mango/changes-filter.js';
 import type { JsonObject, Selector } from '../mango/selector.js';
@@ -364,8 +364,8 @@ function isDeletion(tree: RevTree, rev: string): boolean | undefined {
 
 /**
  * `filter=_view`: a change passes when the view's map function emits at least one row for its
- * document (run directly, not through the index; design documents are mapped too). Deleted
- * documents never pass.
+ * document (run directly, not through the index; design documents are mapped too), the document
+ * as a filter function gets it (couch_changes:filter_view opens and renders it so).
  */
 async function viewBatchFilter(svc: Services, db: Database, target: { ddocId: string; view: string }): Promise<(rows: ChangeRow[]) => Promise<ChangeRow[]>> {
   const view = await svc.views.open(db, target.ddocId);
@@ -373,14 +373,12 @@ async function viewBatchFilter(svc: Services, db: Database, target: { ddocId: st
   if (view.index.viewNumber(target.view) < 0) throw notFound('missing_named_view');
   // Deletions too: couch_changes hands the map the tombstone, which passes if the map emits for it.
   return async (rows) => {
-    if (rows.length === 0) return [];
-    const bodies = await db.renderKnownMany(rows);
-    const mapped = rows.filter((_, i) => bodies[i] !== undefined);
-    if (mapped.length === 0) return [];
+    const { present, texts } = await judgedDocuments(db, rows);
+    if (present.length === 0) return [];
     const program = await view.program();
     const slot = program.names.indexOf(target.view);
-    const emitted = await program.map(bodies.filter((b) => b !== undefined).map((b) => JSON.parse(b!.json) as object));
-    return mapped.filter((_, i) => (emitted[i]![slot]?.length ?? 0) > 0);
+    const emitted = await program.mapJson(texts);
+    return present.filter((_, i) => (emitted[i]![slot]?.length ?? 0) > 0);
   };
 }
 

@@ -134,6 +134,24 @@ test('filter functions see _revisions naming the revision alone, as CouchDB 1.6 
   assert.deepEqual(ids(r.body), ['a']);
 });
 
+test('filter=_view maps the document as filter functions get it: _revisions naming the revision alone, _conflicts', async () => {
+  const db = 'flt-view-doc';
+  assert.equal((await c.put(`/${db}`)).status, 201);
+  assert.equal((await c.put(`/${db}/_design/v`, {
+    views: {
+      second: { map: 'function(doc) { if (doc._revisions && doc._revisions.start === 2 && doc._revisions.ids.length === 1) emit(doc._id, null); }' },
+      conflicted: { map: 'function(doc) { if (doc._conflicts) emit(doc._id, doc._conflicts.length); }' },
+    },
+  })).status, 201);
+  const one = await c.put(`/${db}/edited`, { v: 1 });
+  assert.equal((await c.put(`/${db}/edited`, { _rev: one.body.rev, v: 2 })).status, 201);
+  assert.equal((await c.put(`/${db}/plain`, { v: 1 })).status, 201);
+  assert.equal((await c.put(`/${db}/pizza`, { food: 'pizza' })).status, 201);
+  assert.equal((await c.post(`/${db}/_bulk_docs`, { all_or_nothing: true, docs: [{ _id: 'pizza', food: 'pasta' }] })).status, 201);
+  assert.deepEqual(ids((await c.get(`/${db}/_changes?filter=_view&view=v/second`)).body), ['edited']);
+  assert.deepEqual(ids((await c.get(`/${db}/_changes?filter=_view&view=v/conflicted`)).body), ['pizza']);
+});
+
 test('style=all_docs: filters judge each leaf on its own and a change lists the leaves that pass (functions, _view, _selector)', async () => {
   const db = 'flt-leaves';
   assert.equal((await c.put(`/${db}`)).status, 201);
