@@ -39,6 +39,8 @@ export const STATS_CORE_SECTION = 'couchdb';
 
 /** The role that makes a user a server admin. */
 export const ADMIN_ROLE = '_admin';
+/** The role of the replicator's own writes to the replicator database, exempt from its owner and triggered-state rules. */
+export const REPLICATOR_ROLE = '_replicator';
 /** Prefixes of server-admin password hashes in the `[admins]` config section. */
 export const ADMIN_HASH_PBKDF2 = '-pbkdf2-';
 export const ADMIN_HASH_SHA1 = '-hashed-';

@@ -8,7 +8,7 @@
  * replicator database holds as in CouchDB 1.6, for clients and tools that read it.
  */
 import { forbidden, type CouchError } from '../errors.js';
-import { ADMIN_ROLE, REPLICATOR_DESIGN_DOC } from '../couchdb-names.js';
+import { ADMIN_ROLE, REPLICATOR_DESIGN_DOC, REPLICATOR_ROLE } from '../couchdb-names.js';
 import type { IncomingDoc } from '../core/document.js';
 import type { Database } from '../core/database.js';
 import type { UserContext } from './user-context.js';
@@ -16,13 +16,16 @@ import { ensureValidationDesignDoc } from './system-design-doc.js';
 
 /**
  * Sets or checks the owner of a replication document written by `ctx` (`admin`: a database or
- * server admin, who may write anyone's). The document may be changed in place.
+ * server admin, who may write anyone's). The document may be changed in place. A writer with
+ * the `_replicator` role writes documents as they are, as couch_replicator_manager's
+ * before_doc_update lets it.
  */
 export function prepareReplicationDoc(
   doc: IncomingDoc, old: Record<string, unknown> | undefined, ctx: UserContext, admin: boolean,
 ): CouchError | undefined {
   const id = doc.id ?? '';
   if (id.startsWith('_design/') || id.startsWith('_local/')) return undefined;
+  if (ctx.roles.includes(REPLICATOR_ROLE)) return undefined;
   // The owner is the writer's name, null in admin party (CouchDB 1.6 records it either way);
   // a document with an owner, null included, is changed only by that owner or an admin.
   const oldOwner = old?.['owner'];
@@ -43,8 +46,10 @@ export function prepareReplicationDoc(
 /**
  * CouchDB 1.6's checks of a replication document's fields (its `_design/_replicator`
  * validation): endpoints, option types, and a `user_ctx` that names the writer and only roles
- * they have (admins may name anyone, and may leave it out). A document the replicator marked
- * `triggered` is changed only by deleting it. `admin`: a database or server admin.
+ * they have (admins may name anyone, and may leave it out: a `user_ctx` JavaScript counts false,
+ * such as `0` or `""`, is left out). A document the replicator marked `triggered` is changed
+ * only by deleting it, except by a writer with the `_replicator` role. `admin`: a database or
+ * server admin.
  */
 export function validateReplicationDoc(
   doc: IncomingDoc, old: Record<string, unknown> | undefined, ctx: UserContext, admin: boolean,
@@ -59,7 +64,7 @@ export function validateReplicationDoc(
     }
     return undefined;
   }
-  if (old?.['_replication_state'] === 'triggered') {
+  if (old?.['_replication_state'] === 'triggered' && !ctx.roles.includes(REPLICATOR_ROLE)) {
     return forbidden('Only the replicator can edit replication documents that are in the triggered state.');
   }
   const endpointError = endpointProblem(body['source'], 'source') ?? endpointProblem(body['target'], 'target');
@@ -75,17 +80,19 @@ export function validateReplicationDoc(
   if (queryParams !== undefined && (typeof queryParams !== 'object' || queryParams === null)) {
     return forbidden("The `query_params' field must be an object.");
   }
+  // The function tests these fields for JavaScript truth: `0`, `""` and `false` count as absent;
+  // an array passes for an object, whose name is then absent.
   const userCtx = body['user_ctx'];
-  if (userCtx === undefined || userCtx === null || userCtx === false) {
+  if (!isTruthy(userCtx)) {
     return admin ? undefined : forbidden("The `user_ctx' property is missing (it is optional for admins only).");
   }
-  if (typeof userCtx !== 'object' || Array.isArray(userCtx)) return forbidden("The `user_ctx' property must be a non-null object.");
-  const { name, roles } = userCtx as { name?: unknown; roles?: unknown };
+  if (typeof userCtx !== 'object') return forbidden("The `user_ctx' property must be a non-null object.");
+  const { name, roles } = (Array.isArray(userCtx) ? {} : userCtx) as { name?: unknown; roles?: unknown };
   if (!(name === null || name === undefined || (typeof name === 'string' && name.length > 0))) {
     return forbidden("The `user_ctx.name' property must be a non-empty string or null.");
   }
   if (!admin && name !== ctx.name) return forbidden("The given `user_ctx.name' is not valid");
-  if (roles !== undefined && roles !== null && !Array.isArray(roles)) return forbidden("The `user_ctx.roles' property must be an array of strings.");
+  if (isTruthy(roles) && !Array.isArray(roles)) return forbidden("The `user_ctx.roles' property must be an array of strings.");
   if (!admin && Array.isArray(roles)) {
     for (const role of roles) {
       if (typeof role !== 'string' || role === '') return forbidden('Roles must be non-empty strings.');
@@ -93,6 +100,11 @@ export function validateReplicationDoc(
     }
   }
   return undefined;
+}
+
+/** Whether a JSON value is true to JavaScript (not null, false, 0 or ""). */
+function isTruthy(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== false && value !== 0 && value !== '';
 }
 
 function endpointProblem(endpoint: unknown, field: string): string | undefined {
@@ -127,6 +139,7 @@ export const REPLICATOR_VALIDATE_FUNCTION = `function (newDoc, oldDoc, userCtx, 
   var admins = (secObj && secObj.admins) || {};
   var isAdmin = has(userCtx.roles, '${ADMIN_ROLE}') || has(admins.names, userCtx.name) ||
     userCtx.roles.some(function (role) { return has(admins.roles, role); });
+  var isReplicator = has(userCtx.roles, '${REPLICATOR_ROLE}');
 
   if (newDoc._deleted === true) {
     var creator = oldDoc && oldDoc.user_ctx;
@@ -135,7 +148,7 @@ export const REPLICATOR_VALIDATE_FUNCTION = `function (newDoc, oldDoc, userCtx, 
     }
     return;
   }
-  if (oldDoc && oldDoc._replication_state === 'triggered') {
+  if (oldDoc && oldDoc._replication_state === 'triggered' && !isReplicator) {
     refuse('Only the replicator can edit replication documents that are in the triggered state.');
   }
   checkEndpoint(newDoc.source, 'source');
@@ -149,16 +162,16 @@ export const REPLICATOR_VALIDATE_FUNCTION = `function (newDoc, oldDoc, userCtx, 
   }
   if (newDoc.query_params !== undefined && !isObject(newDoc.query_params)) refuse("The \`query_params' field must be an object.");
   var ctx = newDoc.user_ctx;
-  if (ctx === undefined || ctx === null || ctx === false) {
+  if (!ctx) {
     if (!isAdmin) refuse("The \`user_ctx' property is missing (it is optional for admins only).");
     return;
   }
-  if (!isObject(ctx) || Array.isArray(ctx)) refuse("The \`user_ctx' property must be a non-null object.");
+  if (!isObject(ctx)) refuse("The \`user_ctx' property must be a non-null object.");
   if (!(ctx.name === null || ctx.name === undefined || (typeof ctx.name === 'string' && ctx.name.length > 0))) {
     refuse("The \`user_ctx.name' property must be a non-empty string or null.");
   }
   if (!isAdmin && ctx.name !== userCtx.name) refuse("The given \`user_ctx.name' is not valid");
-  if (ctx.roles !== undefined && ctx.roles !== null && !Array.isArray(ctx.roles)) {
+  if (ctx.roles && !Array.isArray(ctx.roles)) {
     refuse("The \`user_ctx.roles' property must be an array of strings.");
   }
   if (!isAdmin && Array.isArray(ctx.roles)) {

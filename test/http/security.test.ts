@@ -329,6 +329,53 @@ test('_replicator: an admin\'s document naming a user_ctx runs with that user\'s
   assert.equal((await c.del(`/_replicator/live?rev=${live._rev}`, { headers: ROOT })).status, 200);
 });
 
+test('_replicator: a user_ctx JavaScript counts false is absent, and the _replicator role edits others\' and triggered documents', async () => {
+  const zero = await c.put('/_replicator/zero-ctx', { source: 'a', target: 'b', user_ctx: 0 }, { headers: MEMBER });
+  assert.equal(zero.status, 403, zero.text);
+  assert.equal(zero.body.reason, "The `user_ctx' property is missing (it is optional for admins only).");
+  const empty = await c.put('/_replicator/empty-ctx', { source: 'closed', target: 'no-such-copy', user_ctx: '' }, { headers: ROOT });
+  assert.equal(empty.status, 201, empty.text);
+  const noRoles = await c.put('/_replicator/false-roles', { source: 'closed', target: 'no-such-copy', user_ctx: { name: 'mia', roles: false } }, { headers: MEMBER });
+  assert.equal(noRoles.status, 201, noRoles.text);
+
+  // A proxy-authenticated writer with the _replicator role, as CouchDB's replicator writes.
+  const handlers = (await c.get('/_config/httpd/authentication_handlers', { headers: ROOT })).body as string;
+  const setHandlers = (value: string) =>
+    c.put('/_config/httpd/authentication_handlers', value, { headers: { ...ROOT, 'X-Couch-Persist': 'false' } });
+  assert.equal((await setHandlers(`{couch_httpd_auth, proxy_authentification_handler}, ${handlers}`)).status, 200);
+  try {
+    const REPLICATOR = { 'X-Auth-CouchDB-UserName': 'repl', 'X-Auth-CouchDB-Roles': '_replicator' };
+    assert.equal((await c.put('/role-copy', undefined, { headers: ROOT })).status, 201);
+    assert.equal((await c.put('/_replicator/held', { source: 'closed', target: 'role-copy', continuous: true, user_ctx: { roles: ['_admin'] } }, { headers: ROOT })).status, 201);
+    const held = await waitFor('held triggered', async () => {
+      const doc = (await c.get('/_replicator/held', { headers: ROOT })).body;
+      return doc._replication_state === 'triggered' ? doc : undefined;
+    });
+    assert.equal(held.owner, 'root');
+    // Not its owner, and the document triggered: the role passes both, and the owner stays.
+    const edit = await c.put('/_replicator/held', { ...held, note: 'by the replicator', user_ctx: { name: 'repl' } }, { headers: REPLICATOR });
+    assert.equal(edit.status, 201, edit.text);
+    const edited = (await c.get('/_replicator/held', { headers: ROOT })).body;
+    assert.equal(edited.note, 'by the replicator');
+    assert.equal(edited.owner, 'root');
+    // Its other fields are checked as anyone's.
+    const bad = await c.put('/_replicator/held', { ...edited, continuous: 'yes' }, { headers: REPLICATOR });
+    assert.equal(bad.status, 403, bad.text);
+    assert.match(bad.body.reason, /`continuous' field must be a boolean/);
+    // Without the role the owner rule stands.
+    const other = await c.put('/_replicator/held', { ...edited, user_ctx: { name: 'repl' } }, { headers: { 'X-Auth-CouchDB-UserName': 'repl' } });
+    assert.equal(other.status, 403, other.text);
+    assert.equal(other.body.reason, "Can't update replication documents from other users.");
+    // The new user_ctx restarts the job, which records its state meanwhile: delete the latest revision.
+    await waitFor('held deleted', async () => {
+      const latest = (await c.get('/_replicator/held', { headers: ROOT })).body;
+      return (await c.del(`/_replicator/held?rev=${latest._rev}`, { headers: ROOT })).status === 200;
+    });
+  } finally {
+    assert.equal((await setHandlers(handlers)).status, 200);
+  }
+});
+
 test('_replicator holds _design/_replicator as CouchDB 1.6 writes it: readable, listed, rewritten when gone', async () => {
   const ddoc = await c.get('/_replicator/_design/_replicator', { headers: OUTSIDER });
   assert.equal(ddoc.status, 200, ddoc.text);
