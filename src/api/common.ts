@@ -252,7 +252,7 @@ export async function editDocs(
 ): Promise<EditResult[]> {
   // One write per request, as couch_db:update_docs counts, whatever the number of documents.
   svc.stats.collector.databaseWrites++;
-  const refusals = withDesignRefusals(await svc.auth.screenWrites(db, docs, req.userCtx), docs);
+  const refusals = withDesignRefusals(await svc.auth.screenWrites(db, docs, req.userCtx, options), docs);
   if (refusals && options.allOrNothing) throw refusals.find((r) => r !== undefined)!;
   const accepted = refusals ? docs.filter((_, i) => refusals[i] === undefined) : docs;
   const uploads: { release(): void }[] = [];

@@ -21,6 +21,7 @@ import { LayeredSection, type Config } from '../config/config.js';
 import type { DatabaseRegistry } from '../core/registry.js';
 import type { Database } from '../core/database.js';
 import type { IncomingDoc } from '../core/document.js';
+import { winner } from '../core/revtree.js';
 import { CouchError, badRequest, unauthorized } from '../errors.js';
 import {
   ADMIN_ROLE, AUTH_COOKIE, AUTH_HANDLER_NAMES, AUTH_SECTIONS, CHTTPD_SECTION, REQUIRE_VALID_USER_SECTIONS, HEADER_PROXY_ROLES, HEADER_PROXY_TOKEN, HEADER_PROXY_USERNAME,
@@ -460,7 +461,9 @@ export class Authenticator {
    * design documents need a database admin; the users database's rules apply to its documents,
    * whose passwords are hashed in place.
    */
-  async screenWrites(db: Database, docs: readonly IncomingDoc[], ctx: UserContext): Promise<(CouchError | undefined)[] | undefined> {
+  async screenWrites(
+    db: Database, docs: readonly IncomingDoc[], ctx: UserContext, options: { allOrNothing: boolean } = { allOrNothing: false },
+  ): Promise<(CouchError | undefined)[] | undefined> {
     const usersDb = db.name === this.usersDbName;
     const replicatorDb = db.name === this.replicatorDbName;
     if (!usersDb && !replicatorDb && isServerAdmin(ctx)) return undefined;
@@ -482,10 +485,12 @@ export class Authenticator {
         continue;
       }
       if (!usersDb) continue;
-      const old = id.startsWith('_design/') ? undefined : await openWinner(db, id);
+      // A write on the tombstone of a deleted document is checked against it, as the validation
+      // function gets it.
+      const old = id.startsWith('_design/') ? undefined : await openWinner(db, id, { tombstoneRev: doc.rev });
       const iterations = Math.max(1, this.settings.getInt('iterations', 10));
       const passwordRules = this.settings.getString('password_regexp', '');
-      const refusal = await prepareUserDoc(doc, old, { ctx, security, iterations, passwordRules });
+      const refusal = await prepareUserDoc(doc, old, { ctx, security, iterations, passwordRules, allOrNothing: options.allOrNothing });
       if (refusal) refuse(i, refusal);
     }
     return refusals;
@@ -536,11 +541,18 @@ function rolesOf(doc: Record<string, unknown> | undefined): string[] {
   return Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [];
 }
 
-/** A document's current winning revision as an object (`_rev` included); undefined when missing or deleted. */
-async function openWinner(db: Database, id: string, options: { conflicts?: boolean } = {}): Promise<Record<string, unknown> | undefined> {
+/**
+ * A document's current winning revision as an object (`_rev` included); undefined when missing
+ * or deleted, unless its tombstone is revision `tombstoneRev`.
+ */
+async function openWinner(db: Database, id: string, options: { conflicts?: boolean; tombstoneRev?: string } = {}): Promise<Record<string, unknown> | undefined> {
   try {
-    const doc = await db.openDoc(id, options);
-    return doc.deleted ? undefined : JSON.parse(doc.json) as Record<string, unknown>;
+    const info = await db.docInfo(id);
+    if (!info) return undefined;
+    const win = winner(info.tree)!;
+    if (win.deleted && win.rev !== options.tombstoneRev) return undefined;
+    const doc = await db.openFromInfo(info, { conflicts: options.conflicts, rev: win.deleted ? win.rev : undefined });
+    return JSON.parse(doc.json) as Record<string, unknown>;
   } catch (err) {
     if (err instanceof CouchError && err.status === 404) return undefined;
     throw err;

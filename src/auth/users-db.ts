@@ -35,6 +35,8 @@ export interface UserWriteContext {
   iterations: number;
   /** `[couch_httpd_auth] password_regexp` as configured ('' for none): see password-rules.ts. */
   passwordRules: string;
+  /** An all_or_nothing write, which stores an edit without `_rev` as a conflicting revision. */
+  allOrNothing?: boolean;
 }
 
 const sameRoles = (a: unknown[], b: unknown[]): boolean => {
@@ -46,8 +48,9 @@ const sameRoles = (a: unknown[], b: unknown[]): boolean => {
 
 /**
  * Checks one write to the users database against the current winning revision `old` (undefined
- * when there is none) and hashes its password. Answers the refusal, if any; on success the
- * document may have been changed in place (hash material instead of `password`).
+ * when there is none; its tombstone when it is deleted and the write names a revision, as the
+ * validation function then gets it) and hashes its password. Answers the refusal, if any; on
+ * success the document may have been changed in place (hash material instead of `password`).
  */
 export async function prepareUserDoc(doc: IncomingDoc, old: Record<string, unknown> | undefined, w: UserWriteContext): Promise<CouchError | undefined> {
   const id = doc.id ?? '';
@@ -58,8 +61,13 @@ export async function prepareUserDoc(doc: IncomingDoc, old: Record<string, unkno
   // not there (CouchDB 1.6's couch_users_db:before_doc_update).
   if (!admin && w.ctx.name !== null && USER_DOC_PREFIX + w.ctx.name !== id) return notFound();
   // An edit the updater refuses as a conflict (no `_rev` for a live document) is not checked
-  // further: it answers 409, as CouchDB's revision check comes before validation.
-  if (old !== undefined && doc.rev === undefined) return undefined;
+  // further: it answers 409, as CouchDB's revision check comes before validation. With
+  // all_or_nothing it is written as a conflicting revision, which CouchDB validates as a new
+  // document (no oldDoc).
+  if (old !== undefined && doc.rev === undefined) {
+    if (!w.allOrNothing) return undefined;
+    old = undefined;
+  }
 
   if (doc.deleted) {
     if (admin || (old !== undefined && w.ctx.name !== null && old['name'] === w.ctx.name)) return undefined;
