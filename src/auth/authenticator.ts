@@ -26,6 +26,7 @@ import { CouchError, badRequest, unauthorized } from '../errors.js';
 import {
   ADMIN_ROLE, AUTH_COOKIE, AUTH_HANDLER_NAMES, AUTH_SECTIONS, CHTTPD_SECTION, REQUIRE_VALID_USER_SECTIONS, HEADER_PROXY_ROLES, HEADER_PROXY_TOKEN, HEADER_PROXY_USERNAME,
   HTTPD_AUTH_SECTION, JWT_AUTH_SECTION, JWT_DEFAULT_KID, JWT_KEYS_SECTION, JWT_ROLES_CLAIM, REPLICATOR_DESIGN_DOC, TEST_AUTH_SCHEME, USER_DOC_PREFIX,
+  USERS_DESIGN_DOC,
 } from '../couchdb-names.js';
 import { adminPartyContext, isServerAdmin, type UserContext } from './user-context.js';
 import { prepareReplicationDoc, REPLICATOR_VALIDATE_FUNCTION, validateReplicationDoc } from './replicator-db.js';
@@ -35,7 +36,7 @@ import {
 } from './password.js';
 import { cookieValue, makeSessionToken, parseSessionToken, tokenMacValid } from './cookie.js';
 import { isDbAdmin } from './access.js';
-import { ensureAuthDesignDoc, prepareUserDoc } from './users-db.js';
+import { ensureAuthDesignDoc, prepareUserDoc, USERS_VALIDATE_FUNCTION } from './users-db.js';
 import { OAuthVerifier, type OAuthUserLookup } from './oauth.js';
 import { decodeConfiguredKey, parseRequiredClaims, rolesFromClaims, verifyJwt } from './jwt.js';
 
@@ -187,11 +188,15 @@ export class Authenticator {
 
   /**
    * Whether a design document's validate_doc_update states checks `screenWrites` already makes
-   * natively on every write: the replicator database's `_design/_replicator` as the server
-   * wrote it. One someone edited runs as any other.
+   * natively on every write: the replicator database's `_design/_replicator` and the users
+   * database's `_design/_auth` as the server wrote them. One with another text (no one can
+   * change `_design/_auth`, but a database named users database later may hold its own) runs
+   * as any other, as does either outside the database whose rules it states.
    */
   enforcesNatively(dbName: string, ddocId: string, validateSource: unknown): boolean {
-    return ddocId === REPLICATOR_DESIGN_DOC && validateSource === REPLICATOR_VALIDATE_FUNCTION && dbName === this.replicatorDbName;
+    if (ddocId === REPLICATOR_DESIGN_DOC) return validateSource === REPLICATOR_VALIDATE_FUNCTION && dbName === this.replicatorDbName;
+    if (ddocId === USERS_DESIGN_DOC) return validateSource === USERS_VALIDATE_FUNCTION && dbName === this.usersDbName;
+    return false;
   }
 
   /** False while `[admins]` is empty: admin party. */

@@ -51,6 +51,8 @@ const sameRoles = (a: unknown[], b: unknown[]): boolean => {
  * when there is none; its tombstone when it is deleted and the write names a revision, as the
  * validation function then gets it) and hashes its password. Answers the refusal, if any; on
  * success the document may have been changed in place (hash material instead of `password`).
+ * These checks are all `_design/_auth`'s function, as the server wrote it, would make: while it
+ * holds that text it does not run again in the sandbox.
  */
 export async function prepareUserDoc(doc: IncomingDoc, old: Record<string, unknown> | undefined, w: UserWriteContext): Promise<CouchError | undefined> {
   const id = doc.id ?? '';
@@ -145,8 +147,10 @@ export function parsePublicFields(value: string | undefined): string[] {
 }
 
 /**
- * `_design/_auth`'s validation function: the rules above, in JavaScript, for design-document
- * validation and for tools that read it. Written for Settee; its verdicts match prepareUserDoc.
+ * `_design/_auth`'s validation function: the rules above, in JavaScript, for tools that read it.
+ * Written for Settee; its verdicts match prepareUserDoc. While the users database's design
+ * document holds this text the sandbox does not run it: the same checks already ran natively
+ * (see `Authenticator.enforcesNatively`).
  */
 export const USERS_VALIDATE_FUNCTION = `function (newDoc, oldDoc, userCtx, secObj) {
   function refuse(reason) { throw ({ forbidden: reason }); }

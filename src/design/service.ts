@@ -25,6 +25,19 @@ export interface Validator {
   fn: DesignFunction;
 }
 
+/** A validate_doc_update left out of a database's validators because the server enforces it natively. */
+interface SkippedValidator {
+  ddocId: string;
+  source: unknown;
+}
+
+/** A database's validators as loaded at one design epoch. */
+interface ValidatorSet {
+  epoch: number;
+  validators: Promise<Validator[]>;
+  skipped: SkippedValidator[];
+}
+
 const MAX_CACHED_FUNCTIONS = 256;
 
 /**
@@ -46,7 +59,7 @@ export function designMember(body: Readonly<Record<string, unknown>>, path: read
 export class DesignService {
   /** Compiled functions by database, design document revision and function path (LRU by insertion). */
   private readonly functions = new Map<string, Promise<DesignFunction>>();
-  private readonly validatorSets = new WeakMap<Database, { epoch: number; validators: Promise<Validator[]> }>();
+  private readonly validatorSets = new WeakMap<Database, ValidatorSet>();
 
   /**
    * `enforcedNatively` names the validate_doc_update functions whose checks the server already
@@ -84,20 +97,28 @@ export class DesignService {
     return this.compiled(db, ddoc, 'rewrites', ddoc.body['rewrites']);
   }
 
-  /** The validate_doc_update functions of `db`'s design documents (cached until one changes). */
+  /**
+   * The validate_doc_update functions of `db`'s design documents (cached until one changes, or
+   * until one left out as enforced natively no longer is: the database stopped being the
+   * users or replicator database).
+   */
   validators(db: Database): Promise<Validator[]> {
     const cached = this.validatorSets.get(db);
-    if (cached && cached.epoch === db.designEpoch) return cached.validators;
+    if (cached && cached.epoch === db.designEpoch && cached.skipped.every((v) => this.enforcedNatively(db.name, v.ddocId, v.source))) {
+      return cached.validators;
+    }
     const epoch = db.designEpoch;
-    const validators = this.loadValidators(db);
-    this.validatorSets.set(db, { epoch, validators });
+    const skipped: SkippedValidator[] = [];
+    const validators = this.loadValidators(db, skipped);
+    this.validatorSets.set(db, { epoch, validators, skipped });
     validators.catch(() => {
       if (this.validatorSets.get(db)?.validators === validators) this.validatorSets.delete(db);
     });
     return validators;
   }
 
-  private async loadValidators(db: Database): Promise<Validator[]> {
+  /** The validators to run; those enforced natively go to `skipped` instead. */
+  private async loadValidators(db: Database, skipped: SkippedValidator[]): Promise<Validator[]> {
     const out: Validator[] = [];
     for await (const chunk of db.designDocs()) {
       for (const { id } of chunk) {
@@ -109,7 +130,11 @@ export class DesignService {
           throw err;
         }
         const source = ddoc.body['validate_doc_update'];
-        if (source === undefined || source === null || source === '' || this.enforcedNatively(db.name, id, source)) continue;
+        if (source === undefined || source === null || source === '') continue;
+        if (this.enforcedNatively(db.name, id, source)) {
+          skipped.push({ ddocId: id, source });
+          continue;
+        }
         // Only a design document with a validator needs a language this server runs.
         out.push({ ddocId: id, fn: await this.compiled(db, runnable(ddoc), 'validate_doc_update', source) });
       }

@@ -314,6 +314,38 @@ test('re-creating a deleted user document on its tombstone is refused, as _desig
   assert.equal((await c.put('/_users/org.couchdb.user:gone', again, { headers: ROOT })).status, 201);
 });
 
+test('_design/_auth runs as any validator where its rules are not the server\'s own: another text, or outside the users database', async () => {
+  const serverText = (await c.get('/_users/_design/_auth', { headers: ROOT })).body.validate_doc_update as string;
+  // The server's text in an ordinary database: nothing enforces it natively there.
+  assert.equal((await c.put('/not-users', undefined, { headers: ROOT })).status, 201);
+  assert.equal((await c.put('/not-users/_design/_auth', { validate_doc_update: serverText }, { headers: ROOT })).status, 201);
+  const plain = await c.put('/not-users/plain', { a: 1 }, { headers: ROOT });
+  assert.equal(plain.status, 403, plain.text);
+  assert.equal(plain.body.reason, 'doc.type must be user');
+
+  // A users database whose _design/_auth holds other rules: they run besides the native ones.
+  assert.equal((await c.put('/foreign-users', undefined, { headers: ROOT })).status, 201);
+  const foreign = 'function (newDoc) { if (newDoc.flagged) throw ({ forbidden: "foreign rules" }); }';
+  assert.equal((await c.put('/foreign-users/_design/_auth', { validate_doc_update: foreign }, { headers: ROOT })).status, 201);
+  // A write to _users first, so its validators are loaded while it is the users database.
+  await createUser(server.url, ROOT, 'hal', 'halpw');
+  const setAuthDb = (name: string) =>
+    c.put('/_config/couch_httpd_auth/authentication_db', name, { headers: { ...ROOT, 'X-Couch-Persist': 'false' } });
+  assert.equal((await setAuthDb('foreign-users')).status, 200);
+  try {
+    const flagged = await c.put('/foreign-users/org.couchdb.user:ivy', { name: 'ivy', type: 'user', roles: [], password: 'ivypw', flagged: true });
+    assert.equal(flagged.status, 403, flagged.text);
+    assert.equal(flagged.body.reason, 'foreign rules');
+    assert.equal((await c.put('/foreign-users/org.couchdb.user:ivy', { name: 'ivy', type: 'user', roles: [], password: 'ivypw' })).status, 201);
+    // _users is an ordinary database now: its _design/_auth runs in the sandbox.
+    const notAUser = await c.put('/_users/plain', { a: 1 }, { headers: ROOT });
+    assert.equal(notAUser.status, 403, notAUser.text);
+    assert.equal(notAUser.body.reason, 'doc.type must be user');
+  } finally {
+    assert.equal((await setAuthDb('_users')).status, 200);
+  }
+});
+
 test('a user may delete their own document, and then cannot log in', async () => {
   await createUser(server.url, ROOT, 'temp', 'temppw');
   const doc = (await c.get('/_users/org.couchdb.user:temp', { headers: basic('temp', 'temppw') })).body;
