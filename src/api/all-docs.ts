@@ -9,7 +9,7 @@ import type { Database } from '../core/database.js';
 import { DESIGN_IDS } from '../core/names.js';
 import type { LocalRecord } from '../core/records.js';
 import { winner } from '../core/revtree.js';
-import { raw, stream, type Reply } from './reply.js';
+import { raw, rowsStream, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
@@ -136,7 +136,7 @@ async function allDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: un
   const { total_rows: totalRows, offset, update_seq: updateSeq } = result.head;
   const top = `{"total_rows":${totalRows},${offset === undefined ? '' : `"offset":${offset},`}`
     + `${updateSeq === undefined ? '' : `"update_seq":${updateSeq},`}"rows":[\r\n`;
-  return stream(200, rowsEnvelope(top, result.rows, ']}\n'), { ETag: etag });
+  return rowsStream(200, rowsEnvelope(top, result.rows, ']}\n'), { ETag: etag });
 }
 
 /** An `_all_docs` answer as a list function reads it: the head's members and each row's JSON text. */
@@ -272,5 +272,5 @@ async function localDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: 
     const range = db.localDocs({ start: q.start, end: q.end, inclusiveEnd: q.inclusiveEnd, descending: q.descending, skip: q.skip, limit: q.limit });
     for await (const recs of range) yield recs.map(row).join(',\r\n');
   }
-  return stream(200, rowsEnvelope(head, rows(), ']}\n'));
+  return rowsStream(200, rowsEnvelope(head, rows(), ']}\n'));
 }

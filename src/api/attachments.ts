@@ -13,7 +13,8 @@ import { json, raw, stream, type HeaderMap, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { absoluteUrl, docPath, durableWrite, etagMatches, givenRev, openDb, quote, raiseResult, editDocs, requestRev } from './common.js';
+import { parseDocQuery } from './documents.js';
+import { absoluteUrl, docPath, durableWrite, etagMatches, openDb, quote, raiseResult, editDocs, requestRev } from './common.js';
 
 export const attachmentRoutes: Route[] = [
   { shape: 'attachment', methods: { GET: getAttachment, PUT: putAttachment, DELETE: deleteAttachment } },
@@ -38,7 +39,9 @@ async function getAttachment(req: Request, p: RouteParams, svc: Services): Promi
   const db = await openDb(svc, p.db, req);
   svc.stats.collector.databaseReads++;
   if (isLocalId(p.docId)) throw notFound('missing');
-  const rev = givenRev(req.string('rev'));
+  // CouchDB 1.6 reads the whole document query here (parse_doc_query), so a bad rev, open_revs
+  // or atts_since is the 400 a document GET answers; only rev chooses what is served.
+  const { options: { rev } } = parseDocQuery(req);
   const doc = await db.openDoc(p.docId, { rev });
   const stub = stubsOf(doc)[p.attachment];
   if (!stub) throw notFound('Document is missing attachment');

@@ -87,10 +87,7 @@ export const bulkRoutes: Route[] = [
             continue;
           }
           const id = r.id;
-          // A replicator names, per document, the revisions whose attachments it already has.
-          const since = Array.isArray(r.atts_since) && r.atts_since.every((x) => typeof x === 'string') ? r.atts_since as string[] : undefined;
-          const itemOptions = since ? { ...options, attsSince: since } : options;
-          parts.push(`{"id":${JSON.stringify(id)},"docs":[${(await bulkGetOne(db, id, r.rev, itemOptions)).join(',')}]}`);
+          parts.push(`{"id":${JSON.stringify(id)},"docs":[${(await bulkGetOne(db, id, r.rev, r.atts_since, options)).join(',')}]}`);
         }
         return json(200, `{"results":[${parts.join(',')}]}`);
       },
@@ -102,7 +99,7 @@ export const bulkRoutes: Route[] = [
  * One `_bulk_get` item as CouchDB 2 answers it: the asked revision, or every leaf (conflicts and
  * deletions included) when no `rev` is given; errors name the id and rev they concern.
  */
-async function bulkGetOne(db: Database, id: unknown, revValue: unknown, options: OpenOptions): Promise<string[]> {
+async function bulkGetOne(db: Database, id: unknown, revValue: unknown, attsSinceValue: unknown, options: OpenOptions): Promise<string[]> {
   try {
     validateDocId(id);
   } catch (err) {
@@ -111,9 +108,13 @@ async function bulkGetOne(db: Database, id: unknown, revValue: unknown, options:
   }
   const rev = typeof revValue === 'string' ? canonicalRev(revValue) : undefined;
   if (revValue !== undefined && rev === undefined) return [bulkGetError(id, revValue, 'bad_request', 'Invalid rev format')];
+  // A replicator names, per document, the revisions whose attachments it already has.
+  const attsSince = bulkGetAttsSince(attsSinceValue);
+  if ('error' in attsSince) return [bulkGetError(id, attsSince.rev, 'bad_request', attsSince.error)];
+  const itemOptions = attsSince.revs.length > 0 ? { ...options, attsSince: attsSince.revs } : options;
   let results: ({ ok: OpenedDoc } | { missing: string })[];
   try {
-    results = await db.openRevs(id, rev === undefined ? 'all' : [rev], options);
+    results = await db.openRevs(id, rev === undefined ? 'all' : [rev], itemOptions);
   } catch (err) {
     if (!(err instanceof CouchError) || err.status !== 404) throw err;
     results = [];
@@ -121,6 +122,22 @@ async function bulkGetOne(db: Database, id: unknown, revValue: unknown, options:
   // CouchDB 2 prints the absent rev of an unknown document as the string "undefined".
   if (results.length === 0) return [bulkGetError(id, rev ?? 'undefined', 'not_found', 'missing')];
   return results.map((o) => ('ok' in o ? `{"ok":${o.ok.json}}` : bulkGetError(id, o.missing, 'not_found', 'missing')));
+}
+
+/**
+ * An item's `atts_since` as CouchDB 2's chttpd_db parse_field reads it: absent or a list of
+ * revisions; the error names the offending entry (or the whole value when it is no list).
+ */
+function bulkGetAttsSince(value: unknown): { revs: string[] } | { error: string; rev: unknown } {
+  if (value === undefined) return { revs: [] };
+  if (!Array.isArray(value)) return { error: 'att_since value must be array of revs.', rev: value };
+  const revs: string[] = [];
+  for (const entry of value as unknown[]) {
+    const rev = typeof entry === 'string' ? canonicalRev(entry) : undefined;
+    if (rev === undefined) return { error: 'Invalid rev format', rev: entry };
+    revs.push(rev);
+  }
+  return { revs };
 }
 
 function bulkGetError(id: unknown, rev: unknown, error: string, reason: string): string {

@@ -53,14 +53,22 @@ export function openOptions(req: Request): OpenOptions {
   };
 }
 
+/**
+ * The document query as couch_httpd_db:parse_doc_query reads it for a document or attachment
+ * GET: the read options and `open_revs`, a bad `rev`, `open_revs` or `atts_since` being a 400.
+ */
+export function parseDocQuery(req: Request): { options: OpenOptions; openRevs: 'all' | string[] | undefined } {
+  const options = openOptions(req);
+  return { options, openRevs: req.has('open_revs') ? openRevsParam(req) : undefined };
+}
+
 async function getDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
   svc.stats.collector.databaseReads++;
   if (isLocalId(p.docId)) {
     // CouchDB parses the query as for any document (a bad rev or atts_since is a 400), then
     // looks revisions up in the document tree, where no _local document is.
-    const { rev } = openOptions(req);
-    const revs = req.has('open_revs') ? openRevsParam(req) : undefined;
+    const { options: { rev }, openRevs: revs } = parseDocQuery(req);
     if (revs !== undefined && (revs === 'all' || revs.length > 0)) {
       return json(200, revs === 'all' ? [] : revs.map((r) => ({ missing: r })));
     }
@@ -71,8 +79,7 @@ async function getDocument(req: Request, p: RouteParams, svc: Services): Promise
     if (etagMatches(req, localEtag)) return raw(304, '', 'application/json', { ETag: localEtag });
     return json(200, db.openLocal(rec, req.flag('revs')), { ETag: localEtag });
   }
-  const options = openOptions(req);
-  const revs = req.has('open_revs') ? openRevsParam(req) : undefined;
+  const { options, openRevs: revs } = parseDocQuery(req);
   // An empty list asks for nothing in particular: the document, as without open_revs.
   if (revs !== undefined && (revs === 'all' || revs.length > 0)) return openRevs(req, db, p.docId, revs, options);
 

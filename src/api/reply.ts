@@ -28,6 +28,11 @@ export interface StreamReply {
   /** Defaults to JSON negotiated by Accept. */
   contentType?: string;
   headers?: HeaderMap;
+  /**
+   * The body's last `\n` ends the response, not the JSON (CouchDB's end_json_response writes it
+   * after view rows): a JSONP callback's `);` goes before it.
+   */
+  finalNewlineEndsResponse?: boolean;
 }
 
 /**
@@ -51,3 +56,6 @@ export const raw = (status: number, body: Uint8Array | string, contentType: stri
   ({ kind: 'raw', status, body, contentType, headers });
 export const stream = (status: number, body: AsyncIterable<string | Uint8Array>, headers?: HeaderMap, contentType?: string): StreamReply =>
   ({ kind: 'stream', status, body, headers, contentType });
+/** View and `_all_docs` rows, streamed as JSON ending in the response's newline. */
+export const rowsStream = (status: number, body: AsyncIterable<string>, headers?: HeaderMap): StreamReply =>
+  ({ kind: 'stream', status, body, headers, finalNewlineEndsResponse: true });

@@ -6,7 +6,7 @@
 import { badRequest, methodNotAllowed, notFound, queryParseError } from '../errors.js';
 import type { Database } from '../core/database.js';
 import { withMembers } from '../core/document.js';
-import { stream, json, raw, type Reply } from './reply.js';
+import { stream, rowsStream, json, raw, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
@@ -276,7 +276,7 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
   const updateSeq = head.update_seq !== undefined ? `"update_seq":${head.update_seq},` : '';
   if (result.reduced) {
     // Errors surface before the first byte: reduce the first group eagerly.
-    return stream(200, await primed(rowsEnvelope(`{${updateSeq}"rows":[\r\n`, result.rows, ']}\n')), headers);
+    return rowsStream(200, await primed(rowsEnvelope(`{${updateSeq}"rows":[\r\n`, result.rows, ']}\n')), headers);
   }
   const top = `{"total_rows":${head.total_rows},"offset":${head.offset},${updateSeq}"rows":[\r\n`;
   if (result.allRows) {
@@ -284,7 +284,7 @@ async function runQuery(req: Request, svc: Services, db: Database, view: OpenedV
     const rows = result.allRows.length > 0 ? `${result.allRows.join(',\r\n')}\r\n` : '';
     return json(200, `${top}${rows}]}`, headers);
   }
-  return stream(200, rowsEnvelope(top, result.rows, ']}\n'), headers);
+  return rowsStream(200, rowsEnvelope(top, result.rows, ']}\n'), headers);
 }
 
 /**

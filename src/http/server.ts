@@ -220,7 +220,7 @@ export class HttpServer {
       res.writeHead(reply.status, {
         ...standardHeaders(req),
         ...req.extraHeaders,
-        'Content-Type': jsonp ? 'application/javascript' : jsonContentType(req),
+        'Content-Type': jsonp ? JSONP_CONTENT_TYPE : jsonContentType(req),
         'Content-Length': Buffer.byteLength(text),
         ...reply.headers,
       });
@@ -242,7 +242,7 @@ export class HttpServer {
     const headers: HeaderMap = {
       ...standardHeaders(req),
       ...req.extraHeaders,
-      'Content-Type': jsonp ? 'application/javascript' : reply.contentType ?? jsonContentType(req),
+      'Content-Type': jsonp ? JSONP_CONTENT_TYPE : reply.contentType ?? jsonContentType(req),
       ...reply.headers,
     };
     if (head) {
@@ -275,7 +275,8 @@ export class HttpServer {
     let scheduled: NodeJS.Immediate | undefined = setImmediate(() => { scheduled = undefined; void flush(); });
     try {
       if (jsonp) pending.push(`/* CouchDB */${jsonp}(`);
-      for await (const chunk of reply.body) {
+      const body = jsonp && reply.finalNewlineEndsResponse ? withoutFinalNewline(reply.body) : reply.body;
+      for await (const chunk of body) {
         if (res.destroyed) break;
         pending.push(chunk);
         pendingBytes += chunk.length;
@@ -334,7 +335,7 @@ export class HttpServer {
     res.writeHead(challenge?.status ?? err.status, {
       ...standardHeaders(req),
       ...req.extraHeaders,
-      'Content-Type': jsonp ? 'application/javascript' : jsonContentType(req),
+      'Content-Type': jsonp ? JSONP_CONTENT_TYPE : jsonContentType(req),
       'Content-Length': Buffer.byteLength(text),
       ...err.headers,
       ...challenge?.headers,
@@ -412,6 +413,27 @@ export function jsonContentType(req: Request): string {
 
 /** Bytes of streamed chunks gathered before they are written without waiting for the next turn. */
 const COALESCE_BYTES = 16 * 1024;
+/**
+ * A JSONP answer's type, as couch_httpd:negotiate_content_type gives it in CouchDB 1.6 (CouchDB 2
+ * switched to application/javascript).
+ */
+const JSONP_CONTENT_TYPE = 'text/javascript';
+
+/**
+ * A stream without its last byte when that is a newline: each chunk's trailing `\n` is held back
+ * until another chunk follows it.
+ */
+async function* withoutFinalNewline(body: AsyncIterable<string | Uint8Array>): AsyncIterable<string | Uint8Array> {
+  let heldNewline = false;
+  for await (const chunk of body) {
+    if (chunk.length === 0) continue;
+    if (heldNewline) yield '\n';
+    const last = typeof chunk === 'string' ? chunk.charCodeAt(chunk.length - 1) : chunk[chunk.length - 1];
+    heldNewline = last === 0x0a;
+    if (!heldNewline) yield chunk;
+    else yield typeof chunk === 'string' ? chunk.slice(0, -1) : chunk.subarray(0, -1);
+  }
+}
 
 function toBytes(chunk: string | Uint8Array): Uint8Array {
   return typeof chunk === 'string' ? Buffer.from(chunk) : chunk;

@@ -1,6 +1,6 @@
 /**
  * A replication peer over HTTP: CouchDB's replication protocol as requests to one database URL,
- * through a keep-alive agent of at most `max_http_sessions` sockets. Transient failures (the
+ * through a keep-alive agent of at most `http_connections` sockets. Transient failures (the
  * peer unreachable, a reset connection, a 5xx, a timeout) are retried with exponential backoff;
  * the error finally thrown never carries credentials.
  */
@@ -17,6 +17,7 @@ import {
   type RevsDiff, type WriteFailure,
 } from './peer.js';
 import { sleep } from './sleep.js';
+import type { PeerTlsOptions } from './peer-tls.js';
 
 export interface HttpPeerOptions {
   /** The database URL, no credentials, ending in `/`. */
@@ -25,6 +26,8 @@ export interface HttpPeerOptions {
   /** Printable form of the endpoint. */
   display: string;
   maxSessions: number;
+  /** For an `https:` URL: certificate checks and a client certificate (`[replicator]`). */
+  tls?: PeerTlsOptions;
   /** Milliseconds a request may stay silent before it counts as failed. */
   timeoutMs: number;
   retries: number;
@@ -72,7 +75,7 @@ export class HttpPeer implements ReplicationPeer {
     this.display = options.display;
     this.base = new URL(options.url);
     const agentOptions = { keepAlive: true, maxSockets: Math.max(1, options.maxSessions) };
-    this.agent = this.base.protocol === 'https:' ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
+    this.agent = this.base.protocol === 'https:' ? new HttpsAgent({ ...agentOptions, ...options.tls }) : new HttpAgent(agentOptions);
   }
 
   async info(): Promise<PeerInfo> {

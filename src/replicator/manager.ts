@@ -13,6 +13,7 @@ import { isServerAdmin } from '../auth/user-context.js';
 import { LocalPeer, hasValidation } from './local-peer.js';
 import { displayEndpoint, endpointIdentity, stripCredentials, type Endpoint } from './endpoint.js';
 import { HttpPeer } from './http-peer.js';
+import { peerTlsFromConfig } from './peer-tls.js';
 import { replicationId, type ReplicationId } from './replication-id.js';
 import { Replication, type ReplicationResult, type ReplicationSettings } from './replication.js';
 import { parseReplicationRequest, type ReplicationRequest, type ReplicationTuning } from './request.js';
@@ -271,7 +272,10 @@ export class ReplicatorManager {
     return new HttpPeer({
       url, headers, signal,
       display: displayEndpoint(endpoint),
-      maxSessions: tuning.httpConnections ?? config.getInt('replicator', 'max_http_sessions', 10),
+      // CouchDB 1.0/1.1 called the pool's size max_http_sessions; 1.2 and later http_connections.
+      maxSessions: tuning.httpConnections
+        ?? config.getInt('replicator', 'http_connections', config.getInt('replicator', 'max_http_sessions', 20)),
+      ...(/^https:/i.test(url) ? { tls: peerTlsFromConfig(config) } : {}),
       // A timeout of 0 would be none at all for Node; CouchDB's would fail every request.
       timeoutMs: Math.max(1, tuning.connectionTimeoutMs ?? config.getInt('replicator', 'connection_timeout', 30000)),
       retries: tuning.retriesPerRequest ?? config.getInt('replicator', 'retries_per_request', 10),
@@ -296,10 +300,9 @@ export class ReplicatorManager {
   private settings(tuning: ReplicationTuning = {}): ReplicationSettings {
     const config = this.deps.config;
     const retries = config.getString('replicator', 'max_replication_retry_count', '10');
-    const workers = tuning.workerProcesses ?? config.getInt('replicator', 'worker_processes', 4);
     return {
       batchSize: Math.max(1, tuning.workerBatchSize ?? config.getInt('replicator', 'worker_batch_size', 500)),
-      workers: Math.max(1, Math.min(workers, config.getInt('replicator', 'max_http_pipeline_size', 10))),
+      workers: Math.max(1, tuning.workerProcesses ?? config.getInt('replicator', 'worker_processes', 4)),
       checkpointIntervalMs: Math.max(100, tuning.checkpointIntervalMs ?? config.getInt('replicator', 'checkpoint_interval', 5000)),
       useCheckpoints: tuning.useCheckpoints ?? config.getString('replicator', 'use_checkpoints', 'true') !== 'false',
       maxRetries: retries === 'infinity' ? Infinity : Math.max(0, Number(retries) || 0),

@@ -306,6 +306,27 @@ test('missing attachment, document or database: 404 not_found', async () => {
   assert.equal(head.body.length, 0);
 });
 
+test('an attachment GET reads the document query as a document GET does: a bad rev, open_revs or atts_since is its 400', async () => {
+  const db = await freshDb('docquery');
+  const put = await putAtt(`/${db}/doc/a.txt`, TEXT, 'text/plain');
+  assert.equal(put.status, 201, put.text);
+  const rev = put.json.rev as string;
+  // couch_httpd_db:db_attachment_req calls parse_doc_query, as db_doc_req does.
+  for (const query of ['rev=abc', 'open_revs=nonsense', 'open_revs={}', 'open_revs=[1]', 'atts_since=nonsense', 'atts_since=[1]', 'atts_since=["abc"]']) {
+    const att = await rawRequest('GET', `/${db}/doc/a.txt?${query}`);
+    const doc = await c.get(`/${db}/doc?${query}`);
+    assert.equal(doc.status, 400, `${query}: ${doc.text}`);
+    assert.equal(att.status, 400, `${query}: ${att.text}`);
+    assert.deepEqual(att.json, doc.body, query);
+  }
+  // Well-formed values are read and, but for rev, change nothing about what is served.
+  for (const query of ['open_revs=all', `open_revs=["${rev}"]`, `atts_since=["${rev}"]`, `rev=${rev}&revs=true&conflicts=true`]) {
+    const att = await rawRequest('GET', `/${db}/doc/a.txt?${query}`);
+    assert.equal(att.status, 200, `${query}: ${att.text}`);
+    assert.equal(att.text, TEXT);
+  }
+});
+
 test('If-None-Match with the digest answers 304; another ETag answers 200', async () => {
   const db = await freshDb('etag');
   await putAtt(`/${db}/doc/a.bin`, TEXT);

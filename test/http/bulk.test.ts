@@ -394,6 +394,39 @@ test('_bulk_get: items without an id, or with an invalid one, are errors in plac
   assert.equal(r.body.results[2].docs[0].ok._id, 'a');
 });
 
+test('_bulk_get: an atts_since that is no list of revisions is an error in place, naming the offending value (CouchDB 2)', async () => {
+  await createDb('bg_atts_since');
+  const v1 = await save('bg_atts_since', [{ _id: 'a', _attachments: { 'x.txt': { content_type: 'text/plain', data: Buffer.from('x').toString('base64') } } }]);
+  const rev = v1['a']!;
+  const r = await c.post('/bg_atts_since/_bulk_get', {
+    docs: [
+      { id: 'a', atts_since: [rev, 1] },
+      { id: 'a', atts_since: [null] },
+      { id: 'a', atts_since: ['abc'] },
+      { id: 'a', atts_since: rev },
+      { id: 'a', atts_since: null },
+      { id: 'a', rev: 'garbage', atts_since: [1] },
+      { id: 'a', atts_since: [] },
+      { id: 'a', atts_since: [rev] },
+    ],
+  });
+  assert.equal(r.status, 200, r.text);
+  const error = (bad: unknown, reason: string) => ({ id: 'a', docs: [{ error: { id: 'a', rev: bad, error: 'bad_request', reason } }] });
+  // chttpd_db:parse_field: each entry is parsed as a rev; a value that is no list fails whole.
+  assert.deepEqual(r.body.results.slice(0, 6), [
+    error(1, 'Invalid rev format'),
+    error(null, 'Invalid rev format'),
+    error('abc', 'Invalid rev format'),
+    error(rev, 'att_since value must be array of revs.'),
+    error(null, 'att_since value must be array of revs.'),
+    // The rev is read first.
+    error('garbage', 'Invalid rev format'),
+  ]);
+  // An empty list asks for nothing; a list of revisions leaves what they hold as stubs.
+  assert.equal(r.body.results[6].docs[0].ok._rev, rev);
+  assert.equal(r.body.results[7].docs[0].ok._attachments['x.txt'].stub, true);
+});
+
 test('_bulk_get body errors: no docs is 400, a non-JSON content type 415', async () => {
   await createDb('bg_errors');
   const missing = await c.post('/bg_errors/_bulk_get', {});

@@ -46,6 +46,25 @@ test('GET /_config/{section} answers one section; an unknown one is {}', async (
   assert.deepEqual(unknown.body, {});
 });
 
+test('GET /_config/replicator shows CouchDB 1.6\'s [replicator] defaults, under 1.6\'s names', async () => {
+  const r = await c.get('/_config/replicator');
+  assert.equal(r.status, 200);
+  // couchdb 1.6 etc/couchdb/default.ini: the pool is http_connections (not the older
+  // max_http_sessions / max_http_pipeline_size); checkpoint settings are left to their defaults.
+  assert.deepEqual(r.body, {
+    db: '_replicator',
+    max_replication_retry_count: '10',
+    worker_processes: '4',
+    worker_batch_size: '500',
+    http_connections: '20',
+    connection_timeout: '30000',
+    retries_per_request: '10',
+    socket_options: '[{keepalive, true}, {nodelay, false}]',
+    verify_ssl_certificates: 'false',
+    ssl_certificate_max_depth: '3',
+  });
+});
+
 test('GET /_config/{section}/{key} answers the value as a JSON string', async () => {
   const r = await c.get('/_config/uuids/algorithm');
   assert.equal(r.status, 200);

@@ -292,6 +292,63 @@ test('a missing source or target is db_not_found; create_target creates it', asy
   assert.equal(bad.status, 400);
 });
 
+/** A TCP relay to `target` that counts the connections open at once through it. */
+async function countingRelay(target: number) {
+  const { connect } = await import('node:net');
+  let open = 0;
+  let most = 0;
+  const sockets = new Set<import('node:net').Socket>();
+  const relay = createServer((client) => {
+    open++;
+    most = Math.max(most, open);
+    const upstream = connect(target, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    client.pipe(upstream).pipe(client);
+    const end = () => { client.destroy(); upstream.destroy(); };
+    client.once('close', () => { open--; end(); });
+    upstream.once('close', end);
+    client.on('error', end);
+    upstream.on('error', end);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (relay.address() as import('node:net').AddressInfo).port,
+    most: () => most,
+    reset: () => { most = open; },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => relay.close(resolve));
+    },
+  };
+}
+
+test('[replicator] http_connections bounds the connections to a peer (max_http_sessions when unset)', async () => {
+  const src = await mkdb('pool');
+  await bulk(src, Array.from({ length: 100 }, (_, i) => ({ _id: `d${i}`, i })));
+  const relay = await countingRelay(server.port);
+  const NO_PERSIST = { headers: { 'X-Couch-Persist': 'false' } };
+  try {
+    // Many small batches on four workers: without a bound they fetch from the source at once.
+    assert.equal((await c.put('/_config/replicator/http_connections', '1', NO_PERSIST)).status, 200);
+    const r = await replicate({ source: `http://127.0.0.1:${relay.port}/${src}`, target: await mkdb('pool-target'), worker_batch_size: 5 });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.history[0].docs_written, 100);
+    assert.equal(relay.most(), 1, 'one connection at a time');
+
+    // CouchDB 1.0/1.1's name for the pool's size is read when http_connections is unset.
+    await c.del('/_config/replicator/http_connections', NO_PERSIST);
+    assert.equal((await c.put('/_config/replicator/max_http_sessions', '1', NO_PERSIST)).status, 200);
+    relay.reset();
+    const again = await replicate({ source: `http://127.0.0.1:${relay.port}/${src}`, target: await mkdb('pool-target'), worker_batch_size: 5 });
+    assert.equal(again.status, 200, again.text);
+    assert.equal(relay.most(), 1);
+  } finally {
+    await c.put('/_config/replicator/http_connections', '20', NO_PERSIST);
+    await c.del('/_config/replicator/max_http_sessions', NO_PERSIST);
+    await relay.close();
+  }
+});
+
 test('a peer that never answers: each request times out, is retried, then the replication fails', async () => {
   // Accepts connections and reads requests, but never answers.
   const sockets = new Set<import('node:net').Socket>();

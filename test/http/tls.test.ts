@@ -17,6 +17,7 @@ let server: TestServer;
 let dataDir: string;
 let httpsBase: string;
 let cert: Buffer;
+let certFile: string;
 const ROOT = basic('root', 'rootpw');
 
 function httpsGet(path: string, headers: Record<string, string> = {}, method = 'GET', body?: string): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {
@@ -38,7 +39,7 @@ function httpsGet(path: string, headers: Record<string, string> = {}, method = '
 
 before(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'settee-tls-'));
-  const certFile = join(dataDir, 'cert.pem');
+  certFile = join(dataDir, 'cert.pem');
   const keyFile = join(dataDir, 'key.pem');
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile,
     '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
@@ -90,4 +91,34 @@ test('a client that does not trust the certificate is refused by TLS itself', as
     r.on('error', reject);
     r.end();
   }));
+});
+
+test('replication from an HTTPS peer checks its certificate only with [replicator] verify_ssl_certificates (CouchDB 1.6)', async () => {
+  const c = client(server.url);
+  assert.equal((await c.put('/tls-src', undefined, { headers: ROOT })).status, 201);
+  assert.equal((await c.put('/tls-src/doc', { v: 1 }, { headers: ROOT })).status, 201);
+  const source = httpsBase.replace('https://', 'https://root:rootpw@') + 'tls-src';
+  const replicate = (target: string) => c.post('/_replicate', { source, target, create_target: true, retries_per_request: 0 }, { headers: ROOT });
+  const NO_PERSIST = { ...ROOT, 'X-Couch-Persist': 'false' };
+
+  // The default, false: CouchDB's replicator connects with verify_none, so a self-signed peer serves.
+  const unverified = await replicate('tls-dst-1');
+  assert.equal(unverified.status, 200, JSON.stringify(unverified.body));
+  assert.equal(unverified.body.history[0].docs_written, 1);
+
+  assert.equal((await c.put('/_config/replicator/verify_ssl_certificates', 'true', { headers: NO_PERSIST })).status, 200);
+  try {
+    const refused = await replicate('tls-dst-2');
+    assert.equal(refused.status, 502, JSON.stringify(refused.body));
+    assert.match(refused.body.reason, /self.signed/i);
+
+    // Trusted through ssl_trusted_certificates_file.
+    assert.equal((await c.put('/_config/replicator/ssl_trusted_certificates_file', certFile, { headers: NO_PERSIST })).status, 200);
+    const trusted = await replicate('tls-dst-3');
+    assert.equal(trusted.status, 200, JSON.stringify(trusted.body));
+    assert.equal(trusted.body.history[0].docs_written, 1);
+  } finally {
+    await c.put('/_config/replicator/verify_ssl_certificates', 'false', { headers: NO_PERSIST });
+    await c.del('/_config/replicator/ssl_trusted_certificates_file', { headers: NO_PERSIST });
+  }
 });
