@@ -253,14 +253,15 @@ export async function editDocs(
   // One write per request, as couch_db:update_docs counts, whatever the number of documents.
   svc.stats.collector.databaseWrites++;
   const refusals = withDesignRefusals(await svc.auth.screenWrites(db, docs, req.userCtx, options), docs);
-  if (refusals && options.allOrNothing) throw refusals.find((r) => r !== undefined)!;
   const accepted = refusals ? docs.filter((_, i) => refusals[i] === undefined) : docs;
   const uploads: { release(): void }[] = [];
   let results: EditResult[];
   try {
     for (const doc of accepted) if (doc.attachments) uploads.push(...(await db.prepareAttachments(doc, follow)));
+    // With all_or_nothing a refused document stops the others too, but every document is still
+    // validated: CouchDB's 417 lists each one that failed.
     results = accepted.length > 0
-      ? await applyVerdicts(db, accepted, await validateWrites(svc.design, db, accepted, options, req.userCtx), options)
+      ? await applyVerdicts(db, accepted, await validateWrites(svc.design, db, accepted, options, req.userCtx), options, refusals !== undefined)
       : [];
   } finally {
     for (const upload of uploads) upload.release();
@@ -284,14 +285,18 @@ function withDesignRefusals(refusals: (CouchError | undefined)[] | undefined, do
   return out;
 }
 
-/** Edits the documents that passed validation; the rejected ones get their error (with all_or_nothing, nothing is edited then). */
-function applyVerdicts(db: Database, docs: IncomingDoc[], verdicts: Verdicts | undefined, options: EditOptions): Promise<EditResult[]> {
-  if (!verdicts) return db.edit(docs, options);
+/**
+ * Edits the documents that passed validation; the rejected ones get their error. With
+ * all_or_nothing nothing is edited when any document was rejected, here or before (`othersRefused`).
+ */
+function applyVerdicts(db: Database, docs: IncomingDoc[], verdicts: Verdicts | undefined, options: EditOptions, othersRefused: boolean): Promise<EditResult[]> {
+  const unwritten = (doc: IncomingDoc): EditResult => ({ id: doc.id ?? '', ok: true, rev: '', changed: false });
+  if (!verdicts) return options.allOrNothing && othersRefused ? Promise.resolve(docs.map(unwritten)) : db.edit(docs, options);
   const rejected = (i: number): EditResult => {
     const e = verdicts[i]!;
     return { id: docs[i]!.id ?? '', ok: false, error: e.error, reason: e.reason, status: e.status };
   };
-  if (options.allOrNothing) return Promise.resolve(docs.map((doc, i) => (verdicts[i] ? rejected(i) : { id: doc.id ?? '', ok: true, rev: '', changed: false })));
+  if (options.allOrNothing) return Promise.resolve(docs.map((doc, i) => (verdicts[i] ? rejected(i) : unwritten(doc))));
   const passing = docs.filter((_, i) => !verdicts[i]);
   const edited = passing.length > 0 ? db.edit(passing, options) : Promise.resolve([]);
   return edited.then((results) => {

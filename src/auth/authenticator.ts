@@ -22,6 +22,7 @@ import type { DatabaseRegistry } from '../core/registry.js';
 import type { Database } from '../core/database.js';
 import type { IncomingDoc } from '../core/document.js';
 import { winner } from '../core/revtree.js';
+import { validationOldDoc } from '../core/old-doc.js';
 import { CouchError, badRequest, unauthorized } from '../errors.js';
 import {
   ADMIN_ROLE, AUTH_COOKIE, AUTH_HANDLER_NAMES, AUTH_SECTIONS, CHTTPD_SECTION, REQUIRE_VALID_USER_SECTIONS, HEADER_PROXY_ROLES, HEADER_PROXY_TOKEN, HEADER_PROXY_USERNAME,
@@ -36,7 +37,7 @@ import {
 } from './password.js';
 import { cookieValue, makeSessionToken, parseSessionToken, tokenMacValid } from './cookie.js';
 import { isDbAdmin } from './access.js';
-import { ensureAuthDesignDoc, prepareUserDoc, USERS_VALIDATE_FUNCTION } from './users-db.js';
+import { beforeUserDocUpdate, ensureAuthDesignDoc, USERS_VALIDATE_FUNCTION, validateUserDoc } from './users-db.js';
 import { OAuthVerifier, type OAuthUserLookup } from './oauth.js';
 import { decodeConfiguredKey, parseRequiredClaims, rolesFromClaims, verifyJwt } from './jwt.js';
 
@@ -463,11 +464,14 @@ export class Authenticator {
 
   /**
    * The refusals (one per document, undefined when allowed) of a write, before it is applied:
-   * design documents need a database admin; the users database's rules apply to its documents,
-   * whose passwords are hashed in place.
+   * design documents need a database admin; the users and replicator databases' rules apply to
+   * their documents, which may be changed in place (passwords hashed, owners recorded). As in
+   * CouchDB 1.6, what those databases' before_doc_update refuses fails the whole request (thrown);
+   * what their validation functions refuse is that document's refusal, judged against the oldDoc
+   * CouchDB's validation would get (`validationOldDoc`).
    */
   async screenWrites(
-    db: Database, docs: readonly IncomingDoc[], ctx: UserContext, options: { allOrNothing: boolean } = { allOrNothing: false },
+    db: Database, docs: readonly IncomingDoc[], ctx: UserContext, options: { newEdits: boolean; allOrNothing: boolean },
   ): Promise<(CouchError | undefined)[] | undefined> {
     const usersDb = db.name === this.usersDbName;
     const replicatorDb = db.name === this.replicatorDbName;
@@ -476,26 +480,55 @@ export class Authenticator {
     let refusals: (CouchError | undefined)[] | undefined;
     const refuse = (i: number, err: CouchError) => { (refusals ??= new Array(docs.length).fill(undefined))[i] = err; };
     const dbAdmin = isDbAdmin(ctx, security);
-    for (let i = 0; i < docs.length; i++) {
-      const doc = docs[i]!;
-      const id = doc.id ?? '';
-      if (id.startsWith('_design/') && !dbAdmin) {
-        refuse(i, unauthorized('You are not a db or server admin.'));
-        continue;
-      }
-      if (replicatorDb) {
-        const old = id.startsWith('_design/') ? undefined : await openWinner(db, id);
-        const refusal = prepareReplicationDoc(doc, old, ctx, dbAdmin) ?? validateReplicationDoc(doc, old, ctx, dbAdmin);
+    const screened: number[] = [];
+    docs.forEach((doc, i) => {
+      if ((doc.id ?? '').startsWith('_design/') && !dbAdmin) refuse(i, unauthorized('You are not a db or server admin.'));
+      else if (usersDb || replicatorDb) screened.push(i);
+    });
+    if (screened.length === 0) return refusals;
+    const infos = await db.docInfos(screened.map((i) => docs[i]!.id!));
+    // The revision CouchDB validates each write against (null: none; undefined: not validated).
+    const oldDocs = await Promise.all(screened.map(async (i, k) => {
+      const json = await validationOldDoc(db, docs[i]!, infos[k], options);
+      return json === undefined ? undefined : JSON.parse(json) as Record<string, unknown> | null;
+    }));
+
+    if (replicatorDb) {
+      for (const [k, i] of screened.entries()) {
+        const doc = docs[i]!;
+        if (doc.id!.startsWith('_design/')) continue;
+        // Settee also holds a write to the current winner's rules (its owner, its triggered state),
+        // whatever revision CouchDB would judge it against: never less strict than either.
+        const winning = await openWinner(db, doc.id!);
+        const old = oldDocs[k];
+        const ownerRefusal = prepareReplicationDoc(doc, winning, ctx, dbAdmin) ?? (old ? prepareReplicationDoc(doc, old, ctx, dbAdmin) : undefined);
+        if (ownerRefusal) throw ownerRefusal;
+        const refusal = validateReplicationDoc(doc, winning, ctx, dbAdmin)
+          ?? (old !== undefined ? validateReplicationDoc(doc, old ?? undefined, ctx, dbAdmin) : undefined);
         if (refusal) refuse(i, refusal);
-        continue;
       }
-      if (!usersDb) continue;
-      // A write on the tombstone of a deleted document is checked against it, as the validation
-      // function gets it.
-      const old = id.startsWith('_design/') ? undefined : await openWinner(db, id, { tombstoneRev: doc.rev });
-      const iterations = Math.max(1, this.settings.getInt('iterations', 10));
-      const passwordRules = this.settings.getString('password_regexp', '');
-      const refusal = await prepareUserDoc(doc, old, { ctx, security, iterations, passwordRules, allOrNothing: options.allOrNothing });
+      return refusals;
+    }
+
+    const w = {
+      ctx, security, iterations: Math.max(1, this.settings.getInt('iterations', 10)), passwordRules: this.settings.getString('password_regexp', ''),
+    };
+    for (const i of screened) {
+      const refusal = await beforeUserDocUpdate(docs[i]!, w);
+      if (refusal) throw refusal;
+    }
+    for (const [k, i] of screened.entries()) {
+      const doc = docs[i]!;
+      // A conflict in a user document locks its owner out until an admin resolves it (a user
+      // document in conflict authenticates no one, as in CouchDB), and a revision that wins
+      // would be the writer's: CouchDB 1.6 lets anyone add one with all_or_nothing or
+      // new_edits=false (validated then with no oldDoc); only admins may here.
+      if (!dbAdmin && !doc.id!.startsWith('_design/')) doc.noNewConflict = true;
+      const old = oldDocs[k];
+      // Not validated: the updater answers a conflict, or the revision is there already (but
+      // `_design/_auth` takes no revision at all).
+      if (old === undefined && doc.id !== USERS_DESIGN_DOC) continue;
+      const refusal = validateUserDoc(doc, old ?? undefined, w);
       if (refusal) refuse(i, refusal);
     }
     return refusals;

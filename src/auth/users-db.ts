@@ -8,13 +8,14 @@
  * - documents are `org.couchdb.user:<name>` with `type: "user"`, a `name` and string `roles`;
  * - only database or server admins set or change roles, and no one sets `_`-roles;
  * - other callers may create their own document and change only their own (a signed-in user
- *   is told any other is not found);
+ *   is told any other is not found), and never add a revision beside a live one: a conflict
+ *   would lock its owner out (see `Authenticator.screenWrites`);
  * - `_design/_auth` is written by the server and changed by no one.
  *
  * The same rules are stored as `_design/_auth`'s validation function, for tools that read it.
  */
 import { ADMIN_ROLE, USER_DOC_PREFIX, USERS_DESIGN_DOC } from '../couchdb-names.js';
-import { CouchError, badRequest, forbidden, notFound } from '../errors.js';
+import { type CouchError, badRequest, forbidden, notFound } from '../errors.js';
 import type { IncomingDoc } from '../core/document.js';
 import type { Database } from '../core/database.js';
 import { hashForUserDoc } from './password.js';
@@ -35,8 +36,6 @@ export interface UserWriteContext {
   iterations: number;
   /** `[couch_httpd_auth] password_regexp` as configured ('' for none): see password-rules.ts. */
   passwordRules: string;
-  /** An all_or_nothing write, which stores an edit without `_rev` as a conflicting revision. */
-  allOrNothing?: boolean;
 }
 
 const sameRoles = (a: unknown[], b: unknown[]): boolean => {
@@ -47,35 +46,16 @@ const sameRoles = (a: unknown[], b: unknown[]): boolean => {
 };
 
 /**
- * Checks one write to the users database against the current winning revision `old` (undefined
- * when there is none; its tombstone when it is deleted and the write names a revision, as the
- * validation function then gets it) and hashes its password. Answers the refusal, if any; on
- * success the document may have been changed in place (hash material instead of `password`).
- * These checks are all `_design/_auth`'s function, as the server wrote it, would make: while it
- * holds that text it does not run again in the sandbox.
+ * What CouchDB 1.6's couch_users_db:before_doc_update does to one write to the users database,
+ * before any validation: a signed-in user who is not an admin is told another's document is not
+ * there, and a plain `password` is replaced by PBKDF2 material (once it meets the password
+ * rules). Its refusal is the whole request's answer, as CouchDB's throw from there is; on success
+ * the document may have been changed in place.
  */
-export async function prepareUserDoc(doc: IncomingDoc, old: Record<string, unknown> | undefined, w: UserWriteContext): Promise<CouchError | undefined> {
+export async function beforeUserDocUpdate(doc: IncomingDoc, w: UserWriteContext): Promise<CouchError | undefined> {
   const id = doc.id ?? '';
-  if (id === USERS_DESIGN_DOC) return forbidden('The authentication design document cannot be changed.');
-  if (id.startsWith('_design/')) return undefined; // other design documents: database admins' business
-  const admin = isDbAdmin(w.ctx, w.security);
-  // A signed-in user who is not an admin writes only their own document; to them any other is
-  // not there (CouchDB 1.6's couch_users_db:before_doc_update).
-  if (!admin && w.ctx.name !== null && USER_DOC_PREFIX + w.ctx.name !== id) return notFound();
-  // An edit the updater refuses as a conflict (no `_rev` for a live document) is not checked
-  // further: it answers 409, as CouchDB's revision check comes before validation. With
-  // all_or_nothing it is written as a conflicting revision, which CouchDB validates as a new
-  // document (no oldDoc).
-  if (old !== undefined && doc.rev === undefined) {
-    if (!w.allOrNothing) return undefined;
-    old = undefined;
-  }
-
-  if (doc.deleted) {
-    if (admin || (old !== undefined && w.ctx.name !== null && old['name'] === w.ctx.name)) return undefined;
-    return forbidden('Only admins may delete other user docs.');
-  }
-
+  if (id.startsWith('_design/')) return undefined;
+  if (!isDbAdmin(w.ctx, w.security) && w.ctx.name !== null && USER_DOC_PREFIX + w.ctx.name !== id) return notFound();
   const body = doc.body;
   if (typeof body['password'] === 'string') {
     const refusal = passwordRefusal(body['password'], w.passwordRules);
@@ -95,7 +75,28 @@ export async function prepareUserDoc(doc: IncomingDoc, old: Record<string, unkno
     // Never stored as it came: only a string can be hashed.
     return badRequest('password must be a string');
   }
+  return undefined;
+}
 
+/**
+ * `_design/_auth`'s checks of one write to the users database (after beforeUserDocUpdate),
+ * given the oldDoc CouchDB's validation would get (undefined for none: see
+ * `validationOldDoc`). Answers the refusal, if any. These checks are all `_design/_auth`'s
+ * function, as the server wrote it, would make: while it holds that text it does not run again
+ * in the sandbox.
+ */
+export function validateUserDoc(doc: IncomingDoc, old: Record<string, unknown> | undefined, w: UserWriteContext): CouchError | undefined {
+  const id = doc.id ?? '';
+  if (id === USERS_DESIGN_DOC) return forbidden('The authentication design document cannot be changed.');
+  if (id.startsWith('_design/')) return undefined; // other design documents: database admins' business
+  const admin = isDbAdmin(w.ctx, w.security);
+
+  if (doc.deleted) {
+    if (admin || (old !== undefined && w.ctx.name !== null && old['name'] === w.ctx.name)) return undefined;
+    return forbidden('Only admins may delete other user docs.');
+  }
+
+  const body = doc.body;
   if ((old !== undefined && old['type'] !== 'user') || body['type'] !== 'user') return forbidden('doc.type must be user');
   const name = body['name'];
   if (typeof name !== 'string' || name === '') return forbidden('doc.name is required');

@@ -1109,6 +1109,7 @@ class Batch {
       if (options.newEdits && !options.allOrNothing) throw conflict();
       return { id, ok: true, rev: newRev, changed: false };
     }
+    if (doc.noNewConflict && liveLeafCount(merged.tree) > Math.max(1, liveLeafCount(tree))) throw conflict();
     const stemmed = revtree.stem(merged.tree, this.meta.revsLimit);
     const attachmentsJson = atts ? JSON.stringify(atts) : undefined;
     if (atts && this.db.compactionDigests) for (const att of Object.values(atts)) this.db.compactionDigests.add(att.digest);
@@ -1240,6 +1241,11 @@ function attachmentBytes(atts: Record<string, StoredAttachment> | undefined): nu
  * Revisions whose attachments a document's stubs may refer to: the edited revision; for a
  * replicated revision, its ancestors as `_revisions` lists them, nearest first.
  */
+/** The leaves that are not deletions: more than one is a conflict. */
+function liveLeafCount(tree: RevTree): number {
+  return revtree.leaves(tree).filter((leaf) => !leaf.deleted).length;
+}
+
 function stubSourceCandidates(doc: IncomingDoc, newEdits: boolean): string[] {
   if (newEdits) return doc.rev !== undefined ? [doc.rev] : [];
   if (!doc.revisions) return [];

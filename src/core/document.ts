@@ -23,6 +23,12 @@ export interface IncomingDoc {
   attachments: JsonObject | undefined;
   /** The attachments once prepared (content stored, stubs recognised); see Database.prepareAttachments. */
   atts?: Map<string, AttachmentInput>;
+  /**
+   * Set by write rules that allow this writer no conflicts (the users database's, for callers who
+   * are not its admins): the updater answers 409 rather than store a revision that would stand
+   * beside a live leaf it does not replace. Checked in the updater, against the tree it merges into.
+   */
+  noNewConflict?: boolean;
 }
 
 /** One attachment of an edit, after its content (if any) is stored. */

@@ -6,18 +6,17 @@
  * functions: only database admins may write them. `_local` documents are never validated.
  *
  * It runs before the updater, one sandbox round trip per batch of documents and validator, so
- * the group-committing updater never waits on JavaScript. oldDoc is the revision being replaced
- * (null for a new document or one whose winner is deleted, as CouchDB does); for replicated
- * revisions (new_edits=false) the nearest ancestor this database stores, and revisions already
- * stored are not validated again. As in CouchDB, an edit the updater will refuse as a conflict
- * (no `_rev` for a live document, a `_rev` that is not a leaf) is not validated: it answers 409.
+ * the group-committing updater never waits on JavaScript. oldDoc is CouchDB 1.6's (see
+ * `validationOldDoc`): the revision being replaced, else null; for replicated revisions
+ * (new_edits=false) the nearest ancestor this database stores. Revisions already stored are not
+ * validated again, nor, as in CouchDB, an edit the updater will refuse as a conflict: it answers 409.
  */
 import { CouchError } from '../errors.js';
 import type { Database } from '../core/database.js';
-import type { DocInfo } from '../core/records.js';
 import { renderDoc, type IncomingDoc } from '../core/document.js';
 import { isDesignId } from '../core/names.js';
 import * as revtree from '../core/revtree.js';
+import { validationOldDoc } from '../core/old-doc.js';
 import { isDbAdmin } from '../auth/access.js';
 import type { UserContext } from '../auth/user-context.js';
 import type { DesignService } from './service.js';
@@ -32,7 +31,6 @@ export type Verdicts = (CouchError | undefined)[];
 export async function validateWrites(
   design: DesignService, db: Database, docs: readonly IncomingDoc[], options: { newEdits: boolean; allOrNothing: boolean }, userCtx: UserContext,
 ): Promise<Verdicts | undefined> {
-  const { newEdits, allOrNothing } = options;
   const verdicts: Verdicts = new Array(docs.length).fill(undefined);
   const toValidate: number[] = [];
   let any = false;
@@ -53,12 +51,12 @@ export async function validateWrites(
   const secObj = db.getSecurity();
   const context = JSON.stringify([{ db: db.name, name: userCtx.name, roles: userCtx.roles }, secObj]);
   const infos = await db.docInfos(toValidate.map((i) => docs[i]!.id!));
-  const olds = await Promise.all(toValidate.map((i, k) => oldDocJson(db, docs[i]!, infos[k], newEdits, allOrNothing)));
+  const olds = await Promise.all(toValidate.map((i, k) => validationOldDoc(db, docs[i]!, infos[k], options)));
   const checked: number[] = [];
   const items: string[] = [];
   toValidate.forEach((i, k) => {
-    const old = olds[k]!;
-    if (old === SKIP) return; // a conflict, or a replicated revision this database already has
+    const old = olds[k];
+    if (old === undefined) return; // a conflict, or a replicated revision this database already has
     checked.push(i);
     items.push(`[${newDocJson(docs[i]!, old)},${old}]`);
   });
@@ -76,41 +74,6 @@ export async function validateWrites(
     });
   }
   return any ? verdicts : undefined;
-}
-
-const SKIP = 'skip';
-
-/**
- * The JSON of the revision a write replaces, `null` if none, or SKIP when there is nothing to
- * validate: an edit the updater answers with a conflict, or a replicated revision already here.
- */
-async function oldDocJson(db: Database, doc: IncomingDoc, info: DocInfo | undefined, newEdits: boolean, allOrNothing: boolean): Promise<string> {
-  if (newEdits) {
-    // all_or_nothing accepts conflicting edits, so those are validated too.
-    if (!info) return doc.rev === undefined || allOrNothing ? 'null' : SKIP;
-    if (doc.rev === undefined) return allOrNothing || revtree.winner(info.tree)!.deleted ? 'null' : SKIP;
-    if (!allOrNothing && !revtree.isLeaf(info.tree, doc.rev)) return SKIP;
-    return (await db.renderRevision(info, doc.rev, { revs: true }))?.json ?? 'null';
-  }
-  if (doc.rev === undefined || !info) return 'null';
-  if (revtree.hasRev(info.tree, doc.rev)) return SKIP;
-  // As couch_db's prep_and_validate_replicated_updates: merged into the tree, a revision that is
-  // not a leaf is not validated; a leaf is validated against the first revision on its path
-  // (in the merged tree, so ancestors the replicator did not list count) whose body is stored.
-  const parsed = revtree.parseRev(doc.rev)!;
-  const sent = doc.revisions && doc.revisions.pos === parsed.pos && doc.revisions.hashes[0] === parsed.hash
-    ? doc.revisions
-    : { pos: parsed.pos, hashes: [parsed.hash] };
-  const merged = revtree.merge(info.tree, sent, doc.deleted).tree;
-  if (!revtree.isLeaf(merged, doc.rev)) return SKIP;
-  const path = revtree.pathTo(merged, doc.rev)!;
-  for (let k = 1; k < path.hashes.length; k++) {
-    const rev = revtree.formatRev(path.pos - k, path.hashes[k]!);
-    if (!revtree.hasRev(info.tree, rev)) continue;
-    const json = (await db.renderRevision(info, rev, { revs: true }))?.json;
-    if (json) return json;
-  }
-  return 'null';
 }
 
 /**

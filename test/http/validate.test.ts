@@ -235,3 +235,51 @@ test('a design document in another language without a validator does not stop wr
   assert.equal((await c.put('/vdu-erlang/_design/erlang', erlang)).status, 201);
   assert.equal((await c.put('/vdu-erlang/something', { bop: 'plankton' })).status, 201);
 });
+
+const FAR_HASH = 'f'.repeat(32);
+
+// Echoes what validation sees: the edited revision (newDoc._rev) and oldDoc's revision.
+const ECHO = `function(newDoc, oldDoc) {
+  if (newDoc.echo) throw({forbidden: JSON.stringify({ old: oldDoc ? oldDoc._rev : null, v: oldDoc ? oldDoc.v : null })});
+  if (newDoc.refuse) throw({forbidden: 'refused'});
+}`;
+
+test('validate_doc_update runs on all_or_nothing and new_edits=false writes with CouchDB\'s oldDoc', async () => {
+  assert.equal((await c.put('/vdu-branches', undefined)).status, 201);
+  assert.equal((await c.put('/vdu-branches/_design/echo', { validate_doc_update: ECHO })).status, 201);
+  const seen = (r: { status: number; body: unknown; text: string }): unknown => {
+    assert.ok(r.status === 417 || r.status === 201, r.text);
+    const [row] = r.body as { error: string; reason: string }[];
+    assert.equal(row?.error, 'forbidden', r.text);
+    return JSON.parse(row!.reason);
+  };
+  const one = (await c.put('/vdu-branches/d', { v: 1 })).body.rev as string;
+  const two = (await c.put('/vdu-branches/d', { _rev: one, v: 2 })).body.rev as string;
+  const aon = (doc: Record<string, unknown>) => c.post('/vdu-branches/_bulk_docs', { all_or_nothing: true, docs: [{ _id: 'd', ...doc }] });
+  // No `_rev`, or one that is no leaf: a new branch, validated with no oldDoc.
+  assert.deepEqual(seen(await aon({ echo: true })), { old: null, v: null });
+  assert.deepEqual(seen(await aon({ _rev: one, echo: true })), { old: null, v: null });
+  // A leaf: that revision.
+  assert.deepEqual(seen(await aon({ _rev: two, echo: true })), { old: two, v: 2 });
+  // A `_rev` of a document that does not exist is a conflict, not validated.
+  const missing = await c.post('/vdu-branches/_bulk_docs', { all_or_nothing: true, docs: [{ _id: 'nowhere', _rev: one, echo: true }] });
+  assert.equal(missing.status, 417, missing.text);
+  assert.deepEqual(missing.body, [{ id: 'nowhere', rev: one, error: 'conflict', reason: 'Document update conflict.' }]);
+  // A refusal stops the whole batch.
+  const stopped = await aon({ refuse: true });
+  assert.equal(stopped.status, 417, stopped.text);
+  assert.deepEqual(stopped.body, [{ id: 'd', rev: '0-', error: 'forbidden', reason: 'refused' }]);
+  assert.equal((await c.get('/vdu-branches/d?open_revs=all')).body.length, 1);
+
+  // new_edits=false: the nearest stored ancestor on the revision's path, any branch; none for a branch of its own.
+  const [, h1] = one.split('-');
+  const conflict = await c.post('/vdu-branches/_bulk_docs', { new_edits: false, docs: [{ _id: 'd', _rev: `2-${'c'.repeat(32)}`, _revisions: { start: 2, ids: ['c'.repeat(32), h1] }, v: 'c' }] });
+  assert.deepEqual(conflict.body, []);
+  const onBranch = await c.post('/vdu-branches/_bulk_docs', { new_edits: false, docs: [{ _id: 'd', _rev: `3-${FAR_HASH}`, _revisions: { start: 3, ids: [FAR_HASH, 'c'.repeat(32)] }, echo: true }] });
+  assert.deepEqual(seen(onBranch), { old: `2-${'c'.repeat(32)}`, v: 'c' });
+  const alone = await c.post('/vdu-branches/_bulk_docs', { new_edits: false, docs: [{ _id: 'd', _rev: `9-${FAR_HASH}`, _revisions: { start: 9, ids: [FAR_HASH, 'e'.repeat(32)] }, echo: true }] });
+  assert.deepEqual(seen(alone), { old: null, v: null });
+  const put = await c.put(`/vdu-branches/d?new_edits=false`, { _rev: `9-${FAR_HASH}`, _revisions: { start: 9, ids: [FAR_HASH, 'e'.repeat(32)] }, echo: true });
+  assert.equal(put.status, 403, put.text);
+  assert.deepEqual(JSON.parse(put.body.reason), { old: null, v: null });
+});

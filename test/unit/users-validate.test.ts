@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { QueryServer } from '../../src/js/query-server.js';
-import { prepareUserDoc, USERS_VALIDATE_FUNCTION } from '../../src/auth/users-db.js';
+import { beforeUserDocUpdate, USERS_VALIDATE_FUNCTION, validateUserDoc } from '../../src/auth/users-db.js';
 import type { IncomingDoc } from '../../src/core/document.js';
 import type { UserContext } from '../../src/auth/user-context.js';
 
@@ -86,7 +86,8 @@ async function nativeVerdict(c: Case): Promise<string | undefined> {
     id: c.newDoc['_id'] as string, rev: c.oldDoc ? '1-0' : undefined, deleted: c.newDoc['_deleted'] === true, body,
     bodyJson: JSON.stringify(body), revisions: undefined, attachments: undefined,
   };
-  const refusal = await prepareUserDoc(doc, c.oldDoc, { ctx: c.userCtx, security: c.secObj ?? {}, iterations: 1, passwordRules: '' });
+  const w = { ctx: c.userCtx, security: c.secObj ?? {}, iterations: 1, passwordRules: '' };
+  const refusal = (await beforeUserDocUpdate(doc, w)) ?? validateUserDoc(doc, c.oldDoc, w);
   return refusal?.reason;
 }
 
