@@ -1237,15 +1237,15 @@ function attachmentBytes(atts: Record<string, StoredAttachment> | undefined): nu
   return total;
 }
 
-/**
- * Revisions whose attachments a document's stubs may refer to: the edited revision; for a
- * replicated revision, its ancestors as `_revisions` lists them, nearest first.
- */
 /** The leaves that are not deletions: more than one is a conflict. */
 function liveLeafCount(tree: RevTree): number {
   return revtree.leaves(tree).filter((leaf) => !leaf.deleted).length;
 }
 
+/**
+ * Revisions whose attachments a document's stubs may refer to: the edited revision; for a
+ * replicated revision, its ancestors as `_revisions` lists them, nearest first.
+ */
 function stubSourceCandidates(doc: IncomingDoc, newEdits: boolean): string[] {
   if (newEdits) return doc.rev !== undefined ? [doc.rev] : [];
   if (!doc.revisions) return [];

@@ -11,6 +11,7 @@ import { REPLICATOR_VALIDATE_FUNCTION, validateReplicationDoc } from '../../src/
 import { isDbAdmin } from '../../src/auth/access.js';
 import type { IncomingDoc } from '../../src/core/document.js';
 import type { UserContext } from '../../src/auth/user-context.js';
+import { sandboxVerdicts, type ValidationCase } from '../helpers/validate-verdicts.js';
 
 let qs: QueryServer;
 
@@ -21,11 +22,7 @@ after(async () => {
   await qs.close();
 });
 
-interface Case {
-  newDoc: Record<string, unknown>;
-  oldDoc?: Record<string, unknown>;
-  userCtx: UserContext;
-  secObj?: Record<string, unknown>;
+interface Case extends ValidationCase {
   /** CouchDB 1.6's verdict, where a case pins it: 'ok', or the start of its forbidden reason. */
   couchdb?: string;
 }
@@ -83,25 +80,6 @@ const cases: Case[] = [
   { newDoc: { _id: 'job', _deleted: true }, oldDoc: job({ user_ctx: { name: 'otto' }, _replication_state: 'triggered' }), userCtx: admin },
 ];
 
-/** The JavaScript function's verdict on each case: undefined (allowed) or its forbidden reason. */
-async function sandboxVerdicts(): Promise<(string | undefined)[]> {
-  const map = `function (doc) {
-    var validate = ${REPLICATOR_VALIDATE_FUNCTION};
-    try { validate(doc.newDoc, doc.oldDoc || null, doc.userCtx, doc.secObj || {}); emit('ok', null); }
-    catch (e) { emit('refused', e && e.forbidden ? e.forbidden : String(e)); }
-  }`;
-  const program = await qs.views({ id: '_design/check', views: { v: { map } } });
-  try {
-    const rows = await program.map(cases.map((c) => ({ _id: 'case', ...c })));
-    return rows.map((perView) => {
-      const [row] = perView[0]!;
-      return row![0] === 'ok' ? undefined : String(row![1]);
-    });
-  } finally {
-    program.dispose();
-  }
-}
-
 function nativeVerdict(c: Case): string | undefined {
   const body: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(c.newDoc)) if (!k.startsWith('_')) body[k] = v;
@@ -113,7 +91,7 @@ function nativeVerdict(c: Case): string | undefined {
 }
 
 test('the stored validation function and the native checks agree on every case', async () => {
-  const js = await sandboxVerdicts();
+  const js = await sandboxVerdicts(qs, REPLICATOR_VALIDATE_FUNCTION, cases);
   let refusedCount = 0;
   for (const [i, c] of cases.entries()) {
     const native = nativeVerdict(c);

@@ -9,6 +9,7 @@ import { QueryServer } from '../../src/js/query-server.js';
 import { beforeUserDocUpdate, USERS_VALIDATE_FUNCTION, validateUserDoc } from '../../src/auth/users-db.js';
 import type { IncomingDoc } from '../../src/core/document.js';
 import type { UserContext } from '../../src/auth/user-context.js';
+import { sandboxVerdicts, type ValidationCase } from '../helpers/validate-verdicts.js';
 
 let qs: QueryServer;
 
@@ -19,12 +20,7 @@ after(async () => {
   await qs.close();
 });
 
-interface Case {
-  newDoc: Record<string, unknown>;
-  oldDoc?: Record<string, unknown>;
-  userCtx: UserContext;
-  secObj?: Record<string, unknown>;
-}
+type Case = ValidationCase;
 
 const user = (name: string, roles: string[] = [], extra: Record<string, unknown> = {}) =>
   ({ _id: `org.couchdb.user:${name}`, name, roles, type: 'user', ...extra });
@@ -59,25 +55,6 @@ const cases: Case[] = [
   { newDoc: { _id: 'org.couchdb.user:eve', _deleted: true }, oldDoc: user('eve'), userCtx: admin },
 ];
 
-/** The JavaScript function's verdict on each case: undefined (allowed) or its forbidden reason. */
-async function sandboxVerdicts(): Promise<(string | undefined)[]> {
-  const map = `function (doc) {
-    var validate = ${USERS_VALIDATE_FUNCTION};
-    try { validate(doc.newDoc, doc.oldDoc || null, doc.userCtx, doc.secObj || {}); emit('ok', null); }
-    catch (e) { emit('refused', e && e.forbidden ? e.forbidden : String(e)); }
-  }`;
-  const program = await qs.views({ id: '_design/check', views: { v: { map } } });
-  try {
-    const rows = await program.map(cases.map((c) => ({ _id: 'case', ...c })));
-    return rows.map((perView) => {
-      const [row] = perView[0]!;
-      return row![0] === 'ok' ? undefined : String(row![1]);
-    });
-  } finally {
-    program.dispose();
-  }
-}
-
 async function nativeVerdict(c: Case): Promise<string | undefined> {
   const body: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(c.newDoc)) if (!k.startsWith('_')) body[k] = v;
@@ -92,7 +69,7 @@ async function nativeVerdict(c: Case): Promise<string | undefined> {
 }
 
 test('the stored validation function and the native rules agree on every case', async () => {
-  const js = await sandboxVerdicts();
+  const js = await sandboxVerdicts(qs, USERS_VALIDATE_FUNCTION, cases);
   let refusedCount = 0;
   for (const [i, c] of cases.entries()) {
     const native = await nativeVerdict(c);
