@@ -83,17 +83,21 @@ async function getDocument(req: Request, p: RouteParams, svc: Services): Promise
   // An empty list asks for nothing in particular: the document, as without open_revs.
   if (revs !== undefined && (revs === 'all' || revs.length > 0)) return openRevs(req, db, p.docId, revs, options);
 
-  if ((options.attachments || options.attsSince) && (req.header('accept') ?? '').includes('multipart/related')) {
-    const doc = await db.openDoc(p.docId, { ...options, attachmentsAs: 'follows' });
-    if (doc.follows && doc.follows.length > 0) return relatedReply(db, doc, options);
-  }
-  const doc = await db.openDoc(p.docId, options);
+  // Attachment content goes as multipart/related whenever the client takes it, as mochiweb's
+  // accepts_content_type decides for couch_httpd_db:send_doc_efficiently: no Accept header, or
+  // */*, takes it too; only e.g. `Accept: application/json` keeps the inline Base64 JSON. The
+  // JSON of such an answer always carries the encoding of compressed attachments.
+  const multipart = (options.attachments || options.attsSince !== undefined) && req.acceptsContentType('multipart/related');
+  const doc = await db.openDoc(p.docId, multipart ? { ...options, attachmentsAs: 'follows', attEncodingInfo: true } : options);
   // CouchDB sends an ETag, and honours If-None-Match, only when the answer carries no meta
   // information (couch_httpd_db:send_doc).
-  if (hasMeta(doc, options)) return json(200, doc.json);
+  const withMeta = hasMeta(doc, options);
   const etag = quote(doc.rev);
-  if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
-  return json(200, doc.json, { ETag: etag });
+  if (!withMeta && etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
+  const headers: HeaderMap = withMeta ? {} : { ETag: etag };
+  // Without content to follow (no attachments, or all older than atts_since) the answer is JSON.
+  if (doc.follows && doc.follows.length > 0) return relatedReply(db, doc, headers);
+  return json(200, doc.json, headers);
 }
 
 /**
@@ -138,8 +142,9 @@ async function openRevs(req: Request, db: Database, id: string, revs: 'all' | st
   const multipart = req.acceptsContentType('multipart/mixed');
   try {
     // A multipart/mixed reply carries attachment content (all of it, or what atts_since lacks)
-    // whether or not attachments=true is given, as CouchDB's send_docs_multipart does.
-    results = await db.openRevs(id, revs, multipart ? { ...options, attachments: true, attachmentsAs: 'follows' } : options);
+    // whether or not attachments=true is given, and the encoding of compressed attachments, as
+    // CouchDB's send_docs_multipart does.
+    results = await db.openRevs(id, revs, multipart ? { ...options, attachments: true, attachmentsAs: 'follows', attEncodingInfo: true } : options);
   } catch (err) {
     // CouchDB answers open_revs=all of a document it does not have with an empty list.
     if (revs !== 'all' || !(err instanceof CouchError) || err.status !== 404) throw err;
@@ -256,9 +261,8 @@ async function putMultipart(req: Request, p: RouteParams, svc: Services, db: Dat
 }
 
 /** A document and the content of its `follows` attachments as one multipart/related reply. */
-function relatedReply(db: Database, doc: OpenedDoc, options: OpenOptions): Reply {
+function relatedReply(db: Database, doc: OpenedDoc, headers: HeaderMap): Reply {
   const boundary = newBoundary();
-  const headers: HeaderMap = hasMeta(doc, options) ? {} : { ETag: quote(doc.rev) };
   return stream(200, writeMultipart(boundary, relatedParts(db, doc)), headers, `multipart/related; boundary="${boundary}"`);
 }
 

@@ -156,3 +156,53 @@ test('open_revs with Accept: multipart/mixed nests multipart/related parts with 
   assert.equal(JSON.parse(inner[0]!.body.toString()).v, 2);
   assert.deepEqual(inner[1]!.body, binary);
 });
+
+test('attachments=true answers multipart/related unless the Accept header rules it out (mochiweb accepts_content_type)', async () => {
+  assert.equal((await c.put('/mp-accept')).status, 201);
+  const put = await c.put('/mp-accept/doc', { _attachments: {
+    'bin.dat': { content_type: 'application/octet-stream', data: binary.toString('base64') },
+  } });
+  assert.equal(put.status, 201);
+  // No Accept header is */*, which takes multipart/related, as does a browser's list.
+  for (const accept of [undefined, '*/*', 'text/html,application/xhtml+xml,*/*;q=0.8', 'multipart/*']) {
+    const r = await send('GET', '/mp-accept/doc?attachments=true', accept === undefined ? {} : { Accept: accept });
+    assert.equal(r.status, 200, String(accept));
+    assert.match(String(r.headers['content-type']), /^multipart\/related; boundary=/, String(accept));
+    assert.equal(r.headers.etag, `"${put.body.rev}"`);
+    const parts = await partsOf(String(r.headers['content-type']), r.body);
+    assert.equal(JSON.parse(parts[0]!.body.toString())._attachments['bin.dat'].follows, true);
+    assert.deepEqual(parts[1]!.body, binary);
+  }
+  // An Accept that leaves multipart/related out, or refuses it, gets the inline Base64 JSON.
+  for (const accept of ['application/json', 'multipart/related;q=0, */*', 'text/plain']) {
+    const r = await send('GET', '/mp-accept/doc?attachments=true', { Accept: accept });
+    assert.equal(r.status, 200, accept);
+    assert.doesNotMatch(String(r.headers['content-type']), /^multipart/, accept);
+    assert.equal(JSON.parse(r.body.toString())._attachments['bin.dat'].data, binary.toString('base64'), accept);
+  }
+  // The ETag answers If-None-Match as for any document GET.
+  const cached = await send('GET', '/mp-accept/doc?attachments=true', { 'If-None-Match': `"${put.body.rev}"` });
+  assert.equal(cached.status, 304);
+  assert.equal(cached.body.length, 0);
+});
+
+test('a multipart answer with nothing to follow is JSON whose stubs carry their encoding (couch_doc:len_doc_to_multi_part_stream)', async () => {
+  assert.equal((await c.put('/mp-stubs')).status, 201);
+  const v1 = await c.put('/mp-stubs/doc', { _attachments: { 'note.txt': { content_type: 'text/plain', data: text.toString('base64') } } });
+  const v2 = await c.put('/mp-stubs/doc', { _rev: v1.body.rev, v: 2, _attachments: { 'note.txt': { stub: true } } });
+  const since = encodeURIComponent(JSON.stringify([v1.body.rev]));
+  const r = await send('GET', `/mp-stubs/doc?atts_since=${since}`, { Accept: 'multipart/related' });
+  assert.equal(r.status, 200);
+  assert.doesNotMatch(String(r.headers['content-type']), /^multipart/);
+  assert.equal(r.headers.etag, `"${v2.body.rev}"`);
+  const note = JSON.parse(r.body.toString())._attachments['note.txt'];
+  assert.equal(note.stub, true);
+  assert.equal(note.encoding, 'gzip');
+  assert.equal(typeof note.encoded_length, 'number');
+  // So is an open_revs part of multipart/mixed.
+  const revs = encodeURIComponent(JSON.stringify([v2.body.rev]));
+  const mixed = await send('GET', `/mp-stubs/doc?open_revs=${revs}&atts_since=${since}`, { Accept: 'multipart/mixed' });
+  const parts = await partsOf(String(mixed.headers['content-type']), mixed.body);
+  assert.match(parts[0]!.headers['content-type']!, /^application\/json/);
+  assert.equal(JSON.parse(parts[0]!.body.toString())._attachments['note.txt'].encoding, 'gzip');
+});
