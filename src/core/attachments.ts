@@ -89,9 +89,7 @@ export class AttachmentStore {
   isCompressible(contentType: string): boolean {
     const { compressibleTypes, compressionLevel } = this.settings();
     if (compressionLevel <= 0) return false;
-    const type = contentType.split(';')[0]!.trim().toLowerCase();
-    return compressibleTypes.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean).some((pattern) =>
-      pattern.endsWith('/*') ? type.startsWith(pattern.slice(0, -1)) : type === pattern);
+    return compressibleTypePatterns(compressibleTypes).some((pattern) => pattern.test(contentType));
   }
 
   /**
@@ -296,6 +294,31 @@ async function* gzipAsZlib(source: AsyncIterable<Buffer>, level: number): AsyncI
   }
   deflater.push(new Uint8Array(0), true);
   yield* drain();
+}
+
+let compiledTypes: { setting: string; patterns: RegExp[] } | undefined;
+
+/**
+ * `[attachments] compressible_types` as couch_db:compressible_att_type reads it: each entry is
+ * a regular expression whose first `*` stands for `.*`, matched against the whole content type
+ * (case-insensitively, parameters after `;` allowed), so an entry may also start with the
+ * wildcard, or carry one in its subtype. Which uploads are gzip'd decides their digests, and so
+ * the revision ids: they must be CouchDB's. An entry that is no valid expression matches nothing.
+ */
+function compressibleTypePatterns(setting: string): RegExp[] {
+  if (compiledTypes?.setting !== setting) {
+    const patterns: RegExp[] = [];
+    for (const entry of setting.split(/\s*,\s*/)) {
+      if (entry === '') continue;
+      try {
+        patterns.push(new RegExp(`^\\s*${entry.replace('*', '.*')}(?:\\s*;.*?)?\\s*$`, 'i'));
+      } catch {
+        // Not an expression: CouchDB's re:run fails on it; here it just compresses nothing.
+      }
+    }
+    compiledTypes = { setting, patterns };
+  }
+  return compiledTypes.patterns;
 }
 
 function toInfo(digest: string, record: DigestRecord): ContentInfo {

@@ -693,6 +693,38 @@ test('compression_level 0 stores compressible types as identity', async () => {
   assert.equal((await getDoc(db, 'doc', '?att_encoding_info=true'))._attachments['again.txt'].encoding, 'gzip');
 });
 
+test('compressible_types entries are patterns as couch_db:compressible_att_type reads them: a wildcard anywhere, parameters allowed', async () => {
+  const db = await freshDb('comptypes');
+  const saved = await c.get('/_config/attachments/compressible_types');
+  assert.equal(saved.status, 200, saved.text);
+  const set = await c.put('/_config/attachments/compressible_types', '*/xml, application/vnd.*json');
+  assert.equal(set.status, 200, set.text);
+  try {
+    const text = sampleText(100);
+    const cases: [string, string, boolean][] = [
+      ['a.xml', 'application/xml', true],
+      ['b.xml', 'image/svg+xml', false],
+      ['c.xml', 'TEXT/XML; charset=utf-8', true],
+      ['d.json', 'application/vnd.api+json', true],
+      ['e.txt', 'text/plain', false],
+    ];
+    let rev: string | undefined;
+    for (const [name, type] of cases) {
+      const put = await putAtt(`/${db}/doc/${name}${rev ? `?rev=${rev}` : ''}`, text, type);
+      assert.equal(put.status, 201, put.text);
+      rev = put.json.rev as string;
+    }
+    const stubs = (await getDoc(db, 'doc', '?att_encoding_info=true'))._attachments;
+    for (const [name, type, compressed] of cases) {
+      assert.equal(stubs[name].encoding, compressed ? 'gzip' : undefined, `${name} (${type})`);
+      assert.equal((await rawRequest('GET', `/${db}/doc/${name}`)).text, text);
+    }
+  } finally {
+    const restore = await c.put('/_config/attachments/compressible_types', saved.body);
+    assert.equal(restore.status, 200, restore.text);
+  }
+});
+
 test('an upload sent with Content-Encoding: gzip is kept as it is', async () => {
   const db = await freshDb('pregz');
   const text = sampleText(200);
