@@ -1076,7 +1076,7 @@ class Batch {
           // A new document's stubs name nothing: missing_stub comes before the conflict
           // (couch_db:prep_and_validate_updates merges stubs first).
           const stub = [...(doc.atts ?? [])].find(([, att]) => att.kind === 'stub');
-          if (stub) throw new CouchError(412, 'missing_stub', `Invalid attachment stub in ${id} for ${stub[0]}`);
+          if (stub) throw missingStub(id, stub[0]);
           throw conflict();
         }
         if (!options.allOrNothing && !revtree.isLeaf(tree, doc.rev)) throw conflict();
@@ -1163,7 +1163,11 @@ class Batch {
       // CouchDB matches stubs by name and, when the stub names one, revpos (couch_doc:merge_stubs);
       // a stub's digest is not compared (clients compute their own, e.g. of uncompressed bytes).
       if (!found || (att.revpos !== undefined && att.revpos !== found.revpos)) {
-        throw new CouchError(412, 'missing_stub', `Invalid attachment stub in ${doc.id} for ${name}`);
+        // A replicated revision of a known document without any stored ancestor has no previous
+        // revision to take stubs from (couch_db's make_first_doc_on_disk finds none).
+        const noAncestor = !interactive && this.infos.get(doc.id!) && !sources.some((rev) => this.parentAtts.get(attsKey(doc.id!, rev)));
+        if (noAncestor) throw new CouchError(412, 'missing_stub', `Previous revision missing for document ${doc.id}`);
+        throw missingStub(doc.id!, name);
       }
       out[name] = found;
     }
@@ -1207,6 +1211,11 @@ function leafBytes(info: DocInfo): number {
   let total = 0;
   for (const size of info.sizes) total += size;
   return total;
+}
+
+/** A stub naming no attachment of the edited revision, in CouchDB 1.6's words (couch_doc:merge_stubs). */
+function missingStub(id: string, name: string): CouchError {
+  return new CouchError(412, 'missing_stub', `id:${id}, name:${name}`);
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

@@ -854,10 +854,11 @@ test('a stub for an attachment that does not exist is 412 missing_stub', async (
   const db = await freshDb('missingstub');
   const rev1 = await createDoc(db, 'doc', { _attachments: { 'a.txt': { content_type: 'text/plain', data: TEXT_B64 } } });
   const missing = await c.put(`/${db}/doc`, { _rev: rev1, _attachments: { 'a.txt': { stub: true }, 'nope.txt': { stub: true } } });
-  assertError(missing, 412, 'missing_stub');
+  // CouchDB 1.6's words (couch_doc:merge_stubs); later versions say "Invalid attachment stub in …".
+  assertError(missing, 412, 'missing_stub', 'id:doc, name:nope.txt');
   // On a new document, every stub is missing.
   const fresh = await c.put(`/${db}/newdoc`, { _attachments: { 'x.txt': { stub: true } } });
-  assertError(fresh, 412, 'missing_stub');
+  assertError(fresh, 412, 'missing_stub', 'id:newdoc, name:x.txt');
   assert.equal((await c.get(`/${db}/newdoc`)).status, 404);
   // Even with a revision the new document does not have: the stub is the error, not the conflict.
   assertError(await c.put(`/${db}/newdoc`, { _rev: '1-abc', _attachments: { 'x.txt': { stub: true } } }), 412, 'missing_stub');
@@ -866,6 +867,20 @@ test('a stub for an attachment that does not exist is 412 missing_stub', async (
   assert.equal(bulk.status, 201, bulk.text);
   assert.equal(bulk.body[0].error, 'missing_stub', bulk.text);
   assert.equal((await getDoc(db, 'doc'))._rev, rev1, 'nothing was written');
+});
+
+test('a replicated revision with stubs but no stored ancestor: 412 "Previous revision missing" (couch_db:make_first_doc_on_disk)', async () => {
+  const db = await freshDb('stubnoancestor');
+  await createDoc(db, 'doc', { _attachments: { 'a.txt': { content_type: 'text/plain', data: TEXT_B64 } } });
+  const orphan = {
+    _id: 'doc', _rev: `3-${'c'.repeat(32)}`, _revisions: { start: 3, ids: ['c'.repeat(32), 'b'.repeat(32), 'a'.repeat(32)] },
+    _attachments: { 'a.txt': { stub: true } },
+  };
+  const r = await c.put(`/${db}/doc?new_edits=false`, orphan);
+  assertError(r, 412, 'missing_stub', 'Previous revision missing for document doc');
+  // A document the database never had names the stub itself.
+  const fresh = await c.put(`/${db}/other?new_edits=false`, { ...orphan, _id: 'other' });
+  assertError(fresh, 412, 'missing_stub', 'id:other, name:a.txt');
 });
 
 test('a stub whose revpos is not the stored one is 412 missing_stub (couch_doc:merge_stubs)', async () => {
