@@ -10,7 +10,7 @@ import type { JsonObject, Selector } from '../mango/selector.js';
 import { requestJson } from './design-request.js';
 import type { ChangeRow, Database } from '../core/database.js';
 import { revsInfo, type RevTree } from '../core/revtree.js';
-import { raw, stream, type Reply, type StreamReply } from './reply.js';
+import { endedByNewline, raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
@@ -189,20 +189,6 @@ async function changes(req: Request, p: RouteParams, svc: Services, body: JsonOb
   const live = q.batchFilter ? await failingClearly(feed, q.feed) : feed;
   if (q.feed === 'eventsource') return endedByNewline(stream(200, live, { 'Cache-Control': 'no-cache' }, 'text/event-stream'), req.signal);
   return endedByNewline(stream(200, live), req.signal);
-}
-
-/**
- * Every feed ends as couch_httpd:end_json_response ends it: one more newline after the feed's
- * own last line (`"last_seq":N}\n`, `{"last_seq":N}\n` or the last event), so the body ends in a
- * blank line; a JSONP callback's `);` goes before that newline.
- */
-function endedByNewline(reply: StreamReply, client: AbortSignal): StreamReply {
-  const feed = reply.body;
-  async function* body(): AsyncIterable<string | Uint8Array> {
-    yield* feed;
-    if (!client.aborted) yield '\n';
-  }
-  return { ...reply, body: body(), finalNewlineEndsResponse: true };
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { CouchError, badRequest, forbidden, queryParseError } from '../errors.js';
 import { HTTPD_SECTIONS, MAIN_CONFIG_SECTION, ROOT_FIELD, SERVER_VERSION, VENDOR_NAME, WELCOME } from '../couchdb-names.js';
-import { json, raw, stream } from './reply.js';
+import { endedByNewline, json, raw, stream } from './reply.js';
 import type { Route } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
@@ -124,9 +124,11 @@ export const serverRoutes: Route[] = [
         const timeout = req.int('timeout', 60000);
         const heartbeat = feed !== 'longpoll' && req.string('heartbeat') !== 'false';
         const updates = dbUpdates(svc.dbs, feed, timeout, heartbeat, req.signal);
-        return feed === 'eventsource'
+        // Whatever ends the feed (longpoll's one event, a timeout without heartbeat), it ends with
+        // end_json_response's newline.
+        return endedByNewline(feed === 'eventsource'
           ? stream(200, updates, { 'Cache-Control': 'no-cache' }, 'text/event-stream')
-          : stream(200, updates);
+          : stream(200, updates), req.signal);
       },
     },
   },
