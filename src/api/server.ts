@@ -16,6 +16,9 @@ const PACKAGE_VERSION = '0.1.0';
 /** This server's node name, as `_membership` and `/_node/{name}` know it. */
 export const NODE_NAME = 'settee@127.0.0.1';
 
+/** How long the icon may be cached: 365 days. */
+const FAVICON_LIFETIME_MS = 365 * 24 * 60 * 60 * 1000;
+
 /** How many databases one `POST /_dbs_info` may name, unless `[chttpd] max_db_number_for_dbs_info_req` says. */
 const MAX_DBS_INFO_KEYS = 100;
 
@@ -134,7 +137,14 @@ export const serverRoutes: Route[] = [
   },
   {
     shape: 'global', name: 'favicon.ico', access: 'public',
-    methods: { GET: async () => raw(200, FAVICON, 'image/x-icon', { 'Cache-Control': 'public, max-age=31536000' }) },
+    // As couch_httpd_misc_handlers:handle_favicon_req: cached for a year, by Cache-Control and
+    // by an Expires date 365 days ahead.
+    methods: {
+      GET: async () => raw(200, FAVICON, 'image/x-icon', {
+        'Cache-Control': 'public, max-age=31536000',
+        Expires: new Date(Date.now() + FAVICON_LIFETIME_MS).toUTCString(),
+      }),
+    },
   },
 ];
 
