@@ -10,7 +10,7 @@ import type { JsonObject, Selector } from '../mango/selector.js';
 import { requestJson } from './design-request.js';
 import type { ChangeRow, Database } from '../core/database.js';
 import { revsInfo, type RevTree } from '../core/revtree.js';
-import { raw, stream, type Reply } from './reply.js';
+import { endedByNewline, raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
@@ -183,12 +183,12 @@ async function changes(req: Request, p: RouteParams, svc: Services, body: JsonOb
     const etag = dbStateEtag(db);
     if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
     const feed = normalFeed(db, q);
-    return stream(200, q.batchFilter ? await failingClearly(feed, q.feed) : feed, { ETag: etag });
+    return endedByNewline(stream(200, q.batchFilter ? await failingClearly(feed, q.feed) : feed, { ETag: etag }), req.signal);
   }
   const feed = liveFeed(svc, db, q, req.signal);
   const live = q.batchFilter ? await failingClearly(feed, q.feed) : feed;
-  if (q.feed === 'eventsource') return stream(200, live, { 'Cache-Control': 'no-cache' }, 'text/event-stream');
-  return stream(200, live);
+  if (q.feed === 'eventsource') return endedByNewline(stream(200, live, { 'Cache-Control': 'no-cache' }, 'text/event-stream'), req.signal);
+  return endedByNewline(stream(200, live), req.signal);
 }
 
 /**

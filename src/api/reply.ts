@@ -56,6 +56,20 @@ export const raw = (status: number, body: Uint8Array | string, contentType: stri
   ({ kind: 'raw', status, body, contentType, headers });
 export const stream = (status: number, body: AsyncIterable<string | Uint8Array>, headers?: HeaderMap, contentType?: string): StreamReply =>
   ({ kind: 'stream', status, body, headers, contentType });
+/**
+ * A live feed ended as couch_httpd:end_json_response ends one (`_changes`, `_db_updates`): one
+ * more newline after the feed's own last line, unless the client has gone; a JSONP callback's
+ * `);` goes before that newline.
+ */
+export function endedByNewline(reply: StreamReply, client: AbortSignal): StreamReply {
+  const feed = reply.body;
+  async function* body(): AsyncIterable<string | Uint8Array> {
+    yield* feed;
+    if (!client.aborted) yield '\n';
+  }
+  return { ...reply, body: body(), finalNewlineEndsResponse: true };
+}
+
 /** View and `_all_docs` rows, streamed as JSON ending in the response's newline. */
 export const rowsStream = (status: number, body: AsyncIterable<string>, headers?: HeaderMap): StreamReply =>
   ({ kind: 'stream', status, body, headers, finalNewlineEndsResponse: true });

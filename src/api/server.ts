@@ -4,7 +4,7 @@
  */
 import { CouchError, badRequest, forbidden, queryParseError } from '../errors.js';
 import { HTTPD_SECTIONS, MAIN_CONFIG_SECTION, ROOT_FIELD, SERVER_VERSION, VENDOR_NAME, WELCOME } from '../couchdb-names.js';
-import { json, raw, stream } from './reply.js';
+import { endedByNewline, json, raw, stream } from './reply.js';
 import type { Route } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
@@ -15,6 +15,9 @@ const PACKAGE_VERSION = '0.1.0';
 
 /** This server's node name, as `_membership` and `/_node/{name}` know it. */
 export const NODE_NAME = 'settee@127.0.0.1';
+
+/** How long the icon may be cached: 365 days. */
+const FAVICON_LIFETIME_MS = 365 * 24 * 60 * 60 * 1000;
 
 /** How many databases one `POST /_dbs_info` may name, unless `[chttpd] max_db_number_for_dbs_info_req` says. */
 const MAX_DBS_INFO_KEYS = 100;
@@ -124,15 +127,24 @@ export const serverRoutes: Route[] = [
         const timeout = req.int('timeout', 60000);
         const heartbeat = feed !== 'longpoll' && req.string('heartbeat') !== 'false';
         const updates = dbUpdates(svc.dbs, feed, timeout, heartbeat, req.signal);
-        return feed === 'eventsource'
+        // Whatever ends the feed (longpoll's one event, a timeout without heartbeat), it ends with
+        // end_json_response's newline.
+        return endedByNewline(feed === 'eventsource'
           ? stream(200, updates, { 'Cache-Control': 'no-cache' }, 'text/event-stream')
-          : stream(200, updates);
+          : stream(200, updates), req.signal);
       },
     },
   },
   {
     shape: 'global', name: 'favicon.ico', access: 'public',
-    methods: { GET: async () => raw(200, FAVICON, 'image/x-icon', { 'Cache-Control': 'public, max-age=31536000' }) },
+    // As couch_httpd_misc_handlers:handle_favicon_req: cached for a year, by Cache-Control and
+    // by an Expires date 365 days ahead.
+    methods: {
+      GET: async () => raw(200, FAVICON, 'image/x-icon', {
+        'Cache-Control': 'public, max-age=31536000',
+        Expires: new Date(Date.now() + FAVICON_LIFETIME_MS).toUTCString(),
+      }),
+    },
   },
 ];
 

@@ -136,7 +136,8 @@ export function parseEvents(text: string): { event?: string; data?: string; id?:
       const value = line.slice(i + 1).replace(/^ /, '');
       if (field === 'event' || field === 'data' || field === 'id') ev[field] = value;
     }
-    events.push(ev);
+    // Extra blank lines (a feed's closing newline) carry no fields and dispatch nothing.
+    if (Object.keys(ev).length > 0) events.push(ev);
   }
   return events;
 }

@@ -67,8 +67,9 @@ test('normal: empty database has no results and last_seq 0, in CouchDB\'s exact 
   assert.equal(r.status, 200);
   assert.equal(r.headers['content-type'], 'application/json');
   assert.deepEqual(r.body, { results: [], last_seq: 0 });
-  // couch_httpd_db: "{\"results\":[\n" then "\n],\n\"last_seq\":N}\n"
-  assert.equal(r.text, '{"results":[\n\n],\n"last_seq":0}\n');
+  // couch_httpd_db: "{\"results\":[\n" then "\n],\n\"last_seq\":N}\n", then end_json_response's
+  // own newline: the body ends in a blank line.
+  assert.equal(r.text, '{"results":[\n\n],\n"last_seq":0}\n\n');
 });
 
 test('normal: one row per document, its latest change; deleted only on deleted winners', async () => {
@@ -88,7 +89,7 @@ test('normal: one row per document, its latest change; deleted only on deleted w
   });
   assert.equal('deleted' in r.body.results[0], false);
   // Rows are separated by ",\n" and the envelope is on its own lines.
-  assert.equal(r.text, `{"results":[\n${JSON.stringify(r.body.results[0])},\n${JSON.stringify(r.body.results[1])}\n],\n"last_seq":4}\n`);
+  assert.equal(r.text, `{"results":[\n${JSON.stringify(r.body.results[0])},\n${JSON.stringify(r.body.results[1])}\n],\n"last_seq":4}\n\n`);
 });
 
 test('normal: since skips up to and including the given sequence', async () => {
@@ -403,6 +404,8 @@ test('longpoll: timeout returns empty results with last_seq', async () => {
   const st = await live(`/${db}/_changes?feed=longpoll&since=now&timeout=100`);
   const text = await st.waitForEnd();
   assert.deepEqual(JSON.parse(text), { results: [], last_seq: 2 });
+  // As the normal feed: the last line, then end_json_response's newline.
+  assert.equal(text, '{"results":[\n\n],\n"last_seq":2}\n\n');
 });
 
 test('longpoll: with a filter, waits for a matching change', async () => {
@@ -443,7 +446,7 @@ test('continuous: one JSON object per line, then {"last_seq":N} when the timeout
   assert.equal(text,
     `${JSON.stringify({ seq: 1, id: 'foo', changes: [{ rev: a }] })}\n` +
     `${JSON.stringify({ seq: 2, id: 'bar', changes: [{ rev: b }] })}\n` +
-    '{"last_seq":2}\n');
+    '{"last_seq":2}\n\n');
 });
 
 test('continuous: a write made after opening appears as a new line', async () => {
@@ -538,9 +541,9 @@ test('continuous: changes_timeout caps timeout and is the default', async () => 
   assert.equal(set.status, 200, set.text);
   try {
     let st = await live(`/${db}/_changes?feed=continuous&timeout=600000`);
-    assert.equal(await st.waitForEnd(5000), '{"last_seq":0}\n');
+    assert.equal(await st.waitForEnd(5000), '{"last_seq":0}\n\n');
     st = await live(`/${db}/_changes?feed=continuous`);
-    assert.equal(await st.waitForEnd(5000), '{"last_seq":0}\n');
+    assert.equal(await st.waitForEnd(5000), '{"last_seq":0}\n\n');
   } finally {
     const back = await c.put('/_config/httpd/changes_timeout', '60000');
     assert.equal(back.status, 200, back.text);
@@ -588,12 +591,12 @@ test('eventsource: heartbeat sends heartbeat events', async () => {
   st.close();
 });
 
-test('eventsource: the timeout ends the stream without a last_seq line', async () => {
+test('eventsource: the timeout ends the stream without a last_seq line, with end_json_response\'s newline', async () => {
   const db = await mkdb('es-timeout');
   const a = await save(db, 'a');
   const st = await live(`/${db}/_changes?feed=eventsource&timeout=50`);
   const text = await st.waitForEnd();
-  assert.equal(text, `data: ${JSON.stringify({ seq: 1, id: 'a', changes: [{ rev: a }] })}\nid: 1\n\n`);
+  assert.equal(text, `data: ${JSON.stringify({ seq: 1, id: 'a', changes: [{ rev: a }] })}\nid: 1\n\n\n`);
 });
 
 // ------------------------------------------------------------------ errors

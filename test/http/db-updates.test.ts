@@ -20,17 +20,16 @@ async function feed(query: string): Promise<OpenStream> {
   return s;
 }
 
-test('longpoll answers the next event, ok first, and ends', async () => {
+test('longpoll answers the next event, ok first, and ends with end_json_response\'s newline', async () => {
   const s = await feed('');
   assert.equal((await c.put('/dbu-longpoll')).status, 201);
   const text = await s.waitForEnd();
-  assert.deepEqual(JSON.parse(text), { ok: true, type: 'created', db_name: 'dbu-longpoll' });
-  assert.equal(Object.keys(JSON.parse(text))[0], 'ok');
+  assert.equal(text, '{"ok":true,"type":"created","db_name":"dbu-longpoll"}\n');
 });
 
-test('longpoll with nothing happening ends after the timeout, with an empty body', async () => {
+test('longpoll with nothing happening ends after the timeout, with only the closing newline', async () => {
   const s = await feed('?feed=longpoll&timeout=100&heartbeat=true');
-  assert.equal(await s.waitForEnd(), '');
+  assert.equal(await s.waitForEnd(), '\n');
 });
 
 test('continuous sends created, updated and deleted events, one JSON object per line', async () => {
@@ -71,6 +70,14 @@ test('heartbeat=false: a live feed ends after `timeout` without events', async (
   assert.equal((await c.put('/dbu-no-beat')).status, 201);
   const text = await s.waitForEnd();
   assert.deepEqual(text.split('\n').filter(Boolean).map((l) => JSON.parse(l)), [{ ok: true, type: 'created', db_name: 'dbu-no-beat' }]);
+  assert.ok(text.endsWith('}\n\n'), JSON.stringify(text));
+});
+
+test('without heartbeat, continuous and eventsource feeds idle for `timeout` end with only the closing newline', async () => {
+  for (const kind of ['continuous', 'eventsource']) {
+    const s = await feed(`?feed=${kind}&timeout=50&heartbeat=false`);
+    assert.equal(await s.waitForEnd(), '\n', kind);
+  }
 });
 
 test('eventsource sends data events as text/event-stream', async () => {

@@ -38,6 +38,10 @@ test('with allow_jsonp, JSON answers are wrapped in the callback as text/javascr
     assert.equal(changes.headers['content-type'], 'text/javascript');
     assert.ok(changes.text.startsWith('/* CouchDB */cb({"results":[\n'), JSON.stringify(changes.text));
     assert.ok(changes.text.endsWith('],\n"last_seq":1}\n);\n'), JSON.stringify(changes.text));
+    // Without a callback that last newline follows the feed's own: a blank line ends the body.
+    assert.ok((await c.get('/jp/_changes')).text.endsWith('"last_seq":1}\n\n'));
+    const continuous = await c.get('/jp/_changes?feed=continuous&timeout=10&callback=cb');
+    assert.ok(continuous.text.endsWith('\n{"last_seq":1}\n);\n'), JSON.stringify(continuous.text));
 
     const missing = await c.get('/jp/nothing?callback=cb');
     assert.equal(missing.status, 404);

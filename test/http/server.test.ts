@@ -416,7 +416,12 @@ test('GET /favicon.ico is a non-empty icon with long-lived caching', async () =>
   assert.ok(r.body.length > 0);
   assert.equal(Number(r.headers['content-length']), r.body.length);
   assert.deepEqual([...r.body.subarray(0, 4)], [0, 0, 1, 0], 'ICO magic number');
-  assert.match(String(r.headers['cache-control']), /max-age=\d+/);
+  assert.equal(r.headers['cache-control'], 'public, max-age=31536000');
+  // handle_favicon_req also sends an Expires date 365 days ahead of the answer's Date.
+  const expires = Date.parse(String(r.headers['expires']));
+  const date = Date.parse(String(r.headers['date']));
+  assert.ok(Number.isFinite(expires) && Number.isFinite(date), JSON.stringify(r.headers));
+  assert.ok(Math.abs(expires - date - 365 * 86400000) <= 2000, `${r.headers['expires']} vs ${r.headers['date']}`);
   const head = await c.head('/favicon.ico');
   assert.equal(head.status, 200);
   assert.equal(head.text, '');
