@@ -141,7 +141,7 @@ export const serverRoutes: Route[] = [
     // by an Expires date 365 days ahead.
     methods: {
       GET: async () => raw(200, FAVICON, 'image/x-icon', {
-        'Cache-Control': 'public, max-age=31536000',
+        'Cache-Control': `public, max-age=${FAVICON_LIFETIME_MS / 1000}`,
         Expires: new Date(Date.now() + FAVICON_LIFETIME_MS).toUTCString(),
       }),
     },

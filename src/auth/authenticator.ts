@@ -20,6 +20,7 @@ import { randomBytes, createHmac } from 'node:crypto';
 import { LayeredSection, type Config } from '../config/config.js';
 import type { DatabaseRegistry } from '../core/registry.js';
 import type { Database } from '../core/database.js';
+import type { DocInfo } from '../core/records.js';
 import type { IncomingDoc } from '../core/document.js';
 import { winner } from '../core/revtree.js';
 import { validationOldDoc } from '../core/old-doc.js';
@@ -499,7 +500,7 @@ export class Authenticator {
         if (doc.id!.startsWith('_design/')) continue;
         // Settee also holds a write to the current winner's rules (its owner, its triggered state),
         // whatever revision CouchDB would judge it against: never less strict than either.
-        const winning = await openWinner(db, doc.id!);
+        const winning = await winnerOf(db, infos[k]);
         const old = oldDocs[k];
         const ownerRefusal = prepareReplicationDoc(doc, winning, ctx, dbAdmin) ?? (old ? prepareReplicationDoc(doc, old, ctx, dbAdmin) : undefined);
         if (ownerRefusal) throw ownerRefusal;
@@ -579,18 +580,16 @@ function rolesOf(doc: Record<string, unknown> | undefined): string[] {
   return Array.isArray(roles) ? roles.filter((r): r is string => typeof r === 'string') : [];
 }
 
-/**
- * A document's current winning revision as an object (`_rev` included); undefined when missing
- * or deleted, unless its tombstone is revision `tombstoneRev`.
- */
-async function openWinner(db: Database, id: string, options: { conflicts?: boolean; tombstoneRev?: string } = {}): Promise<Record<string, unknown> | undefined> {
+/** A document's current winning revision as an object (`_rev` included); undefined when missing or deleted. */
+async function openWinner(db: Database, id: string, options: { conflicts?: boolean } = {}): Promise<Record<string, unknown> | undefined> {
+  return winnerOf(db, await db.docInfo(id), options);
+}
+
+/** `openWinner` of a document whose info is already read. */
+async function winnerOf(db: Database, info: DocInfo | undefined, options: { conflicts?: boolean } = {}): Promise<Record<string, unknown> | undefined> {
+  if (!info || winner(info.tree)!.deleted) return undefined;
   try {
-    const info = await db.docInfo(id);
-    if (!info) return undefined;
-    const win = winner(info.tree)!;
-    if (win.deleted && win.rev !== options.tombstoneRev) return undefined;
-    const doc = await db.openFromInfo(info, { conflicts: options.conflicts, rev: win.deleted ? win.rev : undefined });
-    return JSON.parse(doc.json) as Record<string, unknown>;
+    return JSON.parse((await db.openFromInfo(info, options)).json) as Record<string, unknown>;
   } catch (err) {
     if (err instanceof CouchError && err.status === 404) return undefined;
     throw err;

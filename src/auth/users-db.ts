@@ -149,9 +149,9 @@ export function parsePublicFields(value: string | undefined): string[] {
 
 /**
  * `_design/_auth`'s validation function: the rules above, in JavaScript, for tools that read it.
- * Written for Settee; its verdicts match prepareUserDoc. While the users database's design
- * document holds this text the sandbox does not run it: the same checks already ran natively
- * (see `Authenticator.enforcesNatively`).
+ * Written for Settee; its verdicts match beforeUserDocUpdate's and validateUserDoc's. While the
+ * users database's design document holds this text the sandbox does not run it: the same checks
+ * already ran natively (see `Authenticator.enforcesNatively`).
  */
 export const USERS_VALIDATE_FUNCTION = `function (newDoc, oldDoc, userCtx, secObj) {
   function refuse(reason) { throw ({ forbidden: reason }); }
