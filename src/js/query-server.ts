@@ -254,6 +254,8 @@ type Rows = [unknown, unknown][];
  * length, or packed end to end as UTF-8 with each text's byte length (protocol.ts).
  */
 type BatchTexts = { docs: string; lengths: number[] } | { docs: Uint8Array; lengths: number[] };
+/** What one batch of documents gives back: its log lines and one result per document (or per batch). */
+type BatchOutput<T> = { logs: readonly unknown[]; results: T[] };
 
 class Program implements ViewProgram {
   private disposed = false;
@@ -297,18 +299,27 @@ class Program implements ViewProgram {
     const texts = (start: number, end: number) => ({ docs: new Uint8Array(bytes.subarray(offsets[start], offsets[end])), lengths: lengths.slice(start, end) });
     const parts = await this.mapAll(lengths, (start, end, call) => this.batchOf(texts, start, end, call, async (request, from, to) => {
       const reply = await this.pool.runEncoded({ ...request, encode: context(maps, from, to) });
-      this.server.logAll(reply.logs);
-      return [reply.rows];
+      return { logs: reply.logs, results: [reply.rows] };
     }));
     return parts.flat();
   }
 
-  /** Batches spread over the workers: at least one per worker, at most maxBatchDocs (and maxBatchBytes) each. */
-  private async mapAll<T>(sizes: readonly number[], batch: (start: number, end: number, call: { failed: boolean }) => Promise<T>): Promise<T[]> {
+  /**
+   * Batches spread over the workers: at least one per worker, at most maxBatchDocs (and
+   * maxBatchBytes) each. Their log lines go out in document order, whichever worker finishes first.
+   */
+  private async mapAll<T>(sizes: readonly number[], batch: (start: number, end: number, call: { failed: boolean }) => Promise<BatchOutput<T>>): Promise<T[][]> {
     const { maxBatchDocs, maxBatchBytes } = this.server.limits;
     const perBatch = Math.max(1, Math.min(maxBatchDocs, Math.ceil(sizes.length / this.pool.size)));
     const call = { failed: false };
-    const batches = batchRanges(sizes, perBatch, maxBatchBytes).map(([start, end]) => batch(start, end, call));
+    const ranges = batchRanges(sizes, perBatch, maxBatchBytes);
+    const done: (readonly unknown[] | undefined)[] = new Array(ranges.length);
+    let logged = 0;
+    const batches = ranges.map(([start, end], i) => batch(start, end, call).then(({ logs, results }) => {
+      done[i] = logs;
+      for (; logged < ranges.length && done[logged] !== undefined; logged++) this.server.logAll(done[logged]!);
+      return results;
+    }));
     try {
       return await Promise.all(batches);
     } catch (err) {
@@ -318,26 +329,22 @@ class Program implements ViewProgram {
   }
 
   /** One batch in one worker; a batch that runs out of memory is split in two and retried. */
-  private mapBatch(docs: readonly string[], start: number, end: number, call: { failed: boolean }): Promise<Rows[][]> {
+  private mapBatch(docs: readonly string[], start: number, end: number, call: { failed: boolean }): Promise<BatchOutput<Rows[]>> {
     const texts = (from: number, to: number) => {
       const part = docs.slice(from, to);
       return { docs: part.join(','), lengths: part.map((t) => t.length) };
     };
-    return this.batchOf(texts, start, end, call, async (request) => {
-      const { logs, results } = parseMapReply(await this.pool.run(request), end - start, this.mapCount);
-      this.server.logAll(logs);
-      return results;
-    });
+    return this.batchOf(texts, start, end, call, async (request) => parseMapReply(await this.pool.run(request), end - start, this.mapCount));
   }
 
   /**
    * Runs one batch, documents [start, end) as `texts` gives them to the worker, with `run`; a
-   * batch that runs out of memory is split in two and retried. Results concatenate.
+   * batch that runs out of memory is split in two and retried. Logs and results concatenate.
    */
   private async batchOf<T>(
     texts: (start: number, end: number) => BatchTexts, start: number, end: number, call: { failed: boolean },
-    run: (request: BatchTexts & { op: 'map'; pid: number; interpret: boolean; timeoutMs: number; abandoned: () => boolean }, start: number, end: number) => Promise<T[]>,
-  ): Promise<T[]> {
+    run: (request: BatchTexts & { op: 'map'; pid: number; interpret: boolean; timeoutMs: number; abandoned: () => boolean }, start: number, end: number) => Promise<BatchOutput<T>>,
+  ): Promise<BatchOutput<T>> {
     try {
       const request = {
         op: 'map' as const, pid: this.pid, ...texts(start, end),
@@ -353,7 +360,7 @@ class Program implements ViewProgram {
         const halves = [this.batchOf(texts, start, mid, call, run), this.batchOf(texts, mid, end, call, run)];
         try {
           const [a, b] = await Promise.all(halves);
-          return a!.concat(b!);
+          return { logs: [...a!.logs, ...b!.logs], results: a!.results.concat(b!.results) };
         } catch (e) {
           call.failed = true;
           throw e;
