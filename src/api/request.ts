@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { badRequest, invalidJson, queryParseError, tooLarge, badContentType } from '../errors.js';
+import { badRequest, CouchError, invalidJson, queryParseError, tooLarge, badContentType } from '../errors.js';
 import { adminPartyContext, type UserContext } from '../auth/user-context.js';
 import type { HeaderMap } from './reply.js';
 import { randomBytes } from 'node:crypto';
@@ -305,6 +305,18 @@ export class Request {
     return accepted;
   }
 
+  /**
+   * The encodings of `supported` the client takes, best first, as mochiweb's accepted_encodings
+   * reads Accept-Encoding for CouchDB: a malformed q-value is 400 bad_request and a header that
+   * refuses every supported encoding (e.g. `*;q=0`) is 406 not_acceptable.
+   */
+  acceptedEncodings(supported: readonly string[]): string[] {
+    const picked = pickAcceptedEncodings(this.header('accept-encoding') ?? '', supported);
+    if (picked === 'invalid') throw new CouchError(400, 'bad_request', ''); // CouchDB's bare bad_request
+    if (picked.length === 0) throw new CouchError(406, 'not_acceptable', 'unsupported encoding');
+    return picked;
+  }
+
   accepts(type: string): boolean {
     const accept = this.header('accept');
     if (!accept) return false;
@@ -383,4 +395,41 @@ function newRequestId(): string {
   }
   idAt += 5;
   return idBytes.toString('hex', idAt - 5, idAt);
+}
+
+/**
+ * mochiweb_util's parse_qvalues and pick_accepted_encodings: the `supported` encodings an
+ * Accept-Encoding header allows, by descending q (stable), with `identity` last unless refused;
+ * `*` stands for every supported encoding not named otherwise. 'invalid' for a bad q-value.
+ */
+export function pickAcceptedEncodings(header: string, supported: readonly string[], fallback = 'identity'): string[] | 'invalid' {
+  const qualities: [string, number][] = [];
+  for (const item of header.toLowerCase().split(',')) {
+    if (item.trim() === '') continue;
+    const [name = '', ...params] = item.split(';').filter((token) => token !== '');
+    // Parameters other than q stay part of the name (so `gzip;level=1` is not gzip).
+    const others: string[] = [];
+    let q = 1;
+    for (const [at, param] of params.map((p) => p.replace(/\s/g, '')).entries()) {
+      const kv = /^([^=]+)=([^=]+)$/.exec(param);
+      if (!kv) return 'invalid';
+      if (kv[1] !== 'q') {
+        others.push(param);
+        continue;
+      }
+      if (!/^[01](\.\d{1,3})?$/.test(kv[2]!)) return 'invalid';
+      q = Number(kv[2]);
+      if (q > 1) return 'invalid';
+      others.push(...params.slice(at + 1));
+      break;
+    }
+    qualities.push([[name.trim(), ...others].join(';'), q]);
+  }
+  const sorted = qualities.map((entry, i) => ({ entry, i })).sort((a, b) => b.entry[1] - a.entry[1] || a.i - b.i).map((x) => x.entry);
+  const accepted = sorted.filter(([, q]) => q > 0).map(([e]) => e);
+  const refusedNamed = sorted.filter(([, q]) => q <= 0).map(([e]) => e);
+  const refused = refusedNamed.flatMap((e) => (e === '*' ? supported.filter((s) => !accepted.includes(s)) : [e]));
+  const chosen = accepted.flatMap((e) => (e === '*' ? supported.filter((s) => !accepted.includes(s) && !refused.includes(s)) : [e]));
+  if (!chosen.includes(fallback)) chosen.push(fallback);
+  return chosen.filter((e) => supported.includes(e) && !refused.includes(e));
 }

@@ -575,6 +575,43 @@ test('Range on a compressed (text/plain) attachment is ignored, as CouchDB: the 
 
 // ------------------------------------------------------------------ compression
 
+test('Accept-Encoding is read as mochiweb reads it: * takes gzip, a bad q-value is 400, refusing everything is 406', async () => {
+  const db = await freshDb('acceptenc');
+  const text = sampleText(300);
+  await putAtt(`/${db}/doc/readme.txt`, text, 'text/plain');
+  await putAtt(`/${db}/pic/pic.png`, 'not really a png', 'image/png');
+  for (const accept of ['*', 'gzip;q=0.5, identity', 'deflate, *;q=0.1', 'identity;q=0, gzip']) {
+    const r = await rawRequest('GET', `/${db}/doc/readme.txt`, { headers: { 'Accept-Encoding': accept } });
+    assert.equal(r.status, 200, accept);
+    assert.equal(r.headers['content-encoding'], 'gzip', accept);
+    assert.equal(gunzipSync(r.body).toString('utf8'), text, accept);
+  }
+  for (const accept of ['*;q=0, identity', 'gzip;level=1', 'x-gzip']) {
+    const r = await rawRequest('GET', `/${db}/doc/readme.txt`, { headers: { 'Accept-Encoding': accept } });
+    assert.equal(r.status, 200, accept);
+    assert.equal(r.headers['content-encoding'], undefined, accept);
+    assert.equal(r.text, text, accept);
+  }
+  // The header is read for every attachment, whatever its encoding, before the ETag is compared.
+  for (const path of ['doc/readme.txt', 'pic/pic.png']) {
+    for (const accept of ['gzip;q=2', 'gzip;q=0.1234', 'gzip;q=AB', 'gzip; ;q=1']) {
+      const bad = await rawRequest('GET', `/${db}/${path}`, { headers: { 'Accept-Encoding': accept, 'If-None-Match': '"x"' } });
+      assert.equal(bad.status, 400, `${path} ${accept}`);
+      assert.deepEqual(JSON.parse(bad.text), { error: 'bad_request', reason: '' });
+    }
+    for (const accept of ['*;q=0', 'identity;q=0', 'identity;q=0, deflate']) {
+      const refused = await rawRequest('GET', `/${db}/${path}`, { headers: { 'Accept-Encoding': accept } });
+      assert.equal(refused.status, 406, `${path} ${accept}`);
+      assert.deepEqual(JSON.parse(refused.text), { error: 'not_acceptable', reason: 'unsupported encoding' });
+    }
+  }
+  // identity refused but gzip taken: an identity attachment still goes as it is stored.
+  const png = await rawRequest('GET', `/${db}/pic/pic.png`, { headers: { 'Accept-Encoding': 'gzip, identity;q=0' } });
+  assert.equal(png.status, 200);
+  assert.equal(png.headers['content-encoding'], undefined);
+  assert.equal(png.text, 'not really a png');
+});
+
 test('text/plain is stored gzip\'d: gzip to clients that accept it, identity bytes to others', async () => {
   const db = await freshDb('gzip');
   const text = sampleText(300);
