@@ -148,7 +148,7 @@ export class Router {
           } else if (prefix === '_design') {
             table = this.attachment;
             shape = 'attachment';
-            params.attachment = segs.slice(next).map(decodeSegment).join('/');
+            params.attachment = decodeAttachmentName(segs.slice(next), method, decodeSegment);
           } else if (!encodedPrefix) {
             throw badRequest('_local documents do not accept attachments.');
           } else {
@@ -167,7 +167,7 @@ export class Router {
             table = this.document;
             shape = 'document';
           } else {
-            params.attachment = segs.slice(2).map(decodeSegment).join('/');
+            params.attachment = decodeAttachmentName(segs.slice(2), method, decodeSegment);
             table = this.attachment;
             shape = 'attachment';
           }
@@ -190,6 +190,9 @@ function allowList(methods: string[]): string {
   return allowed.join(',');
 }
 
+/** A path segment whose every `%` starts a two-digit escape (what it decodes to may still not be UTF-8). */
+const WELL_FORMED_ESCAPES = /^(?:[^%]|%[0-9A-Fa-f]{2})*$/;
+
 /**
  * The segment after a database name. Escapes that decode to bytes that are not UTF-8 name no
  * document there can be (couch_doc:validate_docid refuses such ids): reading one finds nothing,
@@ -199,7 +202,21 @@ function decodeDocSegment(segment: string, method: string, decode: (segment: str
   try {
     return decode(segment);
   } catch (err) {
-    if (!/^(?:[^%]|%[0-9A-Fa-f]{2})*$/.test(segment)) throw err;
+    if (!WELL_FORMED_ESCAPES.test(segment)) throw err;
     throw method === 'PUT' || method === 'POST' ? badRequest('Document id must be valid UTF-8') : notFound('missing');
+  }
+}
+
+/**
+ * The segments after a document id, as one attachment name. Escapes that decode to bytes that
+ * are not UTF-8 name no attachment (couch_httpd_db:validate_attachment_name refuses them):
+ * writing one is a 400, reading one finds nothing.
+ */
+function decodeAttachmentName(segments: readonly string[], method: string, decode: (segment: string) => string): string {
+  try {
+    return segments.map(decode).join('/');
+  } catch (err) {
+    if (!segments.every((segment) => WELL_FORMED_ESCAPES.test(segment))) throw err;
+    throw method === 'GET' || method === 'HEAD' ? notFound('Document is missing attachment') : badRequest('Attachment name is not UTF-8 encoded');
   }
 }

@@ -465,6 +465,21 @@ test('attachment names starting with "_" are rejected, standalone and inline', a
   assert.equal(reserved.status, 400);
 });
 
+test('an attachment name whose escapes are not UTF-8 is a 400 to write and absent to read', async () => {
+  const db = await freshDb('badutf8name');
+  const put = await putAtt(`/${db}/doc/bad%FFname.txt`, 'x', 'text/plain');
+  assertError({ status: put.status, text: put.text, body: put.json }, 400, 'bad_request', 'Attachment name is not UTF-8 encoded');
+  assert.equal((await c.get(`/${db}/doc`)).status, 404, 'nothing was created');
+  const rev = await createDoc(db, 'doc', { _attachments: { 'a.txt': { content_type: 'text/plain', data: TEXT_B64 } } });
+  const del = await rawRequest('DELETE', `/${db}/doc/dir/%C3?rev=${rev}`);
+  assert.equal(del.status, 400, del.text);
+  assert.equal(JSON.parse(del.text).reason, 'Attachment name is not UTF-8 encoded');
+  const get = await rawRequest('GET', `/${db}/doc/%FF`);
+  assert.equal(get.status, 404, get.text);
+  assert.deepEqual(JSON.parse(get.text), { error: 'not_found', reason: 'Document is missing attachment' });
+  assert.equal((await getDoc(db, 'doc'))._rev, rev, 'the document is unchanged');
+});
+
 test('attachments of design documents: PUT creates the ddoc, every URL form reads it, rev required', async () => {
   const db = await freshDb('design');
   const put = await putAtt(`/${db}/_design/dd/foo/bar.txt`, TEXT, 'text/plain');
