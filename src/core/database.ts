@@ -542,7 +542,7 @@ export class Database {
   private async applyBatch(batch: EditRequest[]): Promise<void> {
     const before = this.meta.updateSeq;
     const staged = new Batch(this);
-    const outcomes: EditResult[][] = [];
+    const outcomes: (EditResult[] | CouchError)[] = [];
     // Large non-atomic batches commit in parts: while the store commits one part, the next is
     // staged, so document work and storage work overlap instead of taking turns. At most
     // PARTS_IN_FLIGHT parts are uncommitted at once, so no transaction holds more than that
@@ -571,7 +571,11 @@ export class Database {
       for (const request of batch) request.reject(err);
       return;
     }
-    const answer = (request: EditRequest, i: number) => request.resolve(outcomes[i]!);
+    const answer = (request: EditRequest, i: number) => {
+      const outcome = outcomes[i]!;
+      if (outcome instanceof CouchError) request.reject(outcome);
+      else request.resolve(outcome);
+    };
     const durable = batch.filter((r) => r.options.durable);
     batch.forEach((request, i) => { if (!request.options.durable) answer(request, i); });
     if (durable.length > 0) {
@@ -1025,34 +1029,43 @@ class Batch {
   }
 
   /**
-   * Stages a request's edits. Unless the request is all-or-nothing, `commitPart` is called
-   * between documents every PART_SIZE of them, to hand what is staged so far to the store.
+   * Stages a request's edits: one result per document, or the error that refuses the whole
+   * request (nothing of it staged). Unless the request must be staged whole, `commitPart` is
+   * called between documents every PART_SIZE of them, to hand what is staged so far to the store.
    */
-  async applyRequest(request: EditRequest, commitPart: () => Promise<void>): Promise<EditResult[]> {
+  async applyRequest(request: EditRequest, commitPart: () => Promise<void>): Promise<EditResult[] | CouchError> {
     const { options } = request;
     await this.prefetch(request.docs);
     await this.prefetchStubSources(request.docs, options.newEdits);
-    // all_or_nothing: stage on a copy, keep it only if every document succeeds.
-    const saved = options.allOrNothing
+    // all_or_nothing, or stubs that may name nothing: stage on a copy, kept only if the
+    // request goes through (staged whole, no part committed before the end).
+    const saved = options.allOrNothing || request.docs.some(hasStubs)
       ? { meta: { ...this.meta }, ops: this.ops.length, infos: new Map(this.infos) }
       : undefined;
+    const restore = () => {
+      this.meta = saved!.meta;
+      this.ops.length = saved!.ops;
+      this.infos.clear();
+      for (const [k, v] of saved!.infos) this.infos.set(k, v);
+    };
     const results: EditResult[] = [];
     for (const doc of request.docs) {
-      if (!options.allOrNothing && this.staged >= PART_SIZE) await commitPart();
+      if (!saved && this.staged >= PART_SIZE) await commitPart();
       try {
         results.push(this.applyEdit(doc, options));
       } catch (err) {
-        // Whatever one document does wrong is that document's error, never its batch-mates'.
         const e = toCouchError(err);
+        // A stub naming no attachment fails the whole request, as couch_doc:merge_stubs' throw
+        // leaves CouchDB's update_docs.
+        if (e.error === 'missing_stub') {
+          restore();
+          return e;
+        }
+        // Whatever else one document does wrong is that document's error, never its batch-mates'.
         results.push({ id: doc.id ?? '', ok: false, error: e.error, reason: e.reason, status: e.status });
       }
     }
-    if (saved && results.some((r) => !r.ok)) {
-      this.meta = saved.meta;
-      this.ops.length = saved.ops;
-      this.infos.clear();
-      for (const [k, v] of saved.infos) this.infos.set(k, v);
-    }
+    if (options.allOrNothing && results.some((r) => !r.ok)) restore();
     return results;
   }
 
@@ -1211,6 +1224,13 @@ function leafBytes(info: DocInfo): number {
   let total = 0;
   for (const size of info.sizes) total += size;
   return total;
+}
+
+/** Whether an incoming document keeps any attachment as a stub (the request may then be refused whole). */
+function hasStubs(doc: IncomingDoc): boolean {
+  if (!doc.atts) return false;
+  for (const att of doc.atts.values()) if (att.kind === 'stub') return true;
+  return false;
 }
 
 /** A stub naming no attachment of the edited revision, in CouchDB 1.6's words (couch_doc:merge_stubs). */

@@ -21,6 +21,12 @@ export function attachmentsToSend(doc: DocJson, possibleAncestors: readonly stri
     .map(([name]) => name);
 }
 
+/** Names of all of a revision's attachments. */
+export function attachmentNames(doc: DocJson): string[] {
+  const atts = doc['_attachments'] as Record<string, unknown> | undefined;
+  return atts ? Object.keys(atts) : [];
+}
+
 /** The newest revision position on this revision's path that the target holds (0: none). */
 function knownPosition(revisions: RevisionsField | undefined, possibleAncestors: readonly string[]): number {
   if (!revisions || !Array.isArray(revisions.ids)) return 0;

@@ -10,8 +10,8 @@ import { CouchError } from '../errors.js';
 import type { TaskHandle } from '../core/tasks.js';
 import { checkpointBody, findStartPoint, rfc1123, type CheckpointBody, type HistoryEntry, type SessionStats } from './checkpoint.js';
 import { REPLICATION_ID_VERSION, type ReplicationId } from './replication-id.js';
-import type { ChangeRow, ChangesBatch, DocJson, ReplicationPeer, MissingRevs } from './peer.js';
-import { attachmentsToSend } from './attachments.js';
+import type { ChangeRow, ChangesBatch, DocJson, ReplicationPeer, MissingRevs, WriteFailure } from './peer.js';
+import { attachmentNames, attachmentsToSend } from './attachments.js';
 import { sleep } from './sleep.js';
 
 export interface ReplicationSettings {
@@ -401,21 +401,51 @@ export class Replication {
       if (names.length === 0) plain.push(doc);
       else withContent.push({ doc, names });
     }
-    const failures = await target.write(plain);
+    const failures = await this.writePlain(plain, withContent);
     // Attachment content streams from the source into a multipart PUT, a few documents at a time.
     let next = 0;
     const stream = async () => {
       while (next < withContent.length) {
         const { doc, names } = withContent[next++]!;
-        const failure = await target.writeWithAttachments(doc, names.map((name) => ({
+        const send = (sent: readonly string[]) => target.writeWithAttachments(doc, sent.map((name) => ({
           name, open: () => source.openAttachment(doc._id, doc._rev, name),
         })));
+        let failure = await send(names);
+        const all = attachmentNames(doc);
+        if (failure?.error === 'missing_stub' && all.length > names.length) {
+          this.logStubRetry(doc);
+          failure = await send(all);
+        }
         if (failure) failures.push(failure);
       }
     };
     await Promise.all(Array.from({ length: Math.min(ATTACHMENT_STREAMS, withContent.length) }, stream));
     for (const f of failures) this.hooks.log('warn', `Replication ${this.options.id.full}: ${f.id} ${f.rev ?? ''} not written: ${f.error} ${f.reason}`);
     this.count(session, { docs_written: docs.length - failures.length, doc_write_failures: failures.length });
+  }
+
+  /**
+   * Writes revisions that need no attachment content in one request. Should the target refuse
+   * it for a stub naming nothing (its attachments are not what `_revs_diff` let us expect), the
+   * revisions with stubs go with all their content instead, as CouchDB's replicator retries them.
+   */
+  private async writePlain(plain: DocJson[], withContent: { doc: DocJson; names: string[] }[]): Promise<WriteFailure[]> {
+    try {
+      return await this.peers.target.write(plain);
+    } catch (err) {
+      if (!(err instanceof CouchError && err.error === 'missing_stub')) throw err;
+      const bare = plain.filter((doc) => attachmentNames(doc).length === 0);
+      for (const doc of plain) {
+        if (attachmentNames(doc).length === 0) continue;
+        this.logStubRetry(doc);
+        withContent.push({ doc, names: attachmentNames(doc) });
+      }
+      return await this.peers.target.write(bare);
+    }
+  }
+
+  private logStubRetry(doc: DocJson): void {
+    this.hooks.log('warn', `Replication ${this.options.id.full}: retrying ${doc._id} ${doc._rev} with its attachments' content, the target's stubs being out of sync`);
   }
 
   private count(session: SessionStats, delta: Partial<SessionStats>): void {

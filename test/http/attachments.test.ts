@@ -914,11 +914,34 @@ test('a stub for an attachment that does not exist is 412 missing_stub', async (
   assert.equal((await c.get(`/${db}/newdoc`)).status, 404);
   // Even with a revision the new document does not have: the stub is the error, not the conflict.
   assertError(await c.put(`/${db}/newdoc`, { _rev: '1-abc', _attachments: { 'x.txt': { stub: true } } }), 412, 'missing_stub');
-  // In _bulk_docs it is that document's error.
-  const bulk = await c.post(`/${db}/_bulk_docs`, { docs: [{ _id: 'doc', _rev: rev1, _attachments: { 'nope.txt': { stub: true } } }] }, { headers: json });
-  assert.equal(bulk.status, 201, bulk.text);
-  assert.equal(bulk.body[0].error, 'missing_stub', bulk.text);
+  // In _bulk_docs it refuses the whole request (couch_doc:merge_stubs throws out of update_docs):
+  // nothing of it is written, not even its valid documents, with or without new_edits.
+  const bulk = await c.post(`/${db}/_bulk_docs`, { docs: [
+    { _id: 'fine', value: 1 },
+    { _id: 'doc', _rev: rev1, _attachments: { 'nope.txt': { stub: true } } },
+    { _id: 'fine2', value: 2 },
+  ] }, { headers: json });
+  assertError(bulk, 412, 'missing_stub', 'id:doc, name:nope.txt');
   assert.equal((await getDoc(db, 'doc'))._rev, rev1, 'nothing was written');
+  assert.equal((await c.get(`/${db}/fine`)).status, 404, 'nor its batch-mates');
+  assert.equal((await c.get(`/${db}/fine2`)).status, 404, 'nor its batch-mates');
+  const replicated = await c.post(`/${db}/_bulk_docs`, { new_edits: false, docs: [
+    { _id: 'fine', _rev: `1-${'a'.repeat(32)}`, value: 1 },
+    { _id: 'doc', _rev: `2-${'b'.repeat(32)}`, _revisions: { start: 2, ids: ['b'.repeat(32), rev1.slice(2)] }, _attachments: { 'nope.txt': { stub: true } } },
+  ] }, { headers: json });
+  assertError(replicated, 412, 'missing_stub', 'id:doc, name:nope.txt');
+  assert.equal((await c.get(`/${db}/fine`)).status, 404, 'nor its batch-mates');
+  // Other errors stay per document; the stubs that do name an attachment are kept.
+  const mixed = await c.post(`/${db}/_bulk_docs`, { docs: [
+    { _id: 'doc', _rev: rev1, _attachments: { 'a.txt': { stub: true } }, edited: true },
+    { _id: 'doc', _rev: rev1, edited: 'twice' },
+  ] }, { headers: json });
+  assert.equal(mixed.status, 201, mixed.text);
+  assert.equal(mixed.body[0].ok, true, mixed.text);
+  assert.equal(mixed.body[1].error, 'conflict', mixed.text);
+  const edited = await getDoc(db, 'doc');
+  assert.equal(edited.edited, true);
+  assert.deepEqual(Object.keys(edited._attachments), ['a.txt']);
 });
 
 test('a replicated revision with stubs but no stored ancestor: 412 "Previous revision missing" (couch_db:make_first_doc_on_disk)', async () => {

@@ -146,6 +146,35 @@ test(`attachments by ${via}: binary and compressible, large, added later (only t
 });
 }
 
+for (const via of ['name', 'url'] as const) {
+test(`stubs out of sync by ${via}: a target refusing them gets the content instead, as CouchDB's replicator retries`, async () => {
+  const src = await mkdb(`stubs-${via}`);
+  const tgt = await mkdb(`stubs-${via}-tgt`);
+  const ep = (db: string) => (via === 'url' ? `${server.url}${db}` : db);
+  const [a, b, cc] = ['a'.repeat(32), 'b'.repeat(32), 'c'.repeat(32)];
+  const write = async (db: string, docs: unknown[]) => {
+    const r = await c.post(`/${db}/_bulk_docs`, { new_edits: false, docs });
+    assert.equal(r.status, 201, r.text);
+  };
+  await write(src, [
+    { _id: 'd', _rev: `1-${a}` },
+    { _id: 'plain', _rev: `1-${a}`, v: 1 },
+  ]);
+  await write(src, [{ _id: 'd', _rev: `2-${b}`, _revisions: { start: 2, ids: [b, a] }, _attachments: { 'a.txt': { content_type: 'text/plain', data: Buffer.from('the content').toString('base64') } } }]);
+  await write(src, [{ _id: 'd', _rev: `3-${cc}`, _revisions: { start: 3, ids: [cc, b, a] }, v: 3, _attachments: { 'a.txt': { stub: true } } }]);
+  // The target holds revision 2 of d without its attachment: what _revs_diff says it has is not so.
+  await write(tgt, [{ _id: 'd', _rev: `2-${b}`, _revisions: { start: 2, ids: [b, a] } }]);
+  const r = await replicate({ source: ep(src), target: ep(tgt) });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.history[0].docs_written, 2, r.text);
+  assert.equal(r.body.history[0].doc_write_failures, 0, r.text);
+  assert.equal((await c.get(`/${tgt}/d/a.txt?rev=3-${cc}`)).text, 'the content');
+  assert.equal((await c.get(`/${tgt}/d`)).body.v, 3);
+  assert.equal((await c.get(`/${tgt}/plain`)).body.v, 1, 'its batch-mates are written too');
+  assert.match(await serverLog(), new RegExp(`retrying d 3-${cc}`));
+});
+}
+
 test('as a peer: attachments=true with atts_since sends only the content added since (CouchDB 1.6)', async () => {
   const db = await mkdb('peer-atts');
   const one = await c.put(`/${db}/d`, { _attachments: { 'a.txt': { content_type: 'text/plain', data: Buffer.from('A').toString('base64') } } });
