@@ -481,6 +481,17 @@ export class Authenticator {
     let refusals: (CouchError | undefined)[] | undefined;
     const refuse = (i: number, err: CouchError) => { (refusals ??= new Array(docs.length).fill(undefined))[i] = err; };
     const dbAdmin = isDbAdmin(ctx, security);
+    const w = {
+      ctx, security, iterations: Math.max(1, this.settings.getInt('iterations', 10)), passwordRules: this.settings.getString('password_regexp', ''),
+    };
+    if (usersDb) {
+      // couch_users_db:before_doc_update sees every document, design documents too, before any
+      // validation: what it refuses is the whole request's answer.
+      for (const doc of docs) {
+        const refusal = await beforeUserDocUpdate(doc, w);
+        if (refusal) throw refusal;
+      }
+    }
     const screened: number[] = [];
     docs.forEach((doc, i) => {
       if ((doc.id ?? '').startsWith('_design/') && !dbAdmin) refuse(i, unauthorized('You are not a db or server admin.'));
@@ -511,13 +522,6 @@ export class Authenticator {
       return refusals;
     }
 
-    const w = {
-      ctx, security, iterations: Math.max(1, this.settings.getInt('iterations', 10)), passwordRules: this.settings.getString('password_regexp', ''),
-    };
-    for (const i of screened) {
-      const refusal = await beforeUserDocUpdate(docs[i]!, w);
-      if (refusal) throw refusal;
-    }
     for (const [k, i] of screened.entries()) {
       const doc = docs[i]!;
       // A conflict in a user document locks its owner out until an admin resolves it (a user

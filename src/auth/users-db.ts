@@ -47,14 +47,13 @@ const sameRoles = (a: unknown[], b: unknown[]): boolean => {
 
 /**
  * What CouchDB 1.6's couch_users_db:before_doc_update does to one write to the users database,
- * before any validation: a signed-in user who is not an admin is told another's document is not
- * there, and a plain `password` is replaced by PBKDF2 material (once it meets the password
- * rules). Its refusal is the whole request's answer, as CouchDB's throw from there is; on success
- * the document may have been changed in place.
+ * before any validation: a signed-in user who is not an admin is told another's document (or a
+ * design document) is not there, and a plain `password` is replaced by PBKDF2 material (once it
+ * meets the password rules). Its refusal is the whole request's answer, as CouchDB's throw from
+ * there is; on success the document may have been changed in place.
  */
 export async function beforeUserDocUpdate(doc: IncomingDoc, w: UserWriteContext): Promise<CouchError | undefined> {
   const id = doc.id ?? '';
-  if (id.startsWith('_design/')) return undefined;
   if (!isDbAdmin(w.ctx, w.security) && w.ctx.name !== null && USER_DOC_PREFIX + w.ctx.name !== id) return notFound();
   const body = doc.body;
   if (typeof body['password'] === 'string') {
