@@ -232,3 +232,17 @@ test('a live feed asked for descending order starts at the current sequence and 
   const woken = await waiting;
   assert.deepEqual(woken.body.results.map((r: { id: string }) => r.id), ['new']);
 });
+
+test('_revs_diff and _missing_revs list an unknown document even when asked for no revisions', async () => {
+  await freshDb('a16-revsdiff');
+  const rev = (await c.put('/a16-revsdiff/known', {})).body.rev as string;
+  await c.put('/a16-revsdiff/whole', {});
+  // couch_db:find_missing answers a document it cannot find with the revisions asked, none or
+  // more; a known document only when some revision is missing.
+  const diff = await c.post('/a16-revsdiff/_revs_diff', { ghost: [], known: [], whole: [] });
+  assert.equal(diff.status, 200, diff.text);
+  assert.deepEqual(diff.body, { ghost: { missing: [] } });
+  const missing = await c.post('/a16-revsdiff/_missing_revs', { ghost: [], known: [rev] });
+  assert.equal(missing.status, 200, missing.text);
+  assert.deepEqual(missing.body.missing_revs, { ghost: [] });
+});
