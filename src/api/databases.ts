@@ -213,10 +213,12 @@ async function compactViews(req: Request, db: Database, ddocId: string, svc: Ser
 export function readRevsMap(body: Record<string, unknown>): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const [id, revs] of Object.entries(body)) {
-    if (!Array.isArray(revs) || revs.some((r) => typeof r !== 'string')) {
-      throw badRequest(`Revisions for ${id} must be an array of strings`);
-    }
-    out[id] = (revs as string[]).map((r) => givenRev(r));
+    if (!Array.isArray(revs)) throw badRequest(`Revisions for ${id} must be an array of strings`);
+    // A revision that is no string is couch_doc:parse_rev's "Invalid rev format", as a bad string is.
+    out[id] = (revs as unknown[]).map((r) => {
+      if (typeof r !== 'string') throw badRequest('Invalid rev format');
+      return givenRev(r);
+    });
   }
   return out;
 }

@@ -246,3 +246,14 @@ test('_revs_diff and _missing_revs list an unknown document even when asked for 
   assert.equal(missing.status, 200, missing.text);
   assert.deepEqual(missing.body.missing_revs, { ghost: [] });
 });
+
+test('_revs_diff, _missing_revs and _purge: a revision that is not a string is an invalid rev format', async () => {
+  await freshDb('a16-revsmap');
+  for (const path of ['_revs_diff', '_missing_revs', '_purge']) {
+    for (const revs of [[1], ['1-abc', null], [{}]]) {
+      const r = await c.post(`/a16-revsmap/${path}`, { d: revs });
+      assert.equal(r.status, 400, `${path} ${JSON.stringify(revs)}: ${r.text}`);
+      assert.deepEqual(r.body, { error: 'bad_request', reason: 'Invalid rev format' }, `${path} ${JSON.stringify(revs)}`);
+    }
+  }
+});
