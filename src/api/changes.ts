@@ -130,11 +130,13 @@ function parseQuery(req: Request, db: Database, svc: Services, body: JsonObject 
   } else if (filterName?.startsWith('_')) {
     throw badRequest('unknown builtin filter name');
   } else if (filterName !== undefined) {
-    if (filterName.split('/').filter((part) => part !== '').length !== 2) {
+    const parts = filterName.split('/').filter((part) => part !== '');
+    // A name of no parts (`filter=`, `filter=/`) filters nothing, as couch_changes:make_filter_fun
+    // reads the tokens of "" (the default filter) or "/".
+    if (parts.length !== 0 && parts.length !== 2) {
       throw badRequest('filter parameter must be of the form `designname/filtername`');
     }
-    const [ddocName, fname] = filterName.split('/').filter((part) => part !== '');
-    designFilterName = { ddocId: `_design/${ddocName}`, name: fname! };
+    if (parts.length === 2) designFilterName = { ddocId: `_design/${parts[0]}`, name: parts[1]! };
   }
 
   // A live feed asked to go backwards starts at the current sequence and goes forward, as

@@ -257,3 +257,20 @@ test('_revs_diff, _missing_revs and _purge: a revision that is not a string is a
     }
   }
 });
+
+test('_changes?filter= naming nothing (empty, or slashes only) filters nothing', async () => {
+  await freshDb('a16-nofilter');
+  await c.put('/a16-nofilter/a', {});
+  await c.put('/a16-nofilter/b', {});
+  for (const filter of ['', '/', '//']) {
+    const r = await c.get(`/a16-nofilter/_changes?filter=${filter}`);
+    assert.equal(r.status, 200, `${JSON.stringify(filter)}: ${r.text}`);
+    assert.deepEqual(r.body.results.map((row: { id: string }) => row.id), ['a', 'b'], JSON.stringify(filter));
+  }
+  // One part, or three, is still no design document's filter.
+  for (const filter of ['x', 'a/b/c']) {
+    const r = await c.get(`/a16-nofilter/_changes?filter=${filter}`);
+    assert.equal(r.status, 400, filter);
+    assert.equal(r.body.reason, 'filter parameter must be of the form `designname/filtername`');
+  }
+});
