@@ -274,3 +274,19 @@ test('_changes?filter= naming nothing (empty, or slashes only) filters nothing',
     assert.equal(r.body.reason, 'filter parameter must be of the form `designname/filtername`');
   }
 });
+
+test('_changes with a feed of another name is a normal feed, without the ETag only `normal` carries', async () => {
+  await freshDb('a16-feedname');
+  await c.put('/a16-feedname/a', {});
+  const named = await c.get('/a16-feedname/_changes?feed=normal');
+  assert.ok(named.headers['etag'], 'feed=normal carries the ETag');
+  for (const feed of ['foo', '', 'Continuous']) {
+    const r = await c.get(`/a16-feedname/_changes?feed=${feed}`);
+    assert.equal(r.status, 200, `${JSON.stringify(feed)}: ${r.text}`);
+    assert.deepEqual(r.body, named.body, JSON.stringify(feed));
+    assert.equal(r.headers['etag'], undefined, JSON.stringify(feed));
+  }
+  // The ETag of a normal feed is no reason to answer another one with 304.
+  const again = await c.get('/a16-feedname/_changes?feed=foo', { headers: { 'If-None-Match': named.headers['etag'] as string } });
+  assert.equal(again.status, 200);
+});
