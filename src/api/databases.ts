@@ -133,15 +133,7 @@ export const databaseRoutes: Route[] = [
       PUT: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
         const security = await readObject(req, svc);
-        for (const field of ['admins', 'members', 'readers']) {
-          const v = security[field];
-          if (v === undefined) continue;
-          const group = v as { names?: unknown; roles?: unknown } | null;
-          const strings = (x: unknown) => x === undefined || (Array.isArray(x) && x.every((s) => typeof s === 'string'));
-          if (!group || typeof group !== 'object' || Array.isArray(group) || !strings(group.names) || !strings(group.roles)) {
-            throw badRequest(`${field} must be an object with names and roles arrays of strings`);
-          }
-        }
+        checkSecurityGroups(security);
         await db.setSecurity(security);
         return ok();
       },
@@ -207,6 +199,28 @@ async function compactViews(req: Request, db: Database, ddocId: string, svc: Ser
   await svc.views.open(db, ddocId, false);
   void svc.views.compact(db, ddocId).catch((err) => svc.log.error(`view compaction failed: ${String(err)}`));
   return json(202, { ok: true });
+}
+
+/**
+ * The groups of a security object, checked as couch_db:validate_security_object does: `admins`,
+ * and `members` or else their old name `readers`. A names or roles list that is not all strings
+ * is CouchDB's 500 unknown_error (it throws the bare message); a group that is no object crashes
+ * CouchDB (function_clause), a 400 here.
+ */
+function checkSecurityGroups(security: Record<string, unknown>): void {
+  for (const field of ['admins', security['members'] !== undefined ? 'members' : 'readers']) {
+    const value = security[field];
+    if (value === undefined) continue;
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw badRequest(`${field} must be an object with names and roles arrays of strings`);
+    }
+    for (const list of ['names', 'roles']) {
+      const entries = (value as Record<string, unknown>)[list];
+      if (entries !== undefined && !(Array.isArray(entries) && entries.every((entry) => typeof entry === 'string'))) {
+        throw new CouchError(500, 'unknown_error', `${list} must be a JSON list of strings`);
+      }
+    }
+  }
 }
 
 /** `{docid: [rev, ...]}` bodies of _revs_diff, _missing_revs and _purge. */

@@ -290,3 +290,22 @@ test('_changes with a feed of another name is a normal feed, without the ETag on
   const again = await c.get('/a16-feedname/_changes?feed=foo', { headers: { 'If-None-Match': named.headers['etag'] as string } });
   assert.equal(again.status, 200);
 });
+
+test("_security: names and roles that are not lists of strings are refused in CouchDB's words; readers count only without members", async () => {
+  await freshDb('a16-security');
+  const cases: [unknown, string][] = [
+    [{ admins: { names: 'bob' } }, 'names must be a JSON list of strings'],
+    [{ admins: { names: ['bob'], roles: [1] } }, 'roles must be a JSON list of strings'],
+    [{ members: { names: null } }, 'names must be a JSON list of strings'],
+    [{ readers: { roles: 'r' } }, 'roles must be a JSON list of strings'],
+  ];
+  for (const [body, reason] of cases) {
+    const r = await c.put('/a16-security/_security', body);
+    assert.equal(r.status, 500, `${JSON.stringify(body)}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'unknown_error', reason }, JSON.stringify(body));
+  }
+  // With members given, the old name readers is not looked at (couch_db:get_members).
+  const kept = { members: { names: ['mia'] }, readers: 'anything' };
+  assert.equal((await c.put('/a16-security/_security', kept)).status, 200);
+  assert.deepEqual((await c.get('/a16-security/_security')).body, kept);
+});
