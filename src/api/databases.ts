@@ -11,7 +11,7 @@ import { requireDbAdmin } from './authorize.js';
 import {
   absoluteUrl, docPath, durableWrite, givenRev, maxDocumentSize, openDb, quote, raiseResult, readObject, requestLimit, editDocs } from './common.js';
 import type { Services } from './services.js';
-import type { Request } from './request.js';
+import { parseJson, type Request } from './request.js';
 import { tooLarge } from '../errors.js';
 
 export const databaseRoutes: Route[] = [
@@ -117,10 +117,13 @@ export const databaseRoutes: Route[] = [
       GET: async (req, p, svc) => json(200, (await openDb(svc, p.db, req)).revsLimit),
       PUT: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
-        const limit = await req.jsonBody(requestLimit(svc));
-        if (typeof limit !== 'number' || !Number.isInteger(limit) || limit <= 0) {
-          throw badRequest('Rev limit has to be an integer');
-        }
+        const text = await req.text(requestLimit(svc));
+        const limit = text.trim() === '' ? undefined : parseJson(text);
+        // couch_httpd_db takes only a JSON integer: a number written with a fraction or an
+        // exponent (1.0, 1e3) is an Erlang float to it.
+        if (typeof limit !== 'number' || !/^\s*-?\d+\s*$/.test(text)) throw badRequest('Rev limit has to be an integer');
+        // couch_db:set_revs_limit throws the bare atom for one below 1: CouchDB's 500 unknown_error.
+        if (limit <= 0) throw new CouchError(500, 'unknown_error', 'invalid_revs_limit');
         await db.setRevsLimit(limit);
         return ok();
       },

@@ -309,3 +309,19 @@ test("_security: names and roles that are not lists of strings are refused in Co
   assert.equal((await c.put('/a16-security/_security', kept)).status, 200);
   assert.deepEqual((await c.get('/a16-security/_security')).body, kept);
 });
+
+test('_revs_limit: a float is no integer, an integer below 1 is couch_db\'s invalid_revs_limit', async () => {
+  await freshDb('a16-revslimit');
+  for (const raw of ['1.0', '1e3', '2E1']) {
+    const r = await c.request('PUT', '/a16-revslimit/_revs_limit', { raw, headers: { 'Content-Type': 'application/json' } });
+    assert.equal(r.status, 400, `${raw}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'Rev limit has to be an integer' }, raw);
+  }
+  for (const raw of ['0', '-3']) {
+    const r = await c.request('PUT', '/a16-revslimit/_revs_limit', { raw, headers: { 'Content-Type': 'application/json' } });
+    assert.equal(r.status, 500, `${raw}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'invalid_revs_limit' }, raw);
+  }
+  assert.equal((await c.request('PUT', '/a16-revslimit/_revs_limit', { raw: ' 12\n', headers: { 'Content-Type': 'application/json' } })).status, 200);
+  assert.equal((await c.get('/a16-revslimit/_revs_limit')).body, 12);
+});
