@@ -145,8 +145,11 @@ async function ownRevsDiff(req: Request, target: RouteTarget, svc: Services): Pr
   const db = await svc.dbs.get(target.params.db);
   const own = ownId !== undefined && asked[ownId] ? await db.revsDiff({ [ownId]: asked[ownId]! }) : {};
   const diff: Record<string, { missing: string[] }> = {};
-  for (const [id, revs] of Object.entries(asked)) diff[id] = id === ownId ? own[id] ?? { missing: [] } : { missing: [...new Set(revs)] };
-  for (const id of Object.keys(diff)) if (diff[id]!.missing.length === 0) delete diff[id];
+  for (const [id, revs] of Object.entries(asked)) {
+    // Another's document is answered as an unknown one is, listed even when asked for no revisions.
+    if (id !== ownId) diff[id] = { missing: [...new Set(revs)] };
+    else if (own[id]) diff[id] = own[id];
+  }
   if (target.name === '_revs_diff') return json(200, diff);
   const missing = Object.fromEntries(Object.entries(diff).map(([id, entry]) => [id, entry.missing]));
   return json(200, { missing_revs: missing, missed_revs: missing });

@@ -36,6 +36,8 @@ type Feed = 'normal' | 'longpoll' | 'continuous' | 'eventsource';
 
 interface ChangesQuery {
   feed: Feed;
+  /** Whether the answer carries the database-state ETag (a feed named `normal` only). */
+  etag: boolean;
   since: number;
   limit: number;
   descending: boolean;
@@ -71,10 +73,9 @@ function parseQuery(req: Request, db: Database, svc: Services, body: JsonObject 
   // `live` is CouchDB's other name for `continuous`.
   const feedGiven = req.string('feed') ?? 'normal';
   const feedParam = feedGiven === 'live' ? 'continuous' : feedGiven;
-  if (!['normal', 'longpoll', 'continuous', 'eventsource'].includes(feedParam)) {
-    throw badRequest(`Supported feeds are normal, longpoll, continuous and eventsource, not ${feedParam}`);
-  }
-  const feed = feedParam as Feed;
+  // Any other name is a normal feed, as couch_changes:handle_changes runs it, but without the
+  // ETag couch_httpd_db gives only a feed named `normal`.
+  const feed: Feed = (['normal', 'longpoll', 'continuous', 'eventsource'] as const).find((f) => f === feedParam) ?? 'normal';
   // The header is a browser's EventSource reconnecting: CouchDB honours it for that feed only.
   const lastEventId = (feed === 'eventsource' ? req.header('last-event-id') : undefined) ?? req.string('last-event-id');
   const sinceParam = lastEventId ?? req.string('since') ?? '0';
@@ -130,11 +131,13 @@ function parseQuery(req: Request, db: Database, svc: Services, body: JsonObject 
   } else if (filterName?.startsWith('_')) {
     throw badRequest('unknown builtin filter name');
   } else if (filterName !== undefined) {
-    if (filterName.split('/').filter((part) => part !== '').length !== 2) {
+    const parts = filterName.split('/').filter((part) => part !== '');
+    // A name of no parts (`filter=`, `filter=/`) filters nothing, as couch_changes:make_filter_fun
+    // reads the tokens of "" (the default filter) or "/".
+    if (parts.length !== 0 && parts.length !== 2) {
       throw badRequest('filter parameter must be of the form `designname/filtername`');
     }
-    const [ddocName, fname] = filterName.split('/').filter((part) => part !== '');
-    designFilterName = { ddocId: `_design/${ddocName}`, name: fname! };
+    if (parts.length === 2) designFilterName = { ddocId: `_design/${parts[0]}`, name: parts[1]! };
   }
 
   // A live feed asked to go backwards starts at the current sequence and goes forward, as
@@ -143,6 +146,7 @@ function parseQuery(req: Request, db: Database, svc: Services, body: JsonObject 
   const backwardsLive = descending && feed !== 'normal';
   return {
     feed,
+    etag: feedParam === 'normal',
     since: backwardsLive ? db.updateSeq : since,
     limit: limitParam === undefined ? Infinity : Math.max(1, limitParam),
     descending: descending && !backwardsLive,
@@ -180,10 +184,10 @@ async function changes(req: Request, p: RouteParams, svc: Services, body: JsonOb
     q.batchFilter = await designFilter(svc.design, db, q.designFilter.ddocId, q.designFilter.name, await requestJson(req, svc, db, null));
   }
   if (q.feed === 'normal') {
-    const etag = dbStateEtag(db);
-    if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
+    const etag = q.etag ? dbStateEtag(db) : undefined;
+    if (etag !== undefined && etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
     const feed = normalFeed(db, q);
-    return endedByNewline(stream(200, q.batchFilter ? await failingClearly(feed, q.feed) : feed, { ETag: etag }), req.signal);
+    return endedByNewline(stream(200, q.batchFilter ? await failingClearly(feed, q.feed) : feed, etag === undefined ? {} : { ETag: etag }), req.signal);
   }
   const feed = liveFeed(svc, db, q, req.signal);
   const live = q.batchFilter ? await failingClearly(feed, q.feed) : feed;

@@ -11,7 +11,7 @@ import { requireDbAdmin } from './authorize.js';
 import {
   absoluteUrl, docPath, durableWrite, givenRev, maxDocumentSize, openDb, quote, raiseResult, readObject, requestLimit, editDocs } from './common.js';
 import type { Services } from './services.js';
-import type { Request } from './request.js';
+import { parseJson, type Request } from './request.js';
 import { tooLarge } from '../errors.js';
 
 export const databaseRoutes: Route[] = [
@@ -117,10 +117,13 @@ export const databaseRoutes: Route[] = [
       GET: async (req, p, svc) => json(200, (await openDb(svc, p.db, req)).revsLimit),
       PUT: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
-        const limit = await req.jsonBody(requestLimit(svc));
-        if (typeof limit !== 'number' || !Number.isInteger(limit) || limit <= 0) {
-          throw badRequest('Rev limit has to be an integer');
-        }
+        const text = await req.text(requestLimit(svc));
+        const limit = text.trim() === '' ? undefined : parseJson(text);
+        // couch_httpd_db takes only a JSON integer: a number written with a fraction or an
+        // exponent (1.0, 1e3) is an Erlang float to it.
+        if (typeof limit !== 'number' || !/^\s*-?\d+\s*$/.test(text)) throw badRequest('Rev limit has to be an integer');
+        // couch_db:set_revs_limit throws the bare atom for one below 1: CouchDB's 500 unknown_error.
+        if (limit <= 0) throw new CouchError(500, 'unknown_error', 'invalid_revs_limit');
         await db.setRevsLimit(limit);
         return ok();
       },
@@ -133,15 +136,7 @@ export const databaseRoutes: Route[] = [
       PUT: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
         const security = await readObject(req, svc);
-        for (const field of ['admins', 'members', 'readers']) {
-          const v = security[field];
-          if (v === undefined) continue;
-          const group = v as { names?: unknown; roles?: unknown } | null;
-          const strings = (x: unknown) => x === undefined || (Array.isArray(x) && x.every((s) => typeof s === 'string'));
-          if (!group || typeof group !== 'object' || Array.isArray(group) || !strings(group.names) || !strings(group.roles)) {
-            throw badRequest(`${field} must be an object with names and roles arrays of strings`);
-          }
-        }
+        checkSecurityGroups(security);
         await db.setSecurity(security);
         return ok();
       },
@@ -209,14 +204,38 @@ async function compactViews(req: Request, db: Database, ddocId: string, svc: Ser
   return json(202, { ok: true });
 }
 
+/**
+ * The groups of a security object, checked as couch_db:validate_security_object does: `admins`,
+ * and `members` or else their old name `readers`. A names or roles list that is not all strings
+ * is CouchDB's 500 unknown_error (it throws the bare message); a group that is no object crashes
+ * CouchDB (function_clause), a 400 here.
+ */
+function checkSecurityGroups(security: Record<string, unknown>): void {
+  for (const field of ['admins', security['members'] !== undefined ? 'members' : 'readers']) {
+    const value = security[field];
+    if (value === undefined) continue;
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw badRequest(`${field} must be an object with names and roles arrays of strings`);
+    }
+    for (const list of ['names', 'roles']) {
+      const entries = (value as Record<string, unknown>)[list];
+      if (entries !== undefined && !(Array.isArray(entries) && entries.every((entry) => typeof entry === 'string'))) {
+        throw new CouchError(500, 'unknown_error', `${list} must be a JSON list of strings`);
+      }
+    }
+  }
+}
+
 /** `{docid: [rev, ...]}` bodies of _revs_diff, _missing_revs and _purge. */
 export function readRevsMap(body: Record<string, unknown>): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const [id, revs] of Object.entries(body)) {
-    if (!Array.isArray(revs) || revs.some((r) => typeof r !== 'string')) {
-      throw badRequest(`Revisions for ${id} must be an array of strings`);
-    }
-    out[id] = (revs as string[]).map((r) => givenRev(r));
+    if (!Array.isArray(revs)) throw badRequest(`Revisions for ${id} must be an array of strings`);
+    // A revision that is no string is couch_doc:parse_rev's "Invalid rev format", as a bad string is.
+    out[id] = (revs as unknown[]).map((r) => {
+      if (typeof r !== 'string') throw badRequest('Invalid rev format');
+      return givenRev(r);
+    });
   }
   return out;
 }

@@ -770,7 +770,9 @@ export class Database {
       // As couch_db:get_missing_revs: in couch_key_tree's order, and the possible ancestors (leaves
       // below some missing revision) in the reverse of the winner-first order.
       const missing = info ? revtree.missingRevs(info.tree, revs) : [...revs];
-      if (missing.length === 0) continue;
+      // couch_db:find_missing answers an unknown document with the revisions asked, even none;
+      // a known one only when something is missing.
+      if (info && missing.length === 0) continue;
       const entry: { missing: string[]; possible_ancestors?: string[] } = { missing };
       if (info) {
         const maxPos = Math.max(...missing.map((r) => revtree.parseRev(r)?.pos ?? 0));

@@ -575,14 +575,20 @@ test('_revs_limit: GET the default, PUT a new positive integer', async () => {
   assert.equal((await c.get('/rl_basic/_revs_limit')).body, 5);
 });
 
-test('_revs_limit rejects anything but a positive integer with 400', async () => {
+test('_revs_limit rejects anything but a positive integer', async () => {
   await createDb('rl_invalid');
   assert.equal((await c.put('/rl_invalid/_revs_limit', 7)).status, 200);
-  const bodies = ['"5"', '1.5', '{}', '[3]', 'null', 'true', 'abc', '0', '-1', ''];
+  const bodies = ['"5"', '1.5', '1.0', '1e3', '{}', '[3]', 'null', 'true', 'abc', ''];
   for (const raw of bodies) {
     const r = await c.request('PUT', '/rl_invalid/_revs_limit', { raw, headers: { 'Content-Type': 'application/json' } });
     assert.equal(r.status, 400, `body ${JSON.stringify(raw)}: ${r.text}`);
     assert.equal(r.body.error, 'bad_request');
+  }
+  // An integer below 1 passes couch_httpd_db's check and is refused by couch_db:set_revs_limit.
+  for (const raw of ['0', '-1']) {
+    const r = await c.request('PUT', '/rl_invalid/_revs_limit', { raw, headers: { 'Content-Type': 'application/json' } });
+    assert.equal(r.status, 500, `body ${raw}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'invalid_revs_limit' });
   }
   assert.equal((await c.get('/rl_invalid/_revs_limit')).body, 7);
 });

@@ -232,3 +232,96 @@ test('a live feed asked for descending order starts at the current sequence and 
   const woken = await waiting;
   assert.deepEqual(woken.body.results.map((r: { id: string }) => r.id), ['new']);
 });
+
+test('_revs_diff and _missing_revs list an unknown document even when asked for no revisions', async () => {
+  await freshDb('a16-revsdiff');
+  const rev = (await c.put('/a16-revsdiff/known', {})).body.rev as string;
+  await c.put('/a16-revsdiff/whole', {});
+  // couch_db:find_missing answers a document it cannot find with the revisions asked, none or
+  // more; a known document only when some revision is missing.
+  const diff = await c.post('/a16-revsdiff/_revs_diff', { ghost: [], known: [], whole: [] });
+  assert.equal(diff.status, 200, diff.text);
+  assert.deepEqual(diff.body, { ghost: { missing: [] } });
+  const missing = await c.post('/a16-revsdiff/_missing_revs', { ghost: [], known: [rev] });
+  assert.equal(missing.status, 200, missing.text);
+  assert.deepEqual(missing.body.missing_revs, { ghost: [] });
+});
+
+test('_revs_diff, _missing_revs and _purge: a revision that is not a string is an invalid rev format', async () => {
+  await freshDb('a16-revsmap');
+  for (const path of ['_revs_diff', '_missing_revs', '_purge']) {
+    for (const revs of [[1], ['1-abc', null], [{}]]) {
+      const r = await c.post(`/a16-revsmap/${path}`, { d: revs });
+      assert.equal(r.status, 400, `${path} ${JSON.stringify(revs)}: ${r.text}`);
+      assert.deepEqual(r.body, { error: 'bad_request', reason: 'Invalid rev format' }, `${path} ${JSON.stringify(revs)}`);
+    }
+  }
+});
+
+test('_changes?filter= naming nothing (empty, or slashes only) filters nothing', async () => {
+  await freshDb('a16-nofilter');
+  await c.put('/a16-nofilter/a', {});
+  await c.put('/a16-nofilter/b', {});
+  for (const filter of ['', '/', '//']) {
+    const r = await c.get(`/a16-nofilter/_changes?filter=${filter}`);
+    assert.equal(r.status, 200, `${JSON.stringify(filter)}: ${r.text}`);
+    assert.deepEqual(r.body.results.map((row: { id: string }) => row.id), ['a', 'b'], JSON.stringify(filter));
+  }
+  // One part, or three, is still no design document's filter.
+  for (const filter of ['x', 'a/b/c']) {
+    const r = await c.get(`/a16-nofilter/_changes?filter=${filter}`);
+    assert.equal(r.status, 400, filter);
+    assert.equal(r.body.reason, 'filter parameter must be of the form `designname/filtername`');
+  }
+});
+
+test('_changes with a feed of another name is a normal feed, without the ETag only `normal` carries', async () => {
+  await freshDb('a16-feedname');
+  await c.put('/a16-feedname/a', {});
+  const named = await c.get('/a16-feedname/_changes?feed=normal');
+  assert.ok(named.headers['etag'], 'feed=normal carries the ETag');
+  for (const feed of ['foo', '', 'Continuous']) {
+    const r = await c.get(`/a16-feedname/_changes?feed=${feed}`);
+    assert.equal(r.status, 200, `${JSON.stringify(feed)}: ${r.text}`);
+    assert.deepEqual(r.body, named.body, JSON.stringify(feed));
+    assert.equal(r.headers['etag'], undefined, JSON.stringify(feed));
+  }
+  // The ETag of a normal feed is no reason to answer another one with 304.
+  const again = await c.get('/a16-feedname/_changes?feed=foo', { headers: { 'If-None-Match': named.headers['etag'] as string } });
+  assert.equal(again.status, 200);
+});
+
+test("_security: names and roles that are not lists of strings are refused in CouchDB's words; readers count only without members", async () => {
+  await freshDb('a16-security');
+  const cases: [unknown, string][] = [
+    [{ admins: { names: 'bob' } }, 'names must be a JSON list of strings'],
+    [{ admins: { names: ['bob'], roles: [1] } }, 'roles must be a JSON list of strings'],
+    [{ members: { names: null } }, 'names must be a JSON list of strings'],
+    [{ readers: { roles: 'r' } }, 'roles must be a JSON list of strings'],
+  ];
+  for (const [body, reason] of cases) {
+    const r = await c.put('/a16-security/_security', body);
+    assert.equal(r.status, 500, `${JSON.stringify(body)}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'unknown_error', reason }, JSON.stringify(body));
+  }
+  // With members given, the old name readers is not looked at (couch_db:get_members).
+  const kept = { members: { names: ['mia'] }, readers: 'anything' };
+  assert.equal((await c.put('/a16-security/_security', kept)).status, 200);
+  assert.deepEqual((await c.get('/a16-security/_security')).body, kept);
+});
+
+test('_revs_limit: a float is no integer, an integer below 1 is couch_db\'s invalid_revs_limit', async () => {
+  await freshDb('a16-revslimit');
+  for (const raw of ['1.0', '1e3', '2E1']) {
+    const r = await c.request('PUT', '/a16-revslimit/_revs_limit', { raw, headers: { 'Content-Type': 'application/json' } });
+    assert.equal(r.status, 400, `${raw}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'Rev limit has to be an integer' }, raw);
+  }
+  for (const raw of ['0', '-3']) {
+    const r = await c.request('PUT', '/a16-revslimit/_revs_limit', { raw, headers: { 'Content-Type': 'application/json' } });
+    assert.equal(r.status, 500, `${raw}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'invalid_revs_limit' }, raw);
+  }
+  assert.equal((await c.request('PUT', '/a16-revslimit/_revs_limit', { raw: ' 12\n', headers: { 'Content-Type': 'application/json' } })).status, 200);
+  assert.equal((await c.get('/a16-revslimit/_revs_limit')).body, 12);
+});

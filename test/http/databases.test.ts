@@ -384,9 +384,14 @@ test('_revs_limit defaults to 1000, can be set, and rejects non-integers', async
   assert.equal(p.status, 200);
   assert.deepEqual(p.body, { ok: true });
   assert.equal((await c.get('/dbs-revs/_revs_limit')).body, 7);
-  for (const bad of ['"x"', '{}', '0', '-1', '1.5']) {
+  for (const bad of ['"x"', '{}', '1.5']) {
     const r = await c.request('PUT', '/dbs-revs/_revs_limit', { raw: bad, headers: { 'Content-Type': 'application/json' } });
     assert.equal(r.status, 400, bad);
+  }
+  // Integers below 1: couch_db:set_revs_limit's invalid_revs_limit, a 500.
+  for (const bad of ['0', '-1']) {
+    const r = await c.request('PUT', '/dbs-revs/_revs_limit', { raw: bad, headers: { 'Content-Type': 'application/json' } });
+    assert.equal(r.status, 500, bad);
   }
   assert.equal((await c.get('/dbs-revs/_revs_limit')).body, 7);
 });
