@@ -13,7 +13,7 @@ import { raw, rowsStream, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
-import { bodyKeys, dbStateEtag, etagMatches, foldViewParams, openDb, readObject, refuseReduceParams, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
+import { bodyKeys, checkViewQuerySyntax, dbStateEtag, etagMatches, foldViewParams, openDb, readObject, refuseReduceParams, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 
 type Listing = (req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined) => Promise<Reply>;
@@ -89,6 +89,7 @@ interface AllDocsQuery {
 }
 
 function parseQuery(given: Request, bodyKeys: unknown[] | undefined): AllDocsQuery {
+  checkViewQuerySyntax(given);
   const req = foldViewParams(given);
   const keyParam = viewJsonParam(req, 'key');
   const keysParam = viewJsonParam(req, 'keys');
@@ -130,9 +131,11 @@ function parseQuery(given: Request, bodyKeys: unknown[] | undefined): AllDocsQue
 
 async function allDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined, span: IdSpan | undefined): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
-  const etag = dbStateEtag(db);
-  if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
+  // The parameters are checked before the ETag is (couch_mrview:query_all_docs validates them
+  // before its preflight function compares ETags): a bad query is a 400, never a 304.
   const result = await queryAllDocs(req, db, bodyKeys, span);
+  const etag = result.etag;
+  if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
   const { total_rows: totalRows, offset, update_seq: updateSeq } = result.head;
   const top = `{"total_rows":${totalRows},${offset === undefined ? '' : `"offset":${offset},`}`
     + `${updateSeq === undefined ? '' : `"update_seq":${updateSeq},`}"rows":[\r\n`;
@@ -150,6 +153,8 @@ export interface AllDocsResult {
 export async function queryAllDocs(req: Request, db: Database, bodyKeys: unknown[] | undefined, span?: IdSpan): Promise<AllDocsResult> {
   const parsed = parseQuery(req, bodyKeys);
   const q = span && !parsed.keys ? within(parsed, span) : parsed;
+  // Taken before anything is read, so the ETag never names a later state than the answer's.
+  const etag = dbStateEtag(db);
   const counts = new SpanCounts(db, span);
   const totalRows = await counts.total();
   const updateSeq = db.updateSeq;
@@ -157,7 +162,7 @@ export async function queryAllDocs(req: Request, db: Database, bodyKeys: unknown
   const offset = q.keys ? (q.keys.length > q.skip ? 0 : undefined) : await rangeOffset(counts, q);
   const rows = q.keys ? keyedRows(db, q, span) : rangeRows(db, q);
   return {
-    etag: dbStateEtag(db),
+    etag,
     head: { total_rows: totalRows, ...(offset === undefined ? {} : { offset }), ...(q.updateSeq ? { update_seq: updateSeq } : {}) },
     rows,
   };

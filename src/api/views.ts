@@ -10,7 +10,7 @@ import { stream, rowsStream, json, raw, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { bodyKeys, etagMatches, foldViewParams, groupLevelParam, openDb, readObject, quote, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
+import { bodyKeys, checkViewQuerySyntax, etagMatches, foldViewParams, groupLevelParam, openDb, readObject, quote, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 import type { OpenedView } from '../views/service.js';
 import { reduceSource, type CommittedIndex, type DesignDoc } from '../views/view-index.js';
@@ -191,6 +191,9 @@ export interface ViewResult {
 
 /** Runs a view query with CouchDB's parameters (the index is brought up to date first unless stale). */
 export async function queryView(req: Request, svc: Services, db: Database, view: OpenedView, name: string, bodyKeys: unknown[] | undefined): Promise<ViewResult> {
+  // A parameter that does not parse is answered before a missing view (couch_mrview_http parses
+  // the query string before couch_mrview_util:get_view looks the view up).
+  checkViewQuerySyntax(req);
   const number = view.index.viewNumber(name);
   if (number < 0) throw notFound('missing_named_view');
   const reduce = reduceSource(view.ddoc.views![name]);

@@ -198,6 +198,30 @@ test('view and _all_docs parameters are refused with couch_mrview\'s reasons', a
   assert.equal(await reason('/a16-reasons/_all_docs?skip=-1'), 'Invalid value for positive integer: "-1"');
 });
 
+test('view and _all_docs query strings are read first, in order, as couch_mrview_http:parse_qs reads them', async () => {
+  await freshDb('a16-parse-order');
+  await c.put('/a16-parse-order/_design/d', { views: { map: { map: 'function (doc) { emit(doc._id, 1); }' } } });
+  const answer = async (path: string, headers?: Record<string, string>) => {
+    const r = await c.get(path, headers ? { headers } : undefined);
+    return [r.status, r.body?.error, r.body?.reason];
+  };
+  const view = '/a16-parse-order/_design/d/_view';
+  // A parameter that does not parse is answered before a view that does not exist.
+  assert.deepEqual(await answer(`${view}/nope?limit=abc`), [400, 'query_parse_error', 'Invalid value for integer: "abc"']);
+  assert.deepEqual(await answer(`${view}/nope?limit=1`), [404, 'not_found', 'missing_named_view']);
+  // The first parameter given is the first read, and every repeat of one is read.
+  assert.deepEqual(await answer(`${view}/map?skip=-1&limit=abc`), [400, 'query_parse_error', 'Invalid value for positive integer: "-1"']);
+  assert.deepEqual(await answer(`${view}/map?limit=abc&limit=5`), [400, 'query_parse_error', 'Invalid value for integer: "abc"']);
+  assert.deepEqual(await answer('/a16-parse-order/_all_docs?descending=maybe&descending=true'), [400, 'query_parse_error', 'Invalid boolean parameter: "maybe"']);
+  // Reading comes before validate_args' checks.
+  assert.deepEqual(await answer(`${view}/map?keys=1&limit=x`), [400, 'query_parse_error', 'Invalid value for integer: "x"']);
+  // _all_docs checks its parameters before its ETag: a bad query is never a 304.
+  const etag = (await c.get('/a16-parse-order/_all_docs')).headers.etag as string;
+  assert.equal((await c.get('/a16-parse-order/_all_docs', { headers: { 'If-None-Match': etag } })).status, 304);
+  assert.deepEqual(await answer('/a16-parse-order/_all_docs?limit=x', { 'If-None-Match': etag }), [400, 'query_parse_error', 'Invalid value for integer: "x"']);
+  assert.deepEqual(await answer('/a16-parse-order/_all_docs?reduce=true', { 'If-None-Match': etag }), [400, 'query_parse_error', 'Reduce is invalid for map-only views.']);
+});
+
 test('a POST to _changes must say its body is JSON', async () => {
   await freshDb('a16-changes-post');
   const form = await c.post('/a16-changes-post/_changes?filter=_doc_ids', undefined, { raw: '{"doc_ids":["a"]}', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
