@@ -133,6 +133,8 @@ const VIEW_PARAM_READERS: Readonly<Record<string, (value: string) => unknown>> =
   include_docs: parseViewBoolean, attachments: parseViewBoolean, att_encoding_info: parseViewBoolean,
   update_seq: parseViewBoolean, conflicts: parseViewBoolean,
   stale: parseStale,
+  // CouchDB 0.x's name for limit, refused by name since.
+  count: () => { throw queryParseError('QS param `count` is not `limit`'); },
 };
 
 /**

@@ -222,6 +222,16 @@ test('view and _all_docs query strings are read first, in order, as couch_mrview
   assert.deepEqual(await answer('/a16-parse-order/_all_docs?reduce=true', { 'If-None-Match': etag }), [400, 'query_parse_error', 'Reduce is invalid for map-only views.']);
 });
 
+test('`count`, the old name of `limit`, is refused by views and _all_docs', async () => {
+  await freshDb('a16-count');
+  await c.put('/a16-count/_design/d', { views: { map: { map: 'function (doc) { emit(doc._id, 1); }' } } });
+  for (const path of ['/a16-count/_design/d/_view/map?count=1', '/a16-count/_all_docs?count=1']) {
+    const r = await c.get(path);
+    assert.equal(r.status, 400, path);
+    assert.deepEqual(r.body, { error: 'query_parse_error', reason: 'QS param `count` is not `limit`' }, path);
+  }
+});
+
 test('a POST to _changes must say its body is JSON', async () => {
   await freshDb('a16-changes-post');
   const form = await c.post('/a16-changes-post/_changes?filter=_doc_ids', undefined, { raw: '{"doc_ids":["a"]}', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
