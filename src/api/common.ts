@@ -119,7 +119,8 @@ export function viewPositiveInt(req: Request, name: string): number | undefined 
 }
 
 function parsePositiveInt(value: string): number {
-  if (!/^\s*[-+]?\d+\s*$/.test(value)) throw queryParseError(`Invalid value for integer: ${JSON.stringify(value)}`);
+  // As Erlang's list_to_integer: a sign and digits, nothing around them (not even spaces).
+  if (!/^[-+]?\d+$/.test(value)) throw queryParseError(`Invalid value for integer: ${JSON.stringify(value)}`);
   const n = Number.parseInt(value, 10);
   if (n < 0) throw queryParseError(`Invalid value for positive integer: ${JSON.stringify(value)}`);
   return n;

@@ -222,6 +222,21 @@ test('view and _all_docs query strings are read first, in order, as couch_mrview
   assert.deepEqual(await answer('/a16-parse-order/_all_docs?reduce=true', { 'If-None-Match': etag }), [400, 'query_parse_error', 'Reduce is invalid for map-only views.']);
 });
 
+test('integer parameters are a sign and digits only, as Erlang\'s list_to_integer reads them', async () => {
+  await freshDb('a16-integers');
+  await c.post('/a16-integers/_bulk_docs', { docs: [{ _id: 'a' }, { _id: 'b' }] });
+  await c.put('/a16-integers/_design/d', { views: { map: { map: 'function (doc) { emit(doc._id, 1); }' } } });
+  for (const [query, value] of [['limit=%201', ' 1'], ['limit=1%20', '1 '], ['skip=%091', '\t1'], ['limit=1.0', '1.0']]) {
+    for (const path of [`/a16-integers/_all_docs?${query}`, `/a16-integers/_design/d/_view/map?${query}`]) {
+      const r = await c.get(path);
+      assert.equal(r.status, 400, path);
+      assert.deepEqual(r.body, { error: 'query_parse_error', reason: `Invalid value for integer: ${JSON.stringify(value)}` }, path);
+    }
+  }
+  assert.equal((await c.get('/a16-integers/_all_docs?limit=%2B1')).body.rows.length, 1);
+  assert.equal((await c.get('/a16-integers/_design/d/_view/map?skip=-0')).body.rows.length, 2);
+});
+
 test('`count`, the old name of `limit`, is refused by views and _all_docs', async () => {
   await freshDb('a16-count');
   await c.put('/a16-count/_design/d', { views: { map: { map: 'function (doc) { emit(doc._id, 1); }' } } });
