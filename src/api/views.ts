@@ -154,7 +154,8 @@ function parseParams(given: Request, bodyKeys: unknown[] | undefined, hasReduce:
     params.startKey = keyParam;
     params.endKey = keyParam;
   }
-  if (keys !== undefined && (keyParam || params.startKey || params.endKey)) {
+  // An empty `keys` goes with any bounds (it selects nothing), as couch_mrview_util:validate_args.
+  if (keys !== undefined && keys.length > 0 && (params.startKey || params.endKey)) {
     throw queryParseError('`keys` is incompatible with `key`, `start_key` and `end_key`');
   }
   if (!hasReduce && req.has('reduce') && reduce) throw queryParseError('Reduce is invalid for map-only views.');
@@ -168,7 +169,8 @@ function parseParams(given: Request, bodyKeys: unknown[] | undefined, hasReduce:
   if (hasReduce && reduce && keys !== undefined && params.groupLevel !== Infinity) {
     throw queryParseError('Multi-key fetchs for reduce views must use `group=true`');
   }
-  if (params.startKey && params.endKey && keys === undefined) {
+  // couch_mrview_util:check_range judges the bounds even beside an empty `keys`.
+  if (params.startKey && params.endKey) {
     const order = (raw ? collateRaw : collate)(params.startKey.key, params.endKey.key);
     if ((!params.descending && order > 0) || (params.descending && order < 0)) {
       throw queryParseError(`No rows can match your key range, reverse your start_key and end_key or set descending=${params.descending ? 'false' : 'true'}`);

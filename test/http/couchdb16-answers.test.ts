@@ -237,6 +237,26 @@ test('integer parameters are a sign and digits only, as Erlang\'s list_to_intege
   assert.equal((await c.get('/a16-integers/_design/d/_view/map?skip=-0')).body.rows.length, 2);
 });
 
+test('an empty `keys` goes with key, startkey and endkey on a view: nothing is selected, but the range is still checked', async () => {
+  await freshDb('a16-empty-keys');
+  await c.post('/a16-empty-keys/_bulk_docs', { docs: [{ _id: 'a', n: 1 }, { _id: 'b', n: 2 }] });
+  await c.put('/a16-empty-keys/_design/d', { views: { map: { map: 'function (doc) { emit(doc.n, 1); }' }, red: { map: 'function (doc) { emit(doc.n, 1); }', reduce: '_sum' } } });
+  const view = '/a16-empty-keys/_design/d/_view';
+  for (const query of ['keys=%5B%5D&startkey=1', 'keys=%5B%5D&key=1', 'keys=%5B%5D&startkey=1&endkey=2']) {
+    const r = await c.get(`${view}/map?${query}`);
+    assert.equal(r.status, 200, `${query}: ${r.text}`);
+    assert.deepEqual(r.body, { total_rows: 2, offset: 0, rows: [] }, query);
+  }
+  const posted = await c.post(`${view}/map?endkey=1`, { keys: [] });
+  assert.deepEqual(posted.body, { total_rows: 2, offset: 0, rows: [] });
+  assert.deepEqual((await c.get(`${view}/red?keys=%5B%5D&key=1&group=true`)).body, { rows: [] });
+  const reversed = await c.get(`${view}/map?keys=%5B%5D&startkey=2&endkey=1`);
+  assert.equal(reversed.status, 400);
+  assert.deepEqual(reversed.body, { error: 'query_parse_error', reason: 'No rows can match your key range, reverse your start_key and end_key or set descending=true' });
+  const notEmpty = await c.get(`${view}/map?keys=%5B1%5D&startkey=1`);
+  assert.deepEqual(notEmpty.body, { error: 'query_parse_error', reason: '`keys` is incompatible with `key`, `start_key` and `end_key`' });
+});
+
 test('`count`, the old name of `limit`, is refused by views and _all_docs', async () => {
   await freshDb('a16-count');
   await c.put('/a16-count/_design/d', { views: { map: { map: 'function (doc) { emit(doc._id, 1); }' } } });
