@@ -13,7 +13,7 @@ import { raw, rowsStream, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
-import { bodyKeys, checkViewQuerySyntax, dbStateEtag, etagMatches, foldViewParams, openDb, readObject, refuseReduceParams, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
+import { bodyKeys, checkViewQuerySyntax, dbStateEtag, etagMatches, foldViewParams, openDb, readObject, refuseGrouping, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 
 type Listing = (req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined) => Promise<Reply>;
@@ -93,11 +93,12 @@ function parseQuery(given: Request, bodyKeys: unknown[] | undefined): AllDocsQue
   const req = foldViewParams(given);
   const keyParam = viewJsonParam(req, 'key');
   const keysParam = viewJsonParam(req, 'keys');
-  if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError(KEYS_NOT_ARRAY);
   const limit = viewPositiveInt(req, 'limit');
   const skip = viewPositiveInt(req, 'skip') ?? 0;
   viewStaleParam(req);
-  refuseReduceParams(req);
+  // couch_mrview_util:validate_args' checks of a map view, in its order.
+  if (req.has('reduce') && req.bool('reduce')) throw queryParseError('Reduce is invalid for map-only views.');
+  if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError(KEYS_NOT_ARRAY);
   let startkey = viewJsonParam(req, req.has('startkey') ? 'startkey' : 'start_key');
   let endkey = viewJsonParam(req, req.has('endkey') ? 'endkey' : 'end_key');
   if (keyParam !== undefined) {
@@ -108,6 +109,7 @@ function parseQuery(given: Request, bodyKeys: unknown[] | undefined): AllDocsQue
   if (keys !== undefined && keys.length > 0 && (startkey !== undefined || endkey !== undefined)) {
     throw queryParseError('`keys` is incompatible with `key`, `start_key` and `end_key`');
   }
+  refuseGrouping(req);
   // As CouchDB: a bound that is not a string (no id equals it) falls back to the *_docid one.
   const startDocId = req.has('startkey_docid') ? req.string('startkey_docid') : req.string('start_key_doc_id');
   const endDocId = req.has('endkey_docid') ? req.string('endkey_docid') : req.string('end_key_doc_id');

@@ -87,12 +87,8 @@ function parseStale(value: string): 'ok' | 'update_after' {
   return value;
 }
 
-/**
- * What a listing without a reduce (`_all_docs`, as a map view) refuses: reduce=true and
- * grouping, with couch_mrview_util:validate_args's reasons.
- */
-export function refuseReduceParams(req: Request): void {
-  if (req.has('reduce') && req.bool('reduce')) throw queryParseError('Reduce is invalid for map-only views.');
+/** Grouping, which a listing without a reduce (`_all_docs`, as a map view) refuses with couch_mrview_util:validate_args' reason. */
+export function refuseGrouping(req: Request): void {
   if (groupLevelParam(req) !== 0) throw queryParseError('Invalid use of grouping on a map view.');
 }
 

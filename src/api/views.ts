@@ -123,13 +123,20 @@ function parseParams(given: Request, bodyKeys: unknown[] | undefined, hasReduce:
   const docid = (a: string, b: string): string | undefined => req.string(a) ?? req.string(b);
   const keyParam = req.has('key') ? { key: viewJsonParam(req, 'key') } : undefined;
   const keysParam = viewJsonParam(req, 'keys');
-  if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError(KEYS_NOT_ARRAY);
-  const keys = bodyKeys ?? (keysParam as unknown[] | undefined);
+  const givenKeys: unknown = bodyKeys ?? keysParam;
   const limit = viewPositiveInt(req, 'limit');
   const skip = viewPositiveInt(req, 'skip') ?? 0;
   const groupLevel = groupLevelParam(req);
   const reduce = req.bool('reduce', hasReduce);
   const stale = viewStaleParam(req);
+  // The checks of couch_mrview_util:validate_args, in its order (the first that fails answers).
+  if (!hasReduce && req.has('reduce') && reduce) throw queryParseError('Reduce is invalid for map-only views.');
+  // Only exact grouping answers one row per key (CouchDB 1.6's message, its spelling kept).
+  if (hasReduce && reduce && Array.isArray(givenKeys) && groupLevel !== Infinity) {
+    throw queryParseError('Multi-key fetchs for reduce views must use `group=true`');
+  }
+  if (givenKeys !== undefined && !Array.isArray(givenKeys)) throw queryParseError(KEYS_NOT_ARRAY);
+  const keys = givenKeys as unknown[] | undefined;
   const params: ViewParams = {
     startKey: either('startkey', 'start_key'),
     endKey: either('endkey', 'end_key'),
@@ -158,17 +165,10 @@ function parseParams(given: Request, bodyKeys: unknown[] | undefined, hasReduce:
   if (keys !== undefined && keys.length > 0 && (params.startKey || params.endKey)) {
     throw queryParseError('`keys` is incompatible with `key`, `start_key` and `end_key`');
   }
-  if (!hasReduce && req.has('reduce') && reduce) throw queryParseError('Reduce is invalid for map-only views.');
   // reduce=false makes a reduce view a map view: grouping it is as invalid as grouping a map view.
   if ((!hasReduce || !reduce) && groupLevel !== 0) throw queryParseError('Invalid use of grouping on a map view.');
+  if (hasReduce && reduce && params.includeDocs) throw queryParseError('`include_docs` is invalid for reduce');
   if (hasReduce && reduce && req.has('conflicts')) throw queryParseError('`conflicts` is invalid for reduce views.');
-  if (hasReduce && reduce && params.includeDocs) {
-    throw queryParseError('`include_docs` is invalid for reduce');
-  }
-  // Only exact grouping answers one row per key (CouchDB 1.6's message, its spelling kept).
-  if (hasReduce && reduce && keys !== undefined && params.groupLevel !== Infinity) {
-    throw queryParseError('Multi-key fetchs for reduce views must use `group=true`');
-  }
   // couch_mrview_util:check_range judges the bounds even beside an empty `keys`.
   if (params.startKey && params.endKey) {
     const order = (raw ? collateRaw : collate)(params.startKey.key, params.endKey.key);

@@ -257,6 +257,23 @@ test('an empty `keys` goes with key, startkey and endkey on a view: nothing is s
   assert.deepEqual(notEmpty.body, { error: 'query_parse_error', reason: '`keys` is incompatible with `key`, `start_key` and `end_key`' });
 });
 
+test('of several refused parameters, the first that couch_mrview_util:validate_args checks is named', async () => {
+  await freshDb('a16-check-order');
+  await c.put('/a16-check-order/_design/d', { views: { map: { map: 'function (doc) { emit(doc._id, 1); }' }, red: { map: 'function (doc) { emit(doc._id, 1); }', reduce: '_sum' } } });
+  const reason = async (path: string) => {
+    const r = await c.get(path);
+    assert.equal(r.status, 400, `${path}: ${r.text}`);
+    return r.body.reason as string;
+  };
+  const view = '/a16-check-order/_design/d/_view';
+  assert.equal(await reason(`${view}/map?keys=1&reduce=true`), 'Reduce is invalid for map-only views.');
+  assert.equal(await reason(`${view}/red?keys=%5B1%5D&include_docs=true`), 'Multi-key fetchs for reduce views must use `group=true`');
+  assert.equal(await reason(`${view}/red?keys=%5B1%5D&startkey=1`), 'Multi-key fetchs for reduce views must use `group=true`');
+  assert.equal(await reason(`${view}/red?include_docs=true&conflicts=true`), '`include_docs` is invalid for reduce');
+  assert.equal(await reason('/a16-check-order/_all_docs?keys=1&reduce=true'), 'Reduce is invalid for map-only views.');
+  assert.equal(await reason('/a16-check-order/_all_docs?keys=%5B%22a%22%5D&startkey=%22a%22&group=true'), '`keys` is incompatible with `key`, `start_key` and `end_key`');
+});
+
 test('`count`, the old name of `limit`, is refused by views and _all_docs', async () => {
   await freshDb('a16-count');
   await c.put('/a16-count/_design/d', { views: { map: { map: 'function (doc) { emit(doc._id, 1); }' } } });
