@@ -105,7 +105,8 @@ function parseQuery(given: Request, bodyKeys: unknown[] | undefined): AllDocsQue
     startkey = keyParam;
     endkey = keyParam;
   }
-  const keys = bodyKeys ?? (keysParam as unknown[] | undefined);
+  // A query string's `keys` replaces a body's (couch_mrview_http:parse_qs folds it over them).
+  const keys = req.has('keys') ? (keysParam as unknown[]) : bodyKeys;
   if (keys !== undefined && keys.length > 0 && (startkey !== undefined || endkey !== undefined)) {
     throw queryParseError('`keys` is incompatible with `key`, `start_key` and `end_key`');
   }

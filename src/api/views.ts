@@ -123,7 +123,8 @@ function parseParams(given: Request, bodyKeys: unknown[] | undefined, hasReduce:
   const docid = (a: string, b: string): string | undefined => req.string(a) ?? req.string(b);
   const keyParam = req.has('key') ? { key: viewJsonParam(req, 'key') } : undefined;
   const keysParam = viewJsonParam(req, 'keys');
-  const givenKeys: unknown = bodyKeys ?? keysParam;
+  // A query string's `keys` replaces a body's (couch_mrview_http:parse_qs folds it over them).
+  const givenKeys: unknown = req.has('keys') ? keysParam : bodyKeys;
   const limit = viewPositiveInt(req, 'limit');
   const skip = viewPositiveInt(req, 'skip') ?? 0;
   const groupLevel = groupLevelParam(req);

@@ -274,6 +274,18 @@ test('of several refused parameters, the first that couch_mrview_util:validate_a
   assert.equal(await reason('/a16-check-order/_all_docs?keys=%5B%22a%22%5D&startkey=%22a%22&group=true'), '`keys` is incompatible with `key`, `start_key` and `end_key`');
 });
 
+test('a query string\'s `keys` replaces the keys of a POST body', async () => {
+  await freshDb('a16-keys-both');
+  await c.post('/a16-keys-both/_bulk_docs', { docs: [{ _id: 'a', n: 1 }, { _id: 'b', n: 2 }] });
+  await c.put('/a16-keys-both/_design/d', { views: { map: { map: 'function (doc) { emit(doc.n, 1); }' } } });
+  const viewRows = (await c.post('/a16-keys-both/_design/d/_view/map?keys=%5B2%5D', { keys: [1] })).body.rows as { id: string }[];
+  assert.deepEqual(viewRows.map((r) => r.id), ['b']);
+  const docRows = (await c.post('/a16-keys-both/_all_docs?keys=%5B%22b%22%5D', { keys: ['a'] })).body.rows as { id: string }[];
+  assert.deepEqual(docRows.map((r) => r.id), ['b']);
+  const notArray = await c.post('/a16-keys-both/_design/d/_view/map?keys=2', { keys: [1] });
+  assert.deepEqual(notArray.body, { error: 'query_parse_error', reason: '`keys` must be an array of strings.' });
+});
+
 test('`count`, the old name of `limit`, is refused by views and _all_docs', async () => {
   await freshDb('a16-count');
   await c.put('/a16-count/_design/d', { views: { map: { map: 'function (doc) { emit(doc._id, 1); }' } } });
