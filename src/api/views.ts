@@ -74,6 +74,13 @@ export const viewRoutes: Route[] = [
       POST: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
         const body = await readObject(req, svc);
+        if (body['map'] === undefined) {
+          // As CouchDB 1.6: the temporary design document then has no view to query, which
+          // couch_mrview_util:set_view_type finds once the body's keys and the query string are read.
+          bodyKeys(body);
+          checkViewQuerySyntax(req);
+          throw notFound('missing_named_view');
+        }
         if (typeof body['map'] !== 'string') throw badRequest('map function missing');
         const ddoc: DesignDoc = {
           _id: '_design/temp',

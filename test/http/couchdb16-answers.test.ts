@@ -286,6 +286,17 @@ test('a query string\'s `keys` replaces the keys of a POST body', async () => {
   assert.deepEqual(notArray.body, { error: 'query_parse_error', reason: '`keys` must be an array of strings.' });
 });
 
+test('a temporary view without a map function has no view to query: 404 missing_named_view, after its keys and query string are read', async () => {
+  await freshDb('a16-temp-nomap');
+  const missing = await c.post('/a16-temp-nomap/_temp_view', { language: 'javascript' });
+  assert.equal(missing.status, 404, missing.text);
+  assert.deepEqual(missing.body, { error: 'not_found', reason: 'missing_named_view' });
+  const badKeys = await c.post('/a16-temp-nomap/_temp_view', { keys: 1 });
+  assert.deepEqual([badKeys.status, badKeys.body], [400, { error: 'bad_request', reason: '`keys` member must be a array.' }]);
+  const badLimit = await c.post('/a16-temp-nomap/_temp_view?limit=x', { reduce: '_count' });
+  assert.deepEqual([badLimit.status, badLimit.body.reason], [400, 'Invalid value for integer: "x"']);
+});
+
 test('`count`, the old name of `limit`, is refused by views and _all_docs', async () => {
   await freshDb('a16-count');
   await c.put('/a16-count/_design/d', { views: { map: { map: 'function (doc) { emit(doc._id, 1); }' } } });
