@@ -13,7 +13,7 @@ import { raw, rowsStream, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import { viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
-import { bodyKeys, dbStateEtag, etagMatches, foldViewParams, openDb, readObject, refuseReduceParams, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
+import { bodyKeys, checkViewQuerySyntax, dbStateEtag, etagMatches, foldViewParams, openDb, readObject, refuseGrouping, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 
 type Listing = (req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined) => Promise<Reply>;
@@ -89,24 +89,28 @@ interface AllDocsQuery {
 }
 
 function parseQuery(given: Request, bodyKeys: unknown[] | undefined): AllDocsQuery {
+  checkViewQuerySyntax(given);
   const req = foldViewParams(given);
   const keyParam = viewJsonParam(req, 'key');
   const keysParam = viewJsonParam(req, 'keys');
-  if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError(KEYS_NOT_ARRAY);
   const limit = viewPositiveInt(req, 'limit');
   const skip = viewPositiveInt(req, 'skip') ?? 0;
   viewStaleParam(req);
-  refuseReduceParams(req);
+  // couch_mrview_util:validate_args' checks of a map view, in its order.
+  if (req.has('reduce') && req.bool('reduce')) throw queryParseError('Reduce is invalid for map-only views.');
+  if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError(KEYS_NOT_ARRAY);
   let startkey = viewJsonParam(req, req.has('startkey') ? 'startkey' : 'start_key');
   let endkey = viewJsonParam(req, req.has('endkey') ? 'endkey' : 'end_key');
   if (keyParam !== undefined) {
     startkey = keyParam;
     endkey = keyParam;
   }
-  const keys = bodyKeys ?? (keysParam as unknown[] | undefined);
+  // A query string's `keys` replaces a body's (couch_mrview_http:parse_qs folds it over them).
+  const keys = req.has('keys') ? (keysParam as unknown[]) : bodyKeys;
   if (keys !== undefined && keys.length > 0 && (startkey !== undefined || endkey !== undefined)) {
     throw queryParseError('`keys` is incompatible with `key`, `start_key` and `end_key`');
   }
+  refuseGrouping(req);
   // As CouchDB: a bound that is not a string (no id equals it) falls back to the *_docid one.
   const startDocId = req.has('startkey_docid') ? req.string('startkey_docid') : req.string('start_key_doc_id');
   const endDocId = req.has('endkey_docid') ? req.string('endkey_docid') : req.string('end_key_doc_id');
@@ -130,9 +134,11 @@ function parseQuery(given: Request, bodyKeys: unknown[] | undefined): AllDocsQue
 
 async function allDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined, span: IdSpan | undefined): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
-  const etag = dbStateEtag(db);
-  if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
+  // The parameters are checked before the ETag is (couch_mrview:query_all_docs validates them
+  // before its preflight function compares ETags): a bad query is a 400, never a 304.
   const result = await queryAllDocs(req, db, bodyKeys, span);
+  const etag = result.etag;
+  if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
   const { total_rows: totalRows, offset, update_seq: updateSeq } = result.head;
   const top = `{"total_rows":${totalRows},${offset === undefined ? '' : `"offset":${offset},`}`
     + `${updateSeq === undefined ? '' : `"update_seq":${updateSeq},`}"rows":[\r\n`;
@@ -150,6 +156,8 @@ export interface AllDocsResult {
 export async function queryAllDocs(req: Request, db: Database, bodyKeys: unknown[] | undefined, span?: IdSpan): Promise<AllDocsResult> {
   const parsed = parseQuery(req, bodyKeys);
   const q = span && !parsed.keys ? within(parsed, span) : parsed;
+  // Taken before anything is read, so the ETag never names a later state than the answer's.
+  const etag = dbStateEtag(db);
   const counts = new SpanCounts(db, span);
   const totalRows = await counts.total();
   const updateSeq = db.updateSeq;
@@ -157,7 +165,7 @@ export async function queryAllDocs(req: Request, db: Database, bodyKeys: unknown
   const offset = q.keys ? (q.keys.length > q.skip ? 0 : undefined) : await rangeOffset(counts, q);
   const rows = q.keys ? keyedRows(db, q, span) : rangeRows(db, q);
   return {
-    etag: dbStateEtag(db),
+    etag,
     head: { total_rows: totalRows, ...(offset === undefined ? {} : { offset }), ...(q.updateSeq ? { update_seq: updateSeq } : {}) },
     rows,
   };

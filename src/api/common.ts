@@ -5,7 +5,7 @@ import { HEADER_FULL_COMMIT, HTTPD_SECTIONS, MAIN_CONFIG_SECTION } from '../couc
 import type { Database, EditOptions, EditResult } from '../core/database.js';
 import type { IncomingDoc } from '../core/document.js';
 import { canonicalRev } from '../core/revtree.js';
-import type { Request } from './request.js';
+import { parseViewBoolean, type Request } from './request.js';
 import type { Config } from '../config/config.js';
 import type { Services } from './services.js';
 import { validateWrites, type Verdicts } from '../design/validation.js';
@@ -62,7 +62,10 @@ export function foldViewParams(req: Request): Request {
  */
 export function viewJsonParam(req: Request, name: string): unknown {
   const value = req.string(name);
-  if (value === undefined) return undefined;
+  return value === undefined ? undefined : parseViewJson(value);
+}
+
+function parseViewJson(value: string): unknown {
   try {
     return JSON.parse(value);
   } catch {
@@ -76,16 +79,16 @@ export const KEYS_NOT_ARRAY = '`keys` must be an array of strings.';
 /** `stale`: `ok`, `update_after` or absent (couch_mrview_http's reason otherwise). */
 export function viewStaleParam(req: Request): 'ok' | 'update_after' | undefined {
   const stale = req.string('stale');
-  if (stale !== undefined && stale !== 'ok' && stale !== 'update_after') throw queryParseError('Invalid value for `stale`.');
-  return stale;
+  return stale === undefined ? undefined : parseStale(stale);
 }
 
-/**
- * What a listing without a reduce (`_all_docs`, as a map view) refuses: reduce=true and
- * grouping, with couch_mrview_util:validate_args's reasons.
- */
-export function refuseReduceParams(req: Request): void {
-  if (req.has('reduce') && req.bool('reduce')) throw queryParseError('Reduce is invalid for map-only views.');
+function parseStale(value: string): 'ok' | 'update_after' {
+  if (value !== 'ok' && value !== 'update_after') throw queryParseError('Invalid value for `stale`.');
+  return value;
+}
+
+/** Grouping, which a listing without a reduce (`_all_docs`, as a map view) refuses with couch_mrview_util:validate_args' reason. */
+export function refuseGrouping(req: Request): void {
   if (groupLevelParam(req) !== 0) throw queryParseError('Invalid use of grouping on a map view.');
 }
 
@@ -108,11 +111,36 @@ export function groupLevelParam(req: Request): number {
 /** A non-negative integer parameter of a view or `_all_docs`, with couch_mrview's messages for bad ones. */
 export function viewPositiveInt(req: Request, name: string): number | undefined {
   const value = req.string(name);
-  if (value === undefined) return undefined;
-  if (!/^\s*[-+]?\d+\s*$/.test(value)) throw queryParseError(`Invalid value for integer: ${JSON.stringify(value)}`);
+  return value === undefined ? undefined : parsePositiveInt(value);
+}
+
+function parsePositiveInt(value: string): number {
+  // As Erlang's list_to_integer: a sign and digits, nothing around them (not even spaces).
+  if (!/^[-+]?\d+$/.test(value)) throw queryParseError(`Invalid value for integer: ${JSON.stringify(value)}`);
   const n = Number.parseInt(value, 10);
   if (n < 0) throw queryParseError(`Invalid value for positive integer: ${JSON.stringify(value)}`);
   return n;
+}
+
+/** How couch_mrview_http:parse_qs reads each view parameter it knows (the others it keeps as they are). */
+const VIEW_PARAM_READERS: Readonly<Record<string, (value: string) => unknown>> = {
+  key: parseViewJson, keys: parseViewJson, startkey: parseViewJson, start_key: parseViewJson, endkey: parseViewJson, end_key: parseViewJson,
+  limit: parsePositiveInt, skip: parsePositiveInt, group_level: parsePositiveInt,
+  reduce: parseViewBoolean, descending: parseViewBoolean, group: parseViewBoolean, inclusive_end: parseViewBoolean,
+  include_docs: parseViewBoolean, attachments: parseViewBoolean, att_encoding_info: parseViewBoolean,
+  update_seq: parseViewBoolean, conflicts: parseViewBoolean,
+  stale: parseStale,
+  // CouchDB 0.x's name for limit, refused by name since.
+  count: () => { throw queryParseError('QS param `count` is not `limit`'); },
+};
+
+/**
+ * Reads a view or `_all_docs` query string as couch_mrview_http:parse_qs does before anything
+ * else is looked at (the view's existence, validate_args' checks, the ETag): every parameter, in
+ * the order given and repeats included, so the first that does not parse is the answer.
+ */
+export function checkViewQuerySyntax(req: Request): void {
+  for (const [name, value] of req.query) VIEW_PARAM_READERS[name]?.(value);
 }
 
 /** A POST body's `keys` (views, `_all_docs`, lists): an array, or absent; anything else is a 400. */

@@ -248,11 +248,7 @@ export class Request {
   /** A boolean of a view-style query (couch_mrview's parse_boolean): true or false in any case. */
   bool(name: string, fallback = false): boolean {
     const value = this.query.get(name);
-    if (value === null) return fallback;
-    const lower = value.toLowerCase();
-    if (lower === 'true') return true;
-    if (lower === 'false') return false;
-    throw queryParseError(`Invalid boolean parameter: ${JSON.stringify(value)}`);
+    return value === null ? fallback : parseViewBoolean(value);
   }
 
   /**
@@ -372,6 +368,14 @@ export class Request {
     if (text.trim() === '') return undefined;
     return parseJson(text);
   }
+}
+
+/** A boolean of a view-style query as couch_mrview_http:parse_boolean reads it: true or false in any case. */
+export function parseViewBoolean(value: string): boolean {
+  const lower = value.toLowerCase();
+  if (lower === 'true') return true;
+  if (lower === 'false') return false;
+  throw queryParseError(`Invalid boolean parameter: ${JSON.stringify(value)}`);
 }
 
 export function parseJson(text: string): unknown {

@@ -10,7 +10,7 @@ import { stream, rowsStream, json, raw, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
-import { bodyKeys, etagMatches, foldViewParams, groupLevelParam, openDb, readObject, quote, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
+import { bodyKeys, checkViewQuerySyntax, etagMatches, foldViewParams, groupLevelParam, openDb, readObject, quote, rowsEnvelope, viewJsonParam, viewPositiveInt, viewStaleParam, KEYS_NOT_ARRAY } from './common.js';
 import { bodyQueries, requiredQueries, runQueries, withBodyParams } from './multi-query.js';
 import type { OpenedView } from '../views/service.js';
 import { reduceSource, type CommittedIndex, type DesignDoc } from '../views/view-index.js';
@@ -74,6 +74,13 @@ export const viewRoutes: Route[] = [
       POST: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
         const body = await readObject(req, svc);
+        if (body['map'] === undefined) {
+          // As CouchDB 1.6: the temporary design document then has no view to query, which
+          // couch_mrview_util:set_view_type finds once the body's keys and the query string are read.
+          bodyKeys(body);
+          checkViewQuerySyntax(req);
+          throw notFound('missing_named_view');
+        }
         if (typeof body['map'] !== 'string') throw badRequest('map function missing');
         const ddoc: DesignDoc = {
           _id: '_design/temp',
@@ -123,13 +130,21 @@ function parseParams(given: Request, bodyKeys: unknown[] | undefined, hasReduce:
   const docid = (a: string, b: string): string | undefined => req.string(a) ?? req.string(b);
   const keyParam = req.has('key') ? { key: viewJsonParam(req, 'key') } : undefined;
   const keysParam = viewJsonParam(req, 'keys');
-  if (keysParam !== undefined && !Array.isArray(keysParam)) throw queryParseError(KEYS_NOT_ARRAY);
-  const keys = bodyKeys ?? (keysParam as unknown[] | undefined);
+  // A query string's `keys` replaces a body's (couch_mrview_http:parse_qs folds it over them).
+  const givenKeys: unknown = req.has('keys') ? keysParam : bodyKeys;
   const limit = viewPositiveInt(req, 'limit');
   const skip = viewPositiveInt(req, 'skip') ?? 0;
   const groupLevel = groupLevelParam(req);
   const reduce = req.bool('reduce', hasReduce);
   const stale = viewStaleParam(req);
+  // The checks of couch_mrview_util:validate_args, in its order (the first that fails answers).
+  if (!hasReduce && req.has('reduce') && reduce) throw queryParseError('Reduce is invalid for map-only views.');
+  // Only exact grouping answers one row per key (CouchDB 1.6's message, its spelling kept).
+  if (hasReduce && reduce && Array.isArray(givenKeys) && groupLevel !== Infinity) {
+    throw queryParseError('Multi-key fetchs for reduce views must use `group=true`');
+  }
+  if (givenKeys !== undefined && !Array.isArray(givenKeys)) throw queryParseError(KEYS_NOT_ARRAY);
+  const keys = givenKeys as unknown[] | undefined;
   const params: ViewParams = {
     startKey: either('startkey', 'start_key'),
     endKey: either('endkey', 'end_key'),
@@ -154,21 +169,16 @@ function parseParams(given: Request, bodyKeys: unknown[] | undefined, hasReduce:
     params.startKey = keyParam;
     params.endKey = keyParam;
   }
-  if (keys !== undefined && (keyParam || params.startKey || params.endKey)) {
+  // An empty `keys` goes with any bounds (it selects nothing), as couch_mrview_util:validate_args.
+  if (keys !== undefined && keys.length > 0 && (params.startKey || params.endKey)) {
     throw queryParseError('`keys` is incompatible with `key`, `start_key` and `end_key`');
   }
-  if (!hasReduce && req.has('reduce') && reduce) throw queryParseError('Reduce is invalid for map-only views.');
   // reduce=false makes a reduce view a map view: grouping it is as invalid as grouping a map view.
   if ((!hasReduce || !reduce) && groupLevel !== 0) throw queryParseError('Invalid use of grouping on a map view.');
+  if (hasReduce && reduce && params.includeDocs) throw queryParseError('`include_docs` is invalid for reduce');
   if (hasReduce && reduce && req.has('conflicts')) throw queryParseError('`conflicts` is invalid for reduce views.');
-  if (hasReduce && reduce && params.includeDocs) {
-    throw queryParseError('`include_docs` is invalid for reduce');
-  }
-  // Only exact grouping answers one row per key (CouchDB 1.6's message, its spelling kept).
-  if (hasReduce && reduce && keys !== undefined && params.groupLevel !== Infinity) {
-    throw queryParseError('Multi-key fetchs for reduce views must use `group=true`');
-  }
-  if (params.startKey && params.endKey && keys === undefined) {
+  // couch_mrview_util:check_range judges the bounds even beside an empty `keys`.
+  if (params.startKey && params.endKey) {
     const order = (raw ? collateRaw : collate)(params.startKey.key, params.endKey.key);
     if ((!params.descending && order > 0) || (params.descending && order < 0)) {
       throw queryParseError(`No rows can match your key range, reverse your start_key and end_key or set descending=${params.descending ? 'false' : 'true'}`);
@@ -191,6 +201,9 @@ export interface ViewResult {
 
 /** Runs a view query with CouchDB's parameters (the index is brought up to date first unless stale). */
 export async function queryView(req: Request, svc: Services, db: Database, view: OpenedView, name: string, bodyKeys: unknown[] | undefined): Promise<ViewResult> {
+  // A parameter that does not parse is answered before a missing view (couch_mrview_http parses
+  // the query string before couch_mrview_util:get_view looks the view up).
+  checkViewQuerySyntax(req);
   const number = view.index.viewNumber(name);
   if (number < 0) throw notFound('missing_named_view');
   const reduce = reduceSource(view.ddoc.views![name]);

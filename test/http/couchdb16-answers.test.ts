@@ -198,6 +198,115 @@ test('view and _all_docs parameters are refused with couch_mrview\'s reasons', a
   assert.equal(await reason('/a16-reasons/_all_docs?skip=-1'), 'Invalid value for positive integer: "-1"');
 });
 
+test('view and _all_docs query strings are read first, in order, as couch_mrview_http:parse_qs reads them', async () => {
+  await freshDb('a16-parse-order');
+  await c.put('/a16-parse-order/_design/d', { views: { map: { map: 'function (doc) { emit(doc._id, 1); }' } } });
+  const answer = async (path: string, headers?: Record<string, string>) => {
+    const r = await c.get(path, headers ? { headers } : undefined);
+    return [r.status, r.body?.error, r.body?.reason];
+  };
+  const view = '/a16-parse-order/_design/d/_view';
+  // A parameter that does not parse is answered before a view that does not exist.
+  assert.deepEqual(await answer(`${view}/nope?limit=abc`), [400, 'query_parse_error', 'Invalid value for integer: "abc"']);
+  assert.deepEqual(await answer(`${view}/nope?limit=1`), [404, 'not_found', 'missing_named_view']);
+  // The first parameter given is the first read, and every repeat of one is read.
+  assert.deepEqual(await answer(`${view}/map?skip=-1&limit=abc`), [400, 'query_parse_error', 'Invalid value for positive integer: "-1"']);
+  assert.deepEqual(await answer(`${view}/map?limit=abc&limit=5`), [400, 'query_parse_error', 'Invalid value for integer: "abc"']);
+  assert.deepEqual(await answer('/a16-parse-order/_all_docs?descending=maybe&descending=true'), [400, 'query_parse_error', 'Invalid boolean parameter: "maybe"']);
+  // Reading comes before validate_args' checks.
+  assert.deepEqual(await answer(`${view}/map?keys=1&limit=x`), [400, 'query_parse_error', 'Invalid value for integer: "x"']);
+  // _all_docs checks its parameters before its ETag: a bad query is never a 304.
+  const etag = (await c.get('/a16-parse-order/_all_docs')).headers.etag as string;
+  assert.equal((await c.get('/a16-parse-order/_all_docs', { headers: { 'If-None-Match': etag } })).status, 304);
+  assert.deepEqual(await answer('/a16-parse-order/_all_docs?limit=x', { 'If-None-Match': etag }), [400, 'query_parse_error', 'Invalid value for integer: "x"']);
+  assert.deepEqual(await answer('/a16-parse-order/_all_docs?reduce=true', { 'If-None-Match': etag }), [400, 'query_parse_error', 'Reduce is invalid for map-only views.']);
+});
+
+test('integer parameters are a sign and digits only, as Erlang\'s list_to_integer reads them', async () => {
+  await freshDb('a16-integers');
+  await c.post('/a16-integers/_bulk_docs', { docs: [{ _id: 'a' }, { _id: 'b' }] });
+  await c.put('/a16-integers/_design/d', { views: { map: { map: 'function (doc) { emit(doc._id, 1); }' } } });
+  for (const [query, value] of [['limit=%201', ' 1'], ['limit=1%20', '1 '], ['skip=%091', '\t1'], ['limit=1.0', '1.0']]) {
+    for (const path of [`/a16-integers/_all_docs?${query}`, `/a16-integers/_design/d/_view/map?${query}`]) {
+      const r = await c.get(path);
+      assert.equal(r.status, 400, path);
+      assert.deepEqual(r.body, { error: 'query_parse_error', reason: `Invalid value for integer: ${JSON.stringify(value)}` }, path);
+    }
+  }
+  assert.equal((await c.get('/a16-integers/_all_docs?limit=%2B1')).body.rows.length, 1);
+  assert.equal((await c.get('/a16-integers/_design/d/_view/map?skip=-0')).body.rows.length, 2);
+});
+
+test('an empty `keys` goes with key, startkey and endkey on a view: nothing is selected, but the range is still checked', async () => {
+  await freshDb('a16-empty-keys');
+  await c.post('/a16-empty-keys/_bulk_docs', { docs: [{ _id: 'a', n: 1 }, { _id: 'b', n: 2 }] });
+  await c.put('/a16-empty-keys/_design/d', { views: { map: { map: 'function (doc) { emit(doc.n, 1); }' }, red: { map: 'function (doc) { emit(doc.n, 1); }', reduce: '_sum' } } });
+  const view = '/a16-empty-keys/_design/d/_view';
+  for (const query of ['keys=%5B%5D&startkey=1', 'keys=%5B%5D&key=1', 'keys=%5B%5D&startkey=1&endkey=2']) {
+    const r = await c.get(`${view}/map?${query}`);
+    assert.equal(r.status, 200, `${query}: ${r.text}`);
+    assert.deepEqual(r.body, { total_rows: 2, offset: 0, rows: [] }, query);
+  }
+  const posted = await c.post(`${view}/map?endkey=1`, { keys: [] });
+  assert.deepEqual(posted.body, { total_rows: 2, offset: 0, rows: [] });
+  assert.deepEqual((await c.get(`${view}/red?keys=%5B%5D&key=1&group=true`)).body, { rows: [] });
+  const reversed = await c.get(`${view}/map?keys=%5B%5D&startkey=2&endkey=1`);
+  assert.equal(reversed.status, 400);
+  assert.deepEqual(reversed.body, { error: 'query_parse_error', reason: 'No rows can match your key range, reverse your start_key and end_key or set descending=true' });
+  const notEmpty = await c.get(`${view}/map?keys=%5B1%5D&startkey=1`);
+  assert.deepEqual(notEmpty.body, { error: 'query_parse_error', reason: '`keys` is incompatible with `key`, `start_key` and `end_key`' });
+});
+
+test('of several refused parameters, the first that couch_mrview_util:validate_args checks is named', async () => {
+  await freshDb('a16-check-order');
+  await c.put('/a16-check-order/_design/d', { views: { map: { map: 'function (doc) { emit(doc._id, 1); }' }, red: { map: 'function (doc) { emit(doc._id, 1); }', reduce: '_sum' } } });
+  const reason = async (path: string) => {
+    const r = await c.get(path);
+    assert.equal(r.status, 400, `${path}: ${r.text}`);
+    return r.body.reason as string;
+  };
+  const view = '/a16-check-order/_design/d/_view';
+  assert.equal(await reason(`${view}/map?keys=1&reduce=true`), 'Reduce is invalid for map-only views.');
+  assert.equal(await reason(`${view}/red?keys=%5B1%5D&include_docs=true`), 'Multi-key fetchs for reduce views must use `group=true`');
+  assert.equal(await reason(`${view}/red?keys=%5B1%5D&startkey=1`), 'Multi-key fetchs for reduce views must use `group=true`');
+  assert.equal(await reason(`${view}/red?include_docs=true&conflicts=true`), '`include_docs` is invalid for reduce');
+  assert.equal(await reason('/a16-check-order/_all_docs?keys=1&reduce=true'), 'Reduce is invalid for map-only views.');
+  assert.equal(await reason('/a16-check-order/_all_docs?keys=%5B%22a%22%5D&startkey=%22a%22&group=true'), '`keys` is incompatible with `key`, `start_key` and `end_key`');
+});
+
+test('a query string\'s `keys` replaces the keys of a POST body', async () => {
+  await freshDb('a16-keys-both');
+  await c.post('/a16-keys-both/_bulk_docs', { docs: [{ _id: 'a', n: 1 }, { _id: 'b', n: 2 }] });
+  await c.put('/a16-keys-both/_design/d', { views: { map: { map: 'function (doc) { emit(doc.n, 1); }' } } });
+  const viewRows = (await c.post('/a16-keys-both/_design/d/_view/map?keys=%5B2%5D', { keys: [1] })).body.rows as { id: string }[];
+  assert.deepEqual(viewRows.map((r) => r.id), ['b']);
+  const docRows = (await c.post('/a16-keys-both/_all_docs?keys=%5B%22b%22%5D', { keys: ['a'] })).body.rows as { id: string }[];
+  assert.deepEqual(docRows.map((r) => r.id), ['b']);
+  const notArray = await c.post('/a16-keys-both/_design/d/_view/map?keys=2', { keys: [1] });
+  assert.deepEqual(notArray.body, { error: 'query_parse_error', reason: '`keys` must be an array of strings.' });
+});
+
+test('a temporary view without a map function has no view to query: 404 missing_named_view, after its keys and query string are read', async () => {
+  await freshDb('a16-temp-nomap');
+  const missing = await c.post('/a16-temp-nomap/_temp_view', { language: 'javascript' });
+  assert.equal(missing.status, 404, missing.text);
+  assert.deepEqual(missing.body, { error: 'not_found', reason: 'missing_named_view' });
+  const badKeys = await c.post('/a16-temp-nomap/_temp_view', { keys: 1 });
+  assert.deepEqual([badKeys.status, badKeys.body], [400, { error: 'bad_request', reason: '`keys` member must be a array.' }]);
+  const badLimit = await c.post('/a16-temp-nomap/_temp_view?limit=x', { reduce: '_count' });
+  assert.deepEqual([badLimit.status, badLimit.body.reason], [400, 'Invalid value for integer: "x"']);
+});
+
+test('`count`, the old name of `limit`, is refused by views and _all_docs', async () => {
+  await freshDb('a16-count');
+  await c.put('/a16-count/_design/d', { views: { map: { map: 'function (doc) { emit(doc._id, 1); }' } } });
+  for (const path of ['/a16-count/_design/d/_view/map?count=1', '/a16-count/_all_docs?count=1']) {
+    const r = await c.get(path);
+    assert.equal(r.status, 400, path);
+    assert.deepEqual(r.body, { error: 'query_parse_error', reason: 'QS param `count` is not `limit`' }, path);
+  }
+});
+
 test('a POST to _changes must say its body is JSON', async () => {
   await freshDb('a16-changes-post');
   const form = await c.post('/a16-changes-post/_changes?filter=_doc_ids', undefined, { raw: '{"doc_ids":["a"]}', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
