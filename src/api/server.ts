@@ -52,7 +52,8 @@ export const serverRoutes: Route[] = [
         const uuids = svc.uuids.many(count);
         return json(200, { uuids }, {
           ETag: `"${uuids.length > 0 ? uuids[0] : 'none'}"`,
-          Expires: 'Fri, 01 Jan 1990 00:00:00 GMT',
+          // couch_httpd_misc_handlers:handle_uuids_req's date, to the letter (1 January 1990 was a Monday).
+          Expires: 'Mon, 01 Jan 1990 00:00:00 GMT',
           Pragma: 'no-cache',
           'Cache-Control': 'must-revalidate, no-cache',
         });
