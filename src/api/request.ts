@@ -233,8 +233,14 @@ export class Request {
     return (this.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   }
 
+  /**
+   * Refuses a body not declared JSON, as couch_httpd:validate_ctype does in CouchDB 1.6: the
+   * header cut at every `;` (empty pieces dropped) must be `application/json`, spelled exactly so
+   * in lower case, with at most one parameter after it.
+   */
   requireJsonContentType(): void {
-    if (this.contentType() !== 'application/json') throw badContentType();
+    const pieces = (this.header('content-type') ?? '').split(';').filter((piece) => piece !== '');
+    if (pieces[0] !== 'application/json' || pieces.length > 2) throw badContentType();
   }
 
   has(name: string): boolean {

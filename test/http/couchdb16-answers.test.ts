@@ -232,3 +232,17 @@ test('a live feed asked for descending order starts at the current sequence and 
   const woken = await waiting;
   assert.deepEqual(woken.body.results.map((r: { id: string }) => r.id), ['new']);
 });
+
+test('a body declared JSON is `application/json` exactly, with at most one parameter (couch_httpd:validate_ctype)', async () => {
+  await freshDb('a16-ctype');
+  const raw = JSON.stringify({ docs: [{}] });
+  const post = (type: string) => c.request('POST', '/a16-ctype/_bulk_docs', { raw, headers: { 'Content-Type': type } });
+  for (const type of ['application/json', 'application/json;charset=utf-8', 'application/json; charset=utf-8', 'application/json;']) {
+    assert.equal((await post(type)).status, 201, type);
+  }
+  for (const type of ['Application/JSON', 'application/json;charset=utf-8;x=y', 'application/json ;charset=utf-8', 'application/jsonp']) {
+    const r = await post(type);
+    assert.equal(r.status, 415, `${type}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'bad_content_type', reason: 'Content-Type must be application/json' });
+  }
+});
