@@ -7,7 +7,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serverForFile } from '../helpers/server.js';
+import { serverForFile, startServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+import { basic, defineAdmin } from '../helpers/auth.js';
 import { waitFor } from '../helpers/wait.js';
 
 const { server, c } = await serverForFile();
@@ -244,5 +246,40 @@ test('a body declared JSON is `application/json` exactly, with at most one param
     const r = await post(type);
     assert.equal(r.status, 415, `${type}: ${r.text}`);
     assert.deepEqual(r.body, { error: 'bad_content_type', reason: 'Content-Type must be application/json' });
+  }
+});
+
+test('creating or deleting a database asks for a server admin before the name or a ?rev= is refused, as couch_httpd_db does', async () => {
+  // Defining an admin ends admin party, so this test has a server of its own.
+  const own = await startServer();
+  try {
+    await defineAdmin(own.url, 'boss', 'secret');
+    const anyone = client(own.url);
+    const bossly = client(own.url);
+    const headers = basic('boss', 'secret');
+    const admin = {
+      put: (path: string) => bossly.put(path, undefined, { headers }),
+      del: (path: string) => bossly.del(path, { headers }),
+      request: (method: string, path: string) => bossly.request(method, path, { headers }),
+    };
+    for (const method of ['PUT', 'DELETE']) {
+      const refused = await anyone.request(method, '/_unknown');
+      assert.equal(refused.status, 401, `${method}: ${refused.text}`);
+      assert.deepEqual(refused.body, { error: 'unauthorized', reason: 'You are not a server admin.' });
+      const illegal = await admin.request(method, '/_unknown');
+      assert.equal(illegal.status, 400, `${method}: ${illegal.text}`);
+      assert.equal(illegal.body.error, 'illegal_database_name');
+    }
+    // Reading such a name is refused by name, whoever asks.
+    assert.equal((await anyone.get('/_unknown')).body.error, 'illegal_database_name');
+    // A ?rev= on a database DELETE is a mistake CouchDB names before it checks the caller.
+    assert.equal((await admin.put('/a16-rev-mistake')).status, 201);
+    const mistake = await anyone.del('/a16-rev-mistake?rev=1-abc');
+    assert.equal(mistake.status, 400, mistake.text);
+    assert.equal(mistake.body.error, 'bad_request');
+    assert.equal((await anyone.del('/a16-rev-mistake')).status, 401);
+    assert.equal((await admin.del('/a16-rev-mistake')).status, 200);
+  } finally {
+    await own.stop();
   }
 });
