@@ -14,8 +14,9 @@ import { HTTPD_SECTIONS } from '../couchdb-names.js';
 const DEFAULT_MAX_CHUNK = 1000000;
 
 const getLog: Handler = async (req, _params, services) => {
-  const bytes = req.int('bytes', 1000);
-  const offset = req.int('offset', 0);
+  // couch_httpd_misc_handlers:handle_log_req reads both with list_to_integer (badarg for bad ones).
+  const bytes = req.erlangInt('bytes', 1000);
+  const offset = req.erlangInt('offset', 0);
   const max = services.config.layered(HTTPD_SECTIONS).getInt('log_max_chunk_size', DEFAULT_MAX_CHUNK);
   if (bytes > max) throw badRequest(`'bytes' cannot exceed ${max}`);
   if (bytes < 0) throw badRequest("'bytes' must not be negative");

@@ -214,13 +214,22 @@ test('_uuids count above uuids/max_count is refused with 403 forbidden (CouchDB 
   }
 });
 
-test('_uuids rejects negative and non-integer counts with 400', async () => {
-  for (const bad of ['-1', '-1000', 'abc', '1.5', '', '1e3', '0x10']) {
+test('_uuids answers a count that is not an integer, or a negative one, with CouchDB 1.6\'s 500s', async () => {
+  // handle_uuids_req reads the count with list_to_integer (badarg) and makes the list with
+  // lists:seq(1, Count), which has no clause for a negative count (function_clause).
+  for (const bad of ['abc', '1.5', '', '1e3', '0x10', ' 5']) {
     const r = await c.get(`/_uuids?count=${encodeURIComponent(bad)}`);
-    assert.equal(r.status, 400, `count=${bad}: ${r.text}`);
-    assert.equal(typeof r.body.error, 'string');
-    assert.equal(typeof r.body.reason, 'string');
+    assert.equal(r.status, 500, `count=${bad}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'badarg' }, `count=${bad}`);
   }
+  for (const bad of ['-1', '-1000']) {
+    const r = await c.get(`/_uuids?count=${bad}`);
+    assert.equal(r.status, 500, `count=${bad}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'function_clause' }, `count=${bad}`);
+  }
+  // list_to_integer takes a sign.
+  assert.equal((await c.get('/_uuids?count=%2B2')).body.uuids.length, 2);
+  assert.deepEqual((await c.get('/_uuids?count=-0')).body.uuids, []);
 });
 
 test('_uuids random algorithm: 32 hex digits without a shared prefix', async () => {
@@ -390,11 +399,16 @@ test('GET /_log?bytes=N answers at most N bytes, the end of the log', async () =
   assert.ok(Buffer.byteLength(def.text) > 120);
 });
 
-test('GET /_log rejects bytes beyond log_max_chunk_size and bad numbers with 400', async () => {
+test('GET /_log rejects bytes beyond log_max_chunk_size and negative numbers with 400, others that are not integers as CouchDB 1.6 does', async () => {
   assert.equal((await c.get('/_log?bytes=1000001')).status, 400);
-  assert.equal((await c.get('/_log?bytes=abc')).status, 400);
   assert.equal((await c.get('/_log?bytes=-5')).status, 400);
   assert.equal((await c.get('/_log?offset=-5')).status, 400);
+  // handle_log_req reads both with list_to_integer: Erlang's badarg, answered 500.
+  for (const path of ['/_log?bytes=abc', '/_log?offset=x', '/_log?bytes=']) {
+    const r = await c.get(path);
+    assert.equal(r.status, 500, `${path}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'badarg' }, path);
+  }
 });
 
 test('POST /_log writes a message at the given level; an unknown level is 400', async () => {
