@@ -7,7 +7,7 @@
  *          asks an anonymous caller for credentials (401)
  *   DELETE clears the cookie (`?next=` redirects)
  */
-import { badRequest, CouchError, unauthorized } from '../errors.js';
+import { badRequest, CouchError, erlangRuntimeError, unauthorized } from '../errors.js';
 import { json, type HeaderMap } from './reply.js';
 import type { Handler, Route } from './route.js';
 import { absoluteUrl, requestLimit } from './common.js';
@@ -24,9 +24,12 @@ async function credentials(req: Request, svc: Services): Promise<{ name: unknown
   }
   // As CouchDB: a body of any other type carries no credentials (the login then fails, 401).
   if (type !== 'application/json') return { name: undefined, password: undefined, next: undefined };
-  const body = text.trim() === '' ? {} : parseJson(text);
+  // As couch_httpd_auth:handle_session_req: the body is decoded whatever it holds (an empty one
+  // is invalid_json), and every field's value must be a string (binary_to_list, badarg).
+  const body = parseJson(text);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('Request body must be a JSON object');
   const fields = body as Record<string, unknown>;
+  if (Object.values(fields).some((value) => typeof value !== 'string')) throw erlangRuntimeError('badarg');
   return { name: fields['name'] ?? fields['username'], password: fields['password'], next: typeof fields['next'] === 'string' ? fields['next'] : undefined };
 }
 
