@@ -113,6 +113,19 @@ test('a JSON login is decoded whatever it holds: an empty body is invalid_json, 
   assert.equal(form.status, 401, form.text);
 });
 
+test('a login redirects only to a `next` in its query string: one in the body is just a field', async () => {
+  const admin = await c.put('/_users/org.couchdb.user:nexter', { _id: 'org.couchdb.user:nexter', name: 'nexter', type: 'user', roles: [], password: 'pw' });
+  assert.equal(admin.status, 201, admin.text);
+  const form = await c.post('/_session', undefined, { raw: 'name=nexter&password=pw&next=%2F_all_dbs', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+  assert.equal(form.status, 200, form.text);
+  assert.equal(form.headers['location'], undefined);
+  const body = await c.post('/_session', { name: 'nexter', password: 'pw', next: '/_all_dbs' });
+  assert.equal(body.status, 200, body.text);
+  const query = await c.post('/_session?next=%2F_all_dbs', { name: 'nexter', password: 'pw' });
+  assert.equal(query.status, 302, query.text);
+  assert.match(String(query.headers['location']), /\/_all_dbs$/);
+});
+
 test('user documents: a password that is not a string is never stored; password_sha needs a salt, in CouchDB\'s words', async () => {
   const number = await c.put('/_users/org.couchdb.user:numeric', { _id: 'org.couchdb.user:numeric', name: 'numeric', type: 'user', roles: [], password: 123 });
   assert.equal(number.status, 400, number.text);
