@@ -312,3 +312,27 @@ test('creating or deleting a database asks for a server admin before the name or
     await own.stop();
   }
 });
+
+test('/_config answers a path or method it has no clause for with 405, whoever asks; then the caller must be a server admin', async () => {
+  const own = await startServer();
+  try {
+    await defineAdmin(own.url, 'boss', 'secret');
+    const anyone = client(own.url);
+    const headers = basic('boss', 'secret');
+    for (const [method, path] of [['PUT', '/_config'], ['PUT', '/_config/log'], ['DELETE', '/_config/log'], ['GET', '/_config/log/level/extra'], ['POST', '/_config/log']]) {
+      const r = await anyone.request(method!, path!, method === 'PUT' || method === 'POST' ? { raw: '"x"' } : {});
+      assert.equal(r.status, 405, `${method} ${path}: ${r.text}`);
+      assert.equal(r.headers['allow'], 'GET,PUT,DELETE', `${method} ${path}`);
+    }
+    for (const [method, path] of [['GET', '/_config'], ['GET', '/_config/log'], ['GET', '/_config/log/level'], ['PUT', '/_config/log/level'], ['DELETE', '/_config/x/y']]) {
+      const r = await anyone.request(method!, path!, method === 'PUT' ? { raw: '"info"' } : {});
+      assert.equal(r.status, 401, `${method} ${path}: ${r.text}`);
+      assert.deepEqual(r.body, { error: 'unauthorized', reason: 'You are not a server admin.' });
+    }
+    assert.equal((await anyone.get('/_config/log/level', { headers })).status, 200);
+    assert.equal((await anyone.put('/_config/a16/key', 'v', { headers })).status, 200);
+    assert.equal((await anyone.del('/_config/a16/key', { headers })).status, 200);
+  } finally {
+    await own.stop();
+  }
+});
