@@ -336,3 +336,12 @@ test('/_config answers a path or method it has no clause for with 405, whoever a
     await own.stop();
   }
 });
+
+test('a POST that X-HTTP-Method-Override turns into a HEAD is answered as a GET, body and all (mochiweb strips bodies of real HEADs only)', async () => {
+  const r = await c.post('/', undefined, { headers: { 'X-HTTP-Method-Override': 'HEAD' } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.couchdb, 'Welcome');
+  const head = await c.head('/');
+  assert.equal(head.status, 200);
+  assert.equal(head.text, '');
+});
