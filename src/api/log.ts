@@ -1,6 +1,6 @@
 import type { Handler, Route } from './route.js';
 import { json, ok, raw } from './reply.js';
-import { badRequest } from '../errors.js';
+import { badRequest, erlangRuntimeError } from '../errors.js';
 import { HTTPD_SECTIONS } from '../couchdb-names.js';
 
 /**
@@ -32,7 +32,9 @@ const postLog: Handler = async (req, _params, services) => {
     throw badRequest('Request body must be a JSON object');
   }
   const { level, message } = body as { level?: unknown; message?: unknown };
-  if (typeof message !== 'string') throw badRequest('message must be a string');
+  // handle_log_req converts the message with binary_to_list before it looks at the level:
+  // anything but a string is Erlang's badarg, answered 500.
+  if (typeof message !== 'string') throw erlangRuntimeError('badarg');
   switch (level) {
     case 'debug': services.log.debug(message); break;
     case 'info': services.log.info(message); break;

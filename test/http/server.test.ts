@@ -411,7 +411,7 @@ test('GET /_log rejects bytes beyond log_max_chunk_size and negative numbers wit
   }
 });
 
-test('POST /_log writes a message at the given level; an unknown level is 400', async () => {
+test('POST /_log writes a message at the given level; an unknown level is 400, a message that is not a string 500 badarg', async () => {
   const message = `srv-posted-${Date.now()}`;
   const ok = await c.post('/_log', { level: 'info', message });
   assert.equal(ok.status, 200);
@@ -420,7 +420,14 @@ test('POST /_log writes a message at the given level; an unknown level is 400', 
   assert.ok(r.text.includes(message));
   const bad = await c.post('/_log', { level: 'loud', message: 'x' });
   assert.equal(bad.status, 400);
-  assert.equal(typeof bad.body.error, 'string');
+  assert.deepEqual(bad.body, { error: "Unrecognized log level 'loud'" });
+  // CouchDB 1.6 converts the message with binary_to_list first: a missing or non-string one is
+  // Erlang's badarg, answered 500, whatever the level.
+  for (const body of [{ level: 'info' }, { level: 'loud', message: 5 }]) {
+    const r = await c.post('/_log', body);
+    assert.equal(r.status, 500, JSON.stringify(body));
+    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'badarg' });
+  }
 });
 
 // ------------------------------------------------------------------------------ favicon.ico
