@@ -2,6 +2,7 @@ import type { Handler, Route } from './route.js';
 import { json, ok, raw } from './reply.js';
 import { badRequest, erlangRuntimeError } from '../errors.js';
 import { HTTPD_SECTIONS } from '../couchdb-names.js';
+import { readObject } from './common.js';
 
 /**
  * /_log, as CouchDB 1.6 answers it:
@@ -26,12 +27,7 @@ const getLog: Handler = async (req, _params, services) => {
 };
 
 const postLog: Handler = async (req, _params, services) => {
-  const limit = services.config.layered(HTTPD_SECTIONS).getInt('max_http_request_size', 67108864);
-  const body = await req.jsonBody(limit);
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw badRequest('Request body must be a JSON object');
-  }
-  const { level, message } = body as { level?: unknown; message?: unknown };
+  const { level, message } = await readObject(req, services) as { level?: unknown; message?: unknown };
   // handle_log_req converts the message with binary_to_list before it looks at the level:
   // anything but a string is Erlang's badarg, answered 500.
   if (typeof message !== 'string') throw erlangRuntimeError('badarg');

@@ -345,3 +345,14 @@ test('a POST that X-HTTP-Method-Override turns into a HEAD is answered as a GET,
   assert.equal(head.status, 200);
   assert.equal(head.text, '');
 });
+
+test('an empty body where a JSON object is read is invalid_json, as couch_httpd:json_body_obj decodes before it looks at the shape', async () => {
+  await freshDb('a16-empty');
+  for (const [method, path] of [['POST', '/a16-empty/_bulk_docs'], ['POST', '/a16-empty/_revs_diff'], ['POST', '/a16-empty/_all_docs'], ['PUT', '/a16-empty/_security'], ['POST', '/_replicate'], ['POST', '/_log']]) {
+    const r = await c.request(method!, path!, { raw: '', headers: { 'Content-Type': 'application/json' } });
+    assert.equal(r.status, 400, `${method} ${path}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'invalid_json' }, `${method} ${path}`);
+  }
+  const array = await c.post('/a16-empty/_bulk_docs', []);
+  assert.deepEqual(array.body, { error: 'bad_request', reason: 'Request body must be a JSON object' });
+});
