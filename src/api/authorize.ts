@@ -48,6 +48,11 @@ export async function authorize(req: Request, target: RouteTarget, svc: Services
   return undefined;
 }
 
+/** For handlers that check other things before the caller's rights: a server admin or a 401. */
+export function requireServerAdmin(req: Request): void {
+  if (!isServerAdmin(req.userCtx)) throw unauthorized('You are not a server admin.');
+}
+
 /** For handlers that check other things before the caller's rights: a database admin or a 401. */
 export function requireDbAdmin(req: Request, db: Database): void {
   if (isServerAdmin(req.userCtx) || isDbAdmin(req.userCtx, db.getSecurity())) return;

@@ -153,6 +153,8 @@ export function bodyKeys(body: Record<string, unknown>): unknown[] | undefined {
 /** A JSON object body; anything else is a 400. */
 export async function readObject(req: Request, services: Services): Promise<Record<string, unknown>> {
   const body = await req.jsonBody(requestLimit(services));
+  // couch_httpd:json_body_obj decodes before it looks at the shape: an empty body is invalid JSON.
+  if (body === undefined) throw invalidJson();
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw badRequest('Request body must be a JSON object');
   }

@@ -1,9 +1,10 @@
 import type { Handler, Route } from './route.js';
 import { json } from './reply.js';
-import { CouchError, badRequest, invalidJson, methodNotAllowed, notFound } from '../errors.js';
+import { CouchError, badRequest, erlangRuntimeError, invalidJson, methodNotAllowed, notFound } from '../errors.js';
 import { HEADER_PERSIST, HTTPD_SECTIONS } from '../couchdb-names.js';
 import { parseErlangTerm, termText, type ErlTerm } from '../config/erlang-term.js';
 import type { Services } from './services.js';
+import { requireServerAdmin } from './authorize.js';
 
 /**
  * /_config, as CouchDB 1.6's couch_httpd_misc_handlers:handle_config_req answers it:
@@ -20,7 +21,7 @@ import type { Services } from './services.js';
  * When `[httpd] config_whitelist` is set (an Erlang list of `{Section, Key}` pairs, `*` for any
  * key), PUT and DELETE of pairs not on it are 400 modification_not_allowed. Sections that name
  * programs to run are never changed over HTTP (403, as CouchDB since its fix of CVE-2017-12636).
- * Server-admin checks belong to the auth layer in front of these handlers.
+ * Each handler asks for a server admin once the path has the shape it takes.
  */
 
 const DEFAULT_MAX_REQUEST_SIZE = 67108864;
@@ -42,25 +43,36 @@ const unknownConfigValue = (): CouchError => notFound('unknown_config_value');
 /** A config value as a JSON string body (a bare string given to json() would be sent as is). */
 const jsonString = (value: string) => json(200, JSON.stringify(value));
 
-const getConfig: Handler = async (_req, params, services) => {
+const getConfig: Handler = async (req, params, services) => {
   const rest = params.rest;
+  if (rest.length > 2) throw keyMethodsOnly();
+  requireServerAdmin(req);
   switch (rest.length) {
     case 0:
       return json(200, services.config.all());
     case 1:
       return json(200, services.config.section(rest[0]!));
-    case 2: {
+    default: {
       const value = services.config.get(rest[0]!, rest[1]!);
       if (value === undefined) throw unknownConfigValue();
       return jsonString(value);
     }
-    default:
-      throw keyMethodsOnly();
   }
 };
 
-const putConfig: Handler = async (req, params, services) => {
+/**
+ * What a PUT of a value that is not a JSON string answers. CouchDB 1.6 stores the value with
+ * binary_to_list, whose badarg is answered 500 (couch_httpd_misc_handlers:
+ * handle_approved_config_req); CouchDB 3's `/_node/{node}/_config` refuses it with a 400 of its
+ * own. Either way a password of [admins] is refused (1.6 would hash a printed Erlang term).
+ */
+type NonStringValue = (admin: boolean) => CouchError;
+const couchdb3NonString: NonStringValue = () => badRequest('config values must be json-encoded strings');
+const couchdb16NonString: NonStringValue = (admin) => (admin ? couchdb3NonString(admin) : erlangRuntimeError('badarg'));
+
+const putConfigAnswering = (nonString: NonStringValue): Handler => async (req, params, services) => {
   if (params.rest.length !== 2) throw keyMethodsOnly();
+  requireServerAdmin(req);
   const [section, key] = params.rest as [string, string];
   checkWritable(services, section, key);
   const persist = req.header(HEADER_PERSIST) !== 'false';
@@ -73,10 +85,10 @@ const putConfig: Handler = async (req, params, services) => {
   const limit = services.config.layered(HTTPD_SECTIONS).getInt('max_http_request_size', DEFAULT_MAX_REQUEST_SIZE);
   const body = await req.jsonBody(limit);
   if (body === undefined) throw invalidJson();
-  if (typeof body !== 'string') throw badRequest('config values must be json-encoded strings');
   // Without ?raw=true an [admins] value is a password, hashed even when it looks like a hash
   // already (CouchDB 1.6 hashes every one); other values are trimmed.
   const admin = section === 'admins' && !raw;
+  if (typeof body !== 'string') throw nonString(admin);
   const value = raw ? body : admin ? await services.auth.hashAdminPassword(body) : body.trim();
 
   const previous = await services.config.set(section, key, value, persist, { raw: raw || admin });
@@ -85,6 +97,7 @@ const putConfig: Handler = async (req, params, services) => {
 
 const deleteConfig: Handler = async (req, params, services) => {
   if (params.rest.length !== 2) throw keyMethodsOnly();
+  requireServerAdmin(req);
   const [section, key] = params.rest as [string, string];
   checkWritable(services, section, key);
   const persist = req.header(HEADER_PERSIST) !== 'false';
@@ -115,13 +128,19 @@ function checkWhitelist(whitelist: string | undefined, section: string, key: str
 }
 
 /** `POST /_config/_reload` (CouchDB 2): the settings read again from the ini files; changes kept only in memory are dropped. */
-const reloadConfig: Handler = async (_req, params, services) => {
+const reloadConfig: Handler = async (req, params, services) => {
   if (params.rest.length !== 1 || params.rest[0] !== '_reload') throw keyMethodsOnly();
+  requireServerAdmin(req);
   await services.config.reload();
   return json(200, { ok: true });
 };
 
-/** The handlers of `/_config`, also reached as `/_node/{node}/_config` (api/node.ts). */
-export const configHandlers = { GET: getConfig, PUT: putConfig, DELETE: deleteConfig, POST: reloadConfig } as const;
+/** The handlers of `/_config`. */
+export const configHandlers = { GET: getConfig, PUT: putConfigAnswering(couchdb16NonString), DELETE: deleteConfig, POST: reloadConfig } as const;
 
-export const configRoutes: Route[] = [{ shape: 'global', name: '_config', allow: 'GET,PUT,DELETE', methods: configHandlers }];
+/** The same, as CouchDB 3's `/_node/{node}/_config` answers (api/node.ts). */
+export const nodeConfigHandlers = { ...configHandlers, PUT: putConfigAnswering(couchdb3NonString) } as const;
+
+// The handlers check the caller themselves, after the path's shape: CouchDB 1.6 answers a path
+// or method handle_config_req has no clause for with a 405, whoever asks.
+export const configRoutes: Route[] = [{ shape: 'global', name: '_config', allow: 'GET,PUT,DELETE', access: 'public', methods: configHandlers }];

@@ -7,7 +7,7 @@ import { compactDatabase } from '../core/compaction-daemon.js';
 import { viewSignature, type DesignDoc } from '../views/view-index.js';
 import { json, ok, type Reply } from './reply.js';
 import type { Route } from './route.js';
-import { requireDbAdmin } from './authorize.js';
+import { requireDbAdmin, requireServerAdmin } from './authorize.js';
 import {
   absoluteUrl, docPath, durableWrite, givenRev, maxDocumentSize, openDb, quote, raiseResult, readObject, requestLimit, editDocs } from './common.js';
 import type { Services } from './services.js';
@@ -19,7 +19,9 @@ export const databaseRoutes: Route[] = [
     shape: 'database',
     // As couch_httpd_db:db_req words it (PUT creates, yet is not listed).
     allow: 'DELETE,GET,HEAD,POST',
-    access: { PUT: 'server_admin', DELETE: 'server_admin' },
+    // DELETE checks its ?rev= mistake before the caller's rights, as couch_httpd_db:handle_request
+    // does before delete_db_req.
+    access: { PUT: 'server_admin', DELETE: 'public' },
     methods: {
       GET: async (req, p, svc) => json(200, await (await openDb(svc, p.db, req)).info()),
       PUT: async (req, p, svc) => {
@@ -30,6 +32,7 @@ export const databaseRoutes: Route[] = [
         if (req.has('rev')) {
           throw badRequest('You tried to DELETE a database with a ?=rev parameter. Did you mean to DELETE a document instead?');
         }
+        requireServerAdmin(req);
         await svc.dbs.delete(p.db);
         return ok();
       },

@@ -1,7 +1,8 @@
 import type { Handler, Route } from './route.js';
 import { json, ok, raw } from './reply.js';
-import { badRequest } from '../errors.js';
+import { badRequest, erlangRuntimeError } from '../errors.js';
 import { HTTPD_SECTIONS } from '../couchdb-names.js';
+import { readObject } from './common.js';
 
 /**
  * /_log, as CouchDB 1.6 answers it:
@@ -14,8 +15,9 @@ import { HTTPD_SECTIONS } from '../couchdb-names.js';
 const DEFAULT_MAX_CHUNK = 1000000;
 
 const getLog: Handler = async (req, _params, services) => {
-  const bytes = req.int('bytes', 1000);
-  const offset = req.int('offset', 0);
+  // couch_httpd_misc_handlers:handle_log_req reads both with list_to_integer (badarg for bad ones).
+  const bytes = req.erlangInt('bytes', 1000);
+  const offset = req.erlangInt('offset', 0);
   const max = services.config.layered(HTTPD_SECTIONS).getInt('log_max_chunk_size', DEFAULT_MAX_CHUNK);
   if (bytes > max) throw badRequest(`'bytes' cannot exceed ${max}`);
   if (bytes < 0) throw badRequest("'bytes' must not be negative");
@@ -25,13 +27,10 @@ const getLog: Handler = async (req, _params, services) => {
 };
 
 const postLog: Handler = async (req, _params, services) => {
-  const limit = services.config.layered(HTTPD_SECTIONS).getInt('max_http_request_size', 67108864);
-  const body = await req.jsonBody(limit);
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw badRequest('Request body must be a JSON object');
-  }
-  const { level, message } = body as { level?: unknown; message?: unknown };
-  if (typeof message !== 'string') throw badRequest('message must be a string');
+  const { level, message } = await readObject(req, services) as { level?: unknown; message?: unknown };
+  // handle_log_req converts the message with binary_to_list before it looks at the level:
+  // anything but a string is Erlang's badarg, answered 500.
+  if (typeof message !== 'string') throw erlangRuntimeError('badarg');
   switch (level) {
     case 'debug': services.log.debug(message); break;
     case 'info': services.log.info(message); break;

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { badRequest, CouchError, invalidJson, queryParseError, tooLarge, badContentType } from '../errors.js';
+import { badRequest, CouchError, invalidJson, queryParseError, tooLarge, badContentType, erlangRuntimeError } from '../errors.js';
 import { adminPartyContext, type UserContext } from '../auth/user-context.js';
 import type { HeaderMap } from './reply.js';
 import { randomBytes } from 'node:crypto';
@@ -233,8 +233,14 @@ export class Request {
     return (this.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   }
 
+  /**
+   * Refuses a body not declared JSON, as couch_httpd:validate_ctype does in CouchDB 1.6: the
+   * header cut at every `;` (empty pieces dropped) must be `application/json`, spelled exactly so
+   * in lower case, with at most one parameter after it.
+   */
   requireJsonContentType(): void {
-    if (this.contentType() !== 'application/json') throw badContentType();
+    const pieces = (this.header('content-type') ?? '').split(';').filter((piece) => piece !== '');
+    if (pieces[0] !== 'application/json' || pieces.length > 2) throw badContentType();
   }
 
   has(name: string): boolean {
@@ -266,6 +272,18 @@ export class Request {
     const value = this.query.get(name);
     if (value === null) return fallback;
     if (!/^-?\d+$/.test(value.trim())) throw queryParseError(`Invalid integer parameter: "${name}" = ${JSON.stringify(value)}`);
+    return Number.parseInt(value, 10);
+  }
+
+  /**
+   * An integer parameter that CouchDB 1.6 reads with list_to_integer itself (`_uuids` count,
+   * `_log` bytes and offset, `_stats` range): a sign and digits, nothing around them; anything
+   * else is Erlang's badarg, which CouchDB answers with a 500.
+   */
+  erlangInt(name: string, fallback: number): number {
+    const value = this.query.get(name);
+    if (value === null) return fallback;
+    if (!/^[+-]?\d+$/.test(value)) throw erlangRuntimeError('badarg');
     return Number.parseInt(value, 10);
   }
 

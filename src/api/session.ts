@@ -2,32 +2,36 @@
  * `/_session`, CouchDB 1.6's cookie login (couch_httpd_auth:handle_session_req):
  *
  *   POST   name and password (JSON or form) → AuthSession cookie, `{ok, name, roles}`;
- *          `?next=` (or a form's `next`) answers 302 to it; wrong credentials 401
+ *          `?next=` answers 302 to it (a `next` in the body is only a field, as in CouchDB);
+ *          wrong credentials 401
  *   GET    `{ok, userCtx, info}` for whoever the request authenticated as; `?basic=true`
  *          asks an anonymous caller for credentials (401)
  *   DELETE clears the cookie (`?next=` redirects)
  */
-import { badRequest, CouchError, unauthorized } from '../errors.js';
+import { badRequest, CouchError, erlangRuntimeError, unauthorized } from '../errors.js';
 import { json, type HeaderMap } from './reply.js';
 import type { Handler, Route } from './route.js';
 import { absoluteUrl, requestLimit } from './common.js';
 import { parseJson, type Request } from './request.js';
 import type { Services } from './services.js';
 
-async function credentials(req: Request, svc: Services): Promise<{ name: unknown; password: unknown; next: string | undefined }> {
+async function credentials(req: Request, svc: Services): Promise<{ name: unknown; password: unknown }> {
   const text = await req.text(requestLimit(svc));
   const type = req.contentType();
   if (type === 'application/x-www-form-urlencoded') {
     const form = new URLSearchParams(text);
     // `username` is CouchDB 2's other name for the field.
-    return { name: form.get('name') ?? form.get('username') ?? undefined, password: form.get('password') ?? undefined, next: form.get('next') ?? undefined };
+    return { name: form.get('name') ?? form.get('username') ?? undefined, password: form.get('password') ?? undefined };
   }
   // As CouchDB: a body of any other type carries no credentials (the login then fails, 401).
-  if (type !== 'application/json') return { name: undefined, password: undefined, next: undefined };
-  const body = text.trim() === '' ? {} : parseJson(text);
+  if (type !== 'application/json') return { name: undefined, password: undefined };
+  // As couch_httpd_auth:handle_session_req: the body is decoded whatever it holds (an empty one
+  // is invalid_json), and every field's value must be a string (binary_to_list, badarg).
+  const body = parseJson(text);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('Request body must be a JSON object');
   const fields = body as Record<string, unknown>;
-  return { name: fields['name'] ?? fields['username'], password: fields['password'], next: typeof fields['next'] === 'string' ? fields['next'] : undefined };
+  if (Object.values(fields).some((value) => typeof value !== 'string')) throw erlangRuntimeError('badarg');
+  return { name: fields['name'] ?? fields['username'], password: fields['password'] };
 }
 
 /** A `next` target: only paths on this server, so login cannot be turned into an open redirect. */
@@ -51,7 +55,8 @@ const login: Handler = async (req, _p, svc) => {
     return location ? json(302, refused, { ...failed, Location: location }) : json(401, refused, failed);
   }
   const headers: HeaderMap = { 'Set-Cookie': svc.auth.sessionCookie(creds, req.secure) };
-  const location = redirectTarget(req, req.string('next') ?? given.next, svc);
+  // couch_httpd_auth:handle_session_req reads `next` from the query string only.
+  const location = redirectTarget(req, req.string('next'), svc);
   if (location) headers['Location'] = location;
   return json(location ? 302 : 200, { ok: true, name: creds.name, roles: creds.roles }, headers);
 };

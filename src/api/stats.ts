@@ -9,12 +9,14 @@ export const statsRoutes: Route[] = [
     shape: 'global', name: '_stats', access: 'public', allow: 'GET',
     methods: {
       GET: async (req, p, svc) => {
-        const window = req.int('range', 0);
-        if (req.string('flush') === 'true') svc.stats.sample();
-        if (p.rest.length === 0) return json(200, svc.stats.all(window));
         // CouchDB 1.6's two reasons, the first with its typo.
         if (p.rest.length === 1) throw badRequest('Stat names must have exactly to parts.');
-        if (p.rest.length !== 2) throw badRequest('Stat names must have exactly two parts.');
+        if (p.rest.length > 2) throw badRequest('Stat names must have exactly two parts.');
+        // As couch_httpd_stats_handlers: flush first, then list_to_integer reads the range (badarg
+        // for a bad one).
+        if (req.string('flush') === 'true') svc.stats.sample();
+        const window = req.erlangInt('range', 0);
+        if (p.rest.length === 0) return json(200, svc.stats.all(window));
         const [section, key] = p.rest as [string, string];
         return json(200, { [section]: { [key]: svc.stats.get(section, key, window) } });
       },

@@ -1,12 +1,11 @@
 /**
  * `/_utils`: the built-in administration web interface, static files from `share/www`, served
  * as CouchDB 1.6 serves Futon: `/_utils` redirects to `/_utils/`, a directory serves its
- * `index.html`, anything outside the document root or missing is a 404.
+ * `index.html`, anything outside the document root or missing is mochiweb's plain-text 404.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { notFound } from '../errors.js';
 import { raw, type Reply } from './reply.js';
 import type { Route } from './route.js';
 import type { Request } from './request.js';
@@ -27,6 +26,9 @@ const CONTENT_TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
+/** couch_httpd_misc_handlers:handle_utils_dir_req's caching headers. */
+const UTILS_CACHING = { 'Cache-Control': 'private, must-revalidate' };
+
 export const utilsRoutes: Route[] = [
   {
     shape: 'global', name: '_utils', access: 'public',
@@ -41,10 +43,10 @@ async function serve(req: Request, rest: readonly string[], svc: Services): Prom
   // The router drops a trailing slash: only the raw path tells `/_utils` from `/_utils/`.
   if (rest.length === 0 && !req.rawPath.endsWith('/')) return raw(301, '', 'text/plain', { Location: absoluteUrl(req, `${req.rawPath}/`, svc.config) });
   const file = await findFile(rest);
-  if (!file) throw notFound('Document is not found');
-  return raw(200, await readFile(file), CONTENT_TYPES[extname(file)] ?? 'application/octet-stream', {
-    'Cache-Control': 'private, must-revalidate',
-  });
+  // mochiweb's serve_file answers what it cannot serve with its own plain-text 404 (not_found/1),
+  // carrying the handler's caching headers as any other answer of it.
+  if (!file) return raw(404, 'Not found.', 'text/plain', UTILS_CACHING);
+  return raw(200, await readFile(file), CONTENT_TYPES[extname(file)] ?? 'application/octet-stream', UTILS_CACHING);
 }
 
 /** The file a path names under the document root (a directory's index.html), if any. */

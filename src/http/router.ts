@@ -78,6 +78,15 @@ export class Router {
   }
 
   /**
+   * Whether a request creates or deletes a database under a `_name` no global handler has.
+   * CouchDB 1.6 sends such a name to couch_httpd_db, whose create_db_req and delete_db_req ask
+   * for a server admin before the name is refused: a non-admin hears 401, an admin 400.
+   */
+  private createsOrDeletesUnknownName(method: string, first: string, segs: readonly string[]): boolean {
+    return (method === 'PUT' || method === 'DELETE') && segs.length === 1 && !this.global.has(first);
+  }
+
+  /**
    * Finds the handler for a method and raw path segments; throws 400/404/405 CouchErrors.
    * `plusIsSpace`: a `+` in a segment means a space (`[chttpd] decode_plus_to_space`).
    */
@@ -95,7 +104,7 @@ export class Router {
     if (segs.length === 0 || (segs.length === 1 && segs[0] === '')) {
       table = this.root;
       shape = 'root';
-    } else if ((first.startsWith('_') || this.global.has(first)) && !isSystemDbName(first)) {
+    } else if ((first.startsWith('_') || this.global.has(first)) && !isSystemDbName(first) && !this.createsOrDeletesUnknownName(method, first, segs)) {
       // Global handlers are keyed by the first path segment, `_`-prefixed or not (favicon.ico);
       // an unknown `_name` falls through to the database handler in CouchDB and is rejected there.
       table = this.global.get(first);

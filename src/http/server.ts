@@ -212,7 +212,7 @@ export class HttpServer {
 
   private async write(req: Request, res: ServerResponse, reply: Reply): Promise<void> {
     if (reply.kind === 'relay') return relay(req, res, reply);
-    const head = req.method === 'HEAD';
+    const head = sentAsHead(req);
     const jsonp = reply.kind === 'raw' || (reply.kind === 'stream' && reply.contentType) ? undefined : this.jsonpCallback(req);
     if (reply.kind === 'json') {
       const json = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
@@ -340,7 +340,7 @@ export class HttpServer {
       ...err.headers,
       ...challenge?.headers,
     });
-    res.end(req.method === 'HEAD' ? undefined : text);
+    res.end(sentAsHead(req) ? undefined : text);
   }
 }
 
@@ -365,7 +365,7 @@ async function relay(req: Request, res: ServerResponse, reply: RelayReply): Prom
   const body = reply.body[Symbol.asyncIterator]();
   try {
     res.writeHead(reply.status, headers);
-    if (req.method !== 'HEAD') {
+    if (!sentAsHead(req)) {
       for (let next = await body.next(); !next.done; next = await body.next()) {
         if (res.destroyed || (!res.write(next.value) && !(await drained(res)))) return;
       }
@@ -374,6 +374,14 @@ async function relay(req: Request, res: ServerResponse, reply: RelayReply): Prom
   } finally {
     await body.return?.();
   }
+}
+
+/**
+ * Whether the request came as a HEAD, whose answer has no body. Mochiweb strips bodies by the
+ * method on the wire, so a POST that X-HTTP-Method-Override turns into a HEAD still gets one.
+ */
+function sentAsHead(req: Request): boolean {
+  return req.raw.method === 'HEAD';
 }
 
 function onClientError(_err: Error, socket: import('node:stream').Duplex): void {

@@ -7,7 +7,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { serverForFile } from '../helpers/server.js';
+import { serverForFile, startServer } from '../helpers/server.js';
+import { client } from '../helpers/http.js';
+import { basic, defineAdmin } from '../helpers/auth.js';
 import { waitFor } from '../helpers/wait.js';
 
 const { server, c } = await serverForFile();
@@ -93,6 +95,35 @@ test('a login whose body is neither a form nor JSON carries no credentials: 401'
   const r = await c.post('/_session', undefined, { raw: 'name=a&password=b', headers: { 'Content-Type': 'text/plain' } });
   assert.equal(r.status, 401, r.text);
   assert.deepEqual(r.body, { error: 'unauthorized', reason: 'Name or password is incorrect.' });
+});
+
+test('a JSON login is decoded whatever it holds: an empty body is invalid_json, a value that is not a string Erlang\'s badarg', async () => {
+  for (const raw of ['', '  ']) {
+    const r = await c.post('/_session', undefined, { raw, headers: { 'Content-Type': 'application/json' } });
+    assert.equal(r.status, 400, `${JSON.stringify(raw)}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'invalid_json' });
+  }
+  // couch_httpd_auth:handle_session_req turns every value into a list with binary_to_list.
+  for (const body of [{ name: 1, password: 'x' }, { name: 'a', password: null }, { name: 'a', password: 'b', remember: true }]) {
+    const r = await c.post('/_session', body);
+    assert.equal(r.status, 500, `${JSON.stringify(body)}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'badarg' });
+  }
+  const form = await c.post('/_session', undefined, { raw: '', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+  assert.equal(form.status, 401, form.text);
+});
+
+test('a login redirects only to a `next` in its query string: one in the body is just a field', async () => {
+  const admin = await c.put('/_users/org.couchdb.user:nexter', { _id: 'org.couchdb.user:nexter', name: 'nexter', type: 'user', roles: [], password: 'pw' });
+  assert.equal(admin.status, 201, admin.text);
+  const form = await c.post('/_session', undefined, { raw: 'name=nexter&password=pw&next=%2F_all_dbs', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+  assert.equal(form.status, 200, form.text);
+  assert.equal(form.headers['location'], undefined);
+  const body = await c.post('/_session', { name: 'nexter', password: 'pw', next: '/_all_dbs' });
+  assert.equal(body.status, 200, body.text);
+  const query = await c.post('/_session?next=%2F_all_dbs', { name: 'nexter', password: 'pw' });
+  assert.equal(query.status, 302, query.text);
+  assert.match(String(query.headers['location']), /\/_all_dbs$/);
 });
 
 test('user documents: a password that is not a string is never stored; password_sha needs a salt, in CouchDB\'s words', async () => {
@@ -433,4 +464,97 @@ test('_revs_limit: a float is no integer, an integer below 1 is couch_db\'s inva
   }
   assert.equal((await c.request('PUT', '/a16-revslimit/_revs_limit', { raw: ' 12\n', headers: { 'Content-Type': 'application/json' } })).status, 200);
   assert.equal((await c.get('/a16-revslimit/_revs_limit')).body, 12);
+});
+
+test('a body declared JSON is `application/json` exactly, with at most one parameter (couch_httpd:validate_ctype)', async () => {
+  await freshDb('a16-ctype');
+  const raw = JSON.stringify({ docs: [{}] });
+  const post = (type: string) => c.request('POST', '/a16-ctype/_bulk_docs', { raw, headers: { 'Content-Type': type } });
+  for (const type of ['application/json', 'application/json;charset=utf-8', 'application/json; charset=utf-8', 'application/json;']) {
+    assert.equal((await post(type)).status, 201, type);
+  }
+  for (const type of ['Application/JSON', 'application/json;charset=utf-8;x=y', 'application/json ;charset=utf-8', 'application/jsonp']) {
+    const r = await post(type);
+    assert.equal(r.status, 415, `${type}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'bad_content_type', reason: 'Content-Type must be application/json' });
+  }
+});
+
+test('creating or deleting a database asks for a server admin before the name or a ?rev= is refused, as couch_httpd_db does', async () => {
+  // Defining an admin ends admin party, so this test has a server of its own.
+  const own = await startServer();
+  try {
+    await defineAdmin(own.url, 'boss', 'secret');
+    const anyone = client(own.url);
+    const bossly = client(own.url);
+    const headers = basic('boss', 'secret');
+    const admin = {
+      put: (path: string) => bossly.put(path, undefined, { headers }),
+      del: (path: string) => bossly.del(path, { headers }),
+      request: (method: string, path: string) => bossly.request(method, path, { headers }),
+    };
+    for (const method of ['PUT', 'DELETE']) {
+      const refused = await anyone.request(method, '/_unknown');
+      assert.equal(refused.status, 401, `${method}: ${refused.text}`);
+      assert.deepEqual(refused.body, { error: 'unauthorized', reason: 'You are not a server admin.' });
+      const illegal = await admin.request(method, '/_unknown');
+      assert.equal(illegal.status, 400, `${method}: ${illegal.text}`);
+      assert.equal(illegal.body.error, 'illegal_database_name');
+    }
+    // Reading such a name is refused by name, whoever asks.
+    assert.equal((await anyone.get('/_unknown')).body.error, 'illegal_database_name');
+    // A ?rev= on a database DELETE is a mistake CouchDB names before it checks the caller.
+    assert.equal((await admin.put('/a16-rev-mistake')).status, 201);
+    const mistake = await anyone.del('/a16-rev-mistake?rev=1-abc');
+    assert.equal(mistake.status, 400, mistake.text);
+    assert.equal(mistake.body.error, 'bad_request');
+    assert.equal((await anyone.del('/a16-rev-mistake')).status, 401);
+    assert.equal((await admin.del('/a16-rev-mistake')).status, 200);
+  } finally {
+    await own.stop();
+  }
+});
+
+test('/_config answers a path or method it has no clause for with 405, whoever asks; then the caller must be a server admin', async () => {
+  const own = await startServer();
+  try {
+    await defineAdmin(own.url, 'boss', 'secret');
+    const anyone = client(own.url);
+    const headers = basic('boss', 'secret');
+    for (const [method, path] of [['PUT', '/_config'], ['PUT', '/_config/log'], ['DELETE', '/_config/log'], ['GET', '/_config/log/level/extra'], ['POST', '/_config/log']]) {
+      const r = await anyone.request(method!, path!, method === 'PUT' || method === 'POST' ? { raw: '"x"' } : {});
+      assert.equal(r.status, 405, `${method} ${path}: ${r.text}`);
+      assert.equal(r.headers['allow'], 'GET,PUT,DELETE', `${method} ${path}`);
+    }
+    for (const [method, path] of [['GET', '/_config'], ['GET', '/_config/log'], ['GET', '/_config/log/level'], ['PUT', '/_config/log/level'], ['DELETE', '/_config/x/y']]) {
+      const r = await anyone.request(method!, path!, method === 'PUT' ? { raw: '"info"' } : {});
+      assert.equal(r.status, 401, `${method} ${path}: ${r.text}`);
+      assert.deepEqual(r.body, { error: 'unauthorized', reason: 'You are not a server admin.' });
+    }
+    assert.equal((await anyone.get('/_config/log/level', { headers })).status, 200);
+    assert.equal((await anyone.put('/_config/a16/key', 'v', { headers })).status, 200);
+    assert.equal((await anyone.del('/_config/a16/key', { headers })).status, 200);
+  } finally {
+    await own.stop();
+  }
+});
+
+test('a POST that X-HTTP-Method-Override turns into a HEAD is answered as a GET, body and all (mochiweb strips bodies of real HEADs only)', async () => {
+  const r = await c.post('/', undefined, { headers: { 'X-HTTP-Method-Override': 'HEAD' } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.couchdb, 'Welcome');
+  const head = await c.head('/');
+  assert.equal(head.status, 200);
+  assert.equal(head.text, '');
+});
+
+test('an empty body where a JSON object is read is invalid_json, as couch_httpd:json_body_obj decodes before it looks at the shape', async () => {
+  await freshDb('a16-empty');
+  for (const [method, path] of [['POST', '/a16-empty/_bulk_docs'], ['POST', '/a16-empty/_revs_diff'], ['POST', '/a16-empty/_all_docs'], ['PUT', '/a16-empty/_security'], ['POST', '/_replicate'], ['POST', '/_log']]) {
+    const r = await c.request(method!, path!, { raw: '', headers: { 'Content-Type': 'application/json' } });
+    assert.equal(r.status, 400, `${method} ${path}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'invalid_json' }, `${method} ${path}`);
+  }
+  const array = await c.post('/a16-empty/_bulk_docs', []);
+  assert.deepEqual(array.body, { error: 'bad_request', reason: 'Request body must be a JSON object' });
 });

@@ -186,6 +186,8 @@ test('_uuids carries cache-busting headers: ETag, Expires in the past, Pragma no
   assert.equal(typeof r.headers.etag, 'string');
   assert.ok((r.headers.etag as string).length > 2);
   assert.equal(r.headers.pragma, 'no-cache');
+  // CouchDB 1.6's fixed date in the past (couch_httpd_misc_handlers:handle_uuids_req).
+  assert.equal(r.headers.expires, 'Mon, 01 Jan 1990 00:00:00 GMT');
   const expires = Date.parse(String(r.headers.expires));
   assert.ok(Number.isFinite(expires), `Expires is a date: ${r.headers.expires}`);
   assert.ok(expires < Date.now(), 'Expires is in the past');
@@ -212,13 +214,22 @@ test('_uuids count above uuids/max_count is refused with 403 forbidden (CouchDB 
   }
 });
 
-test('_uuids rejects negative and non-integer counts with 400', async () => {
-  for (const bad of ['-1', '-1000', 'abc', '1.5', '', '1e3', '0x10']) {
+test('_uuids answers a count that is not an integer, or a negative one, with CouchDB 1.6\'s 500s', async () => {
+  // handle_uuids_req reads the count with list_to_integer (badarg) and makes the list with
+  // lists:seq(1, Count), which has no clause for a negative count (function_clause).
+  for (const bad of ['abc', '1.5', '', '1e3', '0x10', ' 5']) {
     const r = await c.get(`/_uuids?count=${encodeURIComponent(bad)}`);
-    assert.equal(r.status, 400, `count=${bad}: ${r.text}`);
-    assert.equal(typeof r.body.error, 'string');
-    assert.equal(typeof r.body.reason, 'string');
+    assert.equal(r.status, 500, `count=${bad}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'badarg' }, `count=${bad}`);
   }
+  for (const bad of ['-1', '-1000']) {
+    const r = await c.get(`/_uuids?count=${bad}`);
+    assert.equal(r.status, 500, `count=${bad}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'function_clause' }, `count=${bad}`);
+  }
+  // list_to_integer takes a sign.
+  assert.equal((await c.get('/_uuids?count=%2B2')).body.uuids.length, 2);
+  assert.deepEqual((await c.get('/_uuids?count=-0')).body.uuids, []);
 });
 
 test('_uuids random algorithm: 32 hex digits without a shared prefix', async () => {
@@ -388,14 +399,19 @@ test('GET /_log?bytes=N answers at most N bytes, the end of the log', async () =
   assert.ok(Buffer.byteLength(def.text) > 120);
 });
 
-test('GET /_log rejects bytes beyond log_max_chunk_size and bad numbers with 400', async () => {
+test('GET /_log rejects bytes beyond log_max_chunk_size and negative numbers with 400, others that are not integers as CouchDB 1.6 does', async () => {
   assert.equal((await c.get('/_log?bytes=1000001')).status, 400);
-  assert.equal((await c.get('/_log?bytes=abc')).status, 400);
   assert.equal((await c.get('/_log?bytes=-5')).status, 400);
   assert.equal((await c.get('/_log?offset=-5')).status, 400);
+  // handle_log_req reads both with list_to_integer: Erlang's badarg, answered 500.
+  for (const path of ['/_log?bytes=abc', '/_log?offset=x', '/_log?bytes=']) {
+    const r = await c.get(path);
+    assert.equal(r.status, 500, `${path}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'badarg' }, path);
+  }
 });
 
-test('POST /_log writes a message at the given level; an unknown level is 400', async () => {
+test('POST /_log writes a message at the given level; an unknown level is 400, a message that is not a string 500 badarg', async () => {
   const message = `srv-posted-${Date.now()}`;
   const ok = await c.post('/_log', { level: 'info', message });
   assert.equal(ok.status, 200);
@@ -404,7 +420,14 @@ test('POST /_log writes a message at the given level; an unknown level is 400', 
   assert.ok(r.text.includes(message));
   const bad = await c.post('/_log', { level: 'loud', message: 'x' });
   assert.equal(bad.status, 400);
-  assert.equal(typeof bad.body.error, 'string');
+  assert.deepEqual(bad.body, { error: "Unrecognized log level 'loud'" });
+  // CouchDB 1.6 converts the message with binary_to_list first: a missing or non-string one is
+  // Erlang's badarg, answered 500, whatever the level.
+  for (const body of [{ level: 'info' }, { level: 'loud', message: 5 }]) {
+    const r = await c.post('/_log', body);
+    assert.equal(r.status, 500, JSON.stringify(body));
+    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'badarg' });
+  }
 });
 
 // ------------------------------------------------------------------------------ favicon.ico

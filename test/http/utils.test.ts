@@ -85,11 +85,12 @@ test('HEAD /_utils/ answers 200 with the headers and no body', async () => {
   assert.equal(r.text, '');
 });
 
-test('a missing file is a 404 with a not_found JSON body', async () => {
+test('a missing file is mochiweb\'s plain-text 404, as CouchDB 1.6 serves /_utils', async () => {
   const r = await c.get('/_utils/no-such-file.js');
   assert.equal(r.status, 404);
-  assert.equal(r.body?.error, 'not_found');
-  assert.equal(typeof r.body?.reason, 'string');
+  assert.equal(r.text, 'Not found.');
+  assert.equal(r.headers['content-type'], 'text/plain');
+  assert.equal(r.headers['cache-control'], 'private, must-revalidate');
 });
 
 test('path traversal out of share/www never serves the project files', async () => {
