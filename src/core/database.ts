@@ -417,12 +417,16 @@ export class Database {
           continue;
         }
         const contentType = typeof entry['content_type'] === 'string' ? entry['content_type'] : 'application/octet-stream';
-        const encoding = entry['encoding'] === 'gzip' ? 'gzip' as const : undefined;
+        // Only content that follows may come encoded (couch_doc's att_encoding_info is read for
+        // stubs and follows): inline data is the identity bytes, whatever `encoding` it carries,
+        // as a document read with attachments=true&att_encoding_info=true gives it back.
+        let encoding: 'gzip' | undefined;
         let source: AsyncIterable<Buffer>;
         if (typeof entry['data'] === 'string') {
           const bytes = decodeBase64(entry['data'], name);
           source = (async function* () { yield bytes; })();
         } else if (entry['follows'] === true && follow) {
+          encoding = entry['encoding'] === 'gzip' ? 'gzip' : undefined;
           source = follow(name);
         } else {
           throw badRequest(`Attachment ${name} needs data, follows or stub`);

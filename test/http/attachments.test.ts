@@ -1021,6 +1021,28 @@ test('invalid Base64 data is 400 bad_request, and nothing is stored', async () =
   assert.equal((await c.get(`/${db}/b`)).status, 404);
 });
 
+test('inline data is the identity bytes whatever encoding it is labelled with, so a document read with att_encoding_info goes back as it came', async () => {
+  const db = await freshDb('inlineenc');
+  const text = sampleText(40);
+  await createDoc(db, 'src', { _attachments: { 'a.txt': { content_type: 'text/plain', data: Buffer.from(text).toString('base64') } } });
+  // CouchDB 1.6 answers both the decoded data and the stored encoding.
+  const read = await getDoc(db, 'src', '?attachments=true&att_encoding_info=true');
+  assert.equal(read._attachments['a.txt'].encoding, 'gzip');
+  const { _id: _ignoredId, _rev: _ignoredRev, ...body } = read;
+  await createDoc(db, 'copy', body);
+  const copy = await rawRequest('GET', `/${db}/copy/a.txt`);
+  assert.equal(copy.status, 200, copy.text);
+  assert.equal(copy.text, text);
+  assert.equal((await getDoc(db, 'copy'))._attachments['a.txt'].digest, read._attachments['a.txt'].digest);
+  // Bytes that are gzip themselves are content like any other, kept as they were sent.
+  const gz = gzipSync('not to be unpacked');
+  await createDoc(db, 'gz', { _attachments: { 'x.bin': { content_type: 'application/octet-stream', data: gz.toString('base64'), encoding: 'gzip' } } });
+  const got = await rawRequest('GET', `/${db}/gz/x.bin`, { headers: { 'Accept-Encoding': 'gzip' } });
+  assert.equal(got.status, 200, got.text);
+  assert.equal(got.headers['content-encoding'], undefined);
+  assert.deepEqual(got.body, gz);
+});
+
 // ------------------------------------------------------------------ reading with attachments=true, atts_since, att_encoding_info
 
 test('?attachments=true embeds Base64 data (no length, no stub); identity bytes for compressed ones', async () => {
