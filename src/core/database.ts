@@ -428,8 +428,12 @@ export class Database {
         } else if (entry['follows'] === true && follow) {
           encoding = entry['encoding'] === 'gzip' ? 'gzip' : undefined;
           source = follow(name);
-        } else {
+        } else if (entry['follows'] === true) {
           throw badRequest(`Attachment ${name} needs data, follows or stub`);
+        } else {
+          // Data missing or not a string: CouchDB 3's couch_att:inline_from_json says so (1.6's
+          // base64:decode crashes on it).
+          throw badRequest(`Invalid attachment data for ${name}`);
         }
         // A part that follows must have the digest its entry gives (couch_db's check_md5): of
         // the bytes as sent, which the store hashes itself unless it compresses them.

@@ -1021,6 +1021,15 @@ test('invalid Base64 data is 400 bad_request, and nothing is stored', async () =
   assert.equal((await c.get(`/${db}/b`)).status, 404);
 });
 
+test('inline data that is missing or not a string is 400 "Invalid attachment data for <name>" (couch_att:inline_from_json)', async () => {
+  const db = await freshDb('nodata');
+  for (const entry of [{ content_type: 'text/plain' }, { content_type: 'text/plain', data: 5 }, { data: null }, { data: ['QUJD'] }]) {
+    const r = await c.put(`/${db}/doc`, { _attachments: { 'a.txt': entry } });
+    assertError(r, 400, 'bad_request', 'Invalid attachment data for a.txt');
+  }
+  assert.equal((await c.get(`/${db}/doc`)).status, 404);
+});
+
 test('inline data is the identity bytes whatever encoding it is labelled with, so a document read with att_encoding_info goes back as it came', async () => {
   const db = await freshDb('inlineenc');
   const text = sampleText(40);
