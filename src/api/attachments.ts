@@ -214,12 +214,15 @@ async function openForEdit(db: Database, id: string, rev: string): Promise<Opene
   }
 }
 
-/** A new revision keeping the base's body and attachments (as stubs). */
+/**
+ * A new revision keeping the base's body and attachments (as stubs). An edit of a deleted
+ * revision stays deleted, as couch_httpd_db:db_attachment_req edits the #doc open_doc_revs gave.
+ */
 function editOf(id: string, rev: string | undefined, base: OpenedDoc | undefined): IncomingDoc {
   const doc: IncomingDoc = base ? parseIncomingDoc(JSON.parse(base.json)) : emptyDoc(id, undefined, false);
   doc.id = id;
   doc.rev = rev;
-  doc.deleted = false;
+  doc.deleted = base?.deleted ?? false;
   doc.attachments = undefined;
   const atts = new Map<string, AttachmentInput>();
   if (base) for (const [n, stub] of Object.entries(stubsOf(base))) atts.set(n, { kind: 'stub', digest: stub.digest });

@@ -228,6 +228,24 @@ test('PUT with a rev on a document that does not exist is a conflict, as in Couc
   assert.equal((await c.get(`/${db}/nodoc`)).status, 404);
 });
 
+test('PUT with the rev of a deleted revision edits it and the document stays deleted (couch_httpd_db:db_attachment_req); without a rev it is recreated', async () => {
+  const db = await freshDb('revdeleted');
+  const rev1 = await createDoc(db, 'doc', { a: 1 });
+  const del = await c.del(`/${db}/doc?rev=${rev1}`);
+  assert.equal(del.status, 200, del.text);
+  const put = await putAtt(`/${db}/doc/a.txt?rev=${del.body.rev}`, 'a', 'text/plain');
+  assert.equal(put.status, 201, put.text);
+  assert.match(put.json.rev, /^3-/);
+  assertError(await c.get(`/${db}/doc`), 404, 'not_found', 'deleted');
+  const stored = await getDoc(db, 'doc', `?rev=${put.json.rev}`);
+  assert.equal(stored._deleted, true);
+  assert.equal(stored._attachments['a.txt'].revpos, 3);
+  assert.equal((await rawRequest('GET', `/${db}/doc/a.txt?rev=${put.json.rev}`)).text, 'a');
+  const again = await putAtt(`/${db}/doc/b.txt`, 'b', 'text/plain');
+  assert.equal(again.status, 201, again.text);
+  assert.deepEqual(Object.keys((await getDoc(db, 'doc'))._attachments), ['b.txt']);
+});
+
 test('PUT replaces an attachment of the same name; the older revision still reads the old content', async () => {
   const db = await freshDb('replace');
   const first = await putAtt(`/${db}/doc/att.txt`, 'first version', 'text/plain');
