@@ -98,7 +98,8 @@ async function formDocument(req: Request, p: RouteParams, db: Database, fields: 
   const doc = parseIncomingDoc(JSON.parse(base.json));
   doc.id = p.docId;
   doc.rev = rev;
-  doc.deleted = false;
+  // A deleted revision stays deleted: couch_httpd_db edits the #doc open_doc_revs returns.
+  doc.deleted = base.deleted;
   return doc;
 }
 

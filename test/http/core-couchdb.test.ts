@@ -184,6 +184,25 @@ test('form_submit: POST to a document takes only multipart/form-data, from a pag
   assert.equal((await c.get('/forms/doc/hello.txt')).text, 'hello form');
 });
 
+test('form_submit: a _rev naming a deleted revision edits it, and the document stays deleted (couch_httpd_db:db_doc_req)', async () => {
+  assert.equal((await c.put('/formsdeleted')).status, 201);
+  const first = (await c.put('/formsdeleted/doc', { a: 1 })).body.rev as string;
+  const deleted = (await c.del(`/formsdeleted/doc?rev=${first}`)).body.rev as string;
+  const boundary = 'formboundary43';
+  const form = [
+    `--${boundary}\r\nContent-Disposition: form-data; name="_rev"\r\n\r\n${deleted}\r\n`,
+    `--${boundary}\r\nContent-Disposition: form-data; name="_attachments"; filename="late.txt"\r\nContent-Type: text/plain\r\n\r\nlate\r\n`,
+    `--${boundary}--\r\n`,
+  ].join('');
+  const headers = { 'Content-Type': `multipart/form-data; boundary=${boundary}`, Referer: `${server.url}_utils/` };
+  const posted = await c.request('POST', '/formsdeleted/doc', { raw: form, headers });
+  assert.equal(posted.status, 201, posted.text);
+  assert.equal((await c.get('/formsdeleted/doc')).status, 404);
+  const stored = (await c.get(`/formsdeleted/doc?rev=${posted.body.rev}`)).body;
+  assert.equal(stored._deleted, true);
+  assert.equal(stored._attachments['late.txt'].length, 4);
+});
+
 test('purge: every purge request moves purge_seq and update_seq, even one that matches nothing', async () => {
   assert.equal((await c.put('/purgenoop')).status, 201);
   const first = await c.put('/purgenoop/a', { v: 1 });
