@@ -1,11 +1,11 @@
 /** Document endpoints: GET/HEAD/PUT/DELETE/COPY of `/{db}/{docid}`, design and local documents. */
-import { badRequest, CouchError, invalidJson, notFound } from '../errors.js';
+import { badContentType, badRequest, CouchError, invalidJson, notFound } from '../errors.js';
 import { emptyDoc, parseIncomingDoc, type AttachmentInput, type IncomingDoc } from '../core/document.js';
 import { validateDocId, isLocalId } from '../core/names.js';
 import type { Database, OpenOptions, OpenedDoc } from '../core/database.js';
 import { winner } from '../core/revtree.js';
 import { json, raw, stream, type HeaderMap, type Reply } from './reply.js';
-import { boundaryOf, newBoundary, parseMultipart, quoteHeaderParam, writeMultipart, type OutgoingPart } from './multipart.js';
+import { boundaryOf, newBoundary, parseHeaderValue, parseMultipart, quoteHeaderParam, writeMultipart, type OutgoingPart } from './multipart.js';
 import { parseJson } from './request.js';
 import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
@@ -232,6 +232,9 @@ async function putMultipart(req: Request, p: RouteParams, svc: Services, db: Dat
   const parts = parseMultipart(req.raw.iterator({ destroyOnReturn: false }), boundary)[Symbol.asyncIterator]();
   const first = await parts.next();
   if (first.done) throw badRequest('Multipart body has no document part');
+  // The document part must say it is JSON, as couch_doc:mp_parse_doc requires (CouchDB 2's 415;
+  // 1.6's case_clause there was a crash).
+  if (parseHeaderValue(first.value.headers['content-type'] ?? '').value !== 'application/json') throw badContentType();
   const doc = parseIncomingDoc(parseJson((await first.value.buffer(maxDocumentSize(svc))).toString('utf8')));
   doc.id = p.docId;
   resolveRev(req, doc);

@@ -83,6 +83,20 @@ test('malformed multipart bodies are a 400 and store nothing', async () => {
   assert.equal((await c.get('/mp-bad')).body.doc_count, 0);
 });
 
+test('a document part that is not application/json is 415 bad_content_type (couch_doc:mp_parse_doc); parameters and case do not matter', async () => {
+  assert.equal((await c.put('/mp-ctype')).status, 201);
+  const headers = { 'Content-Type': 'multipart/related; boundary="b2"', Accept: 'application/json' };
+  for (const [name, partHeaders] of [['no headers', ''], ['text/plain', 'Content-Type: text/plain\r\n']]) {
+    const body = Buffer.from(`--b2\r\n${partHeaders}\r\n{"a":1}\r\n--b2--`);
+    const r = await send('PUT', '/mp-ctype/doc', headers, body);
+    assert.equal(r.status, 415, `${name}: ${r.body.toString()}`);
+    assert.deepEqual(JSON.parse(r.body.toString()), { error: 'bad_content_type', reason: 'Content-Type must be application/json' }, name);
+  }
+  assert.equal((await c.get('/mp-ctype/doc')).status, 404);
+  const ok = await send('PUT', '/mp-ctype/doc', headers, Buffer.from('--b2\r\nContent-Type: Application/JSON; charset=utf-8\r\n\r\n{"a":1}\r\n--b2--'));
+  assert.equal(ok.status, 201, ok.body.toString());
+});
+
 test('a follows part must have the digest its entry gives: a mismatch is 400 content_md5_mismatch and stores nothing', async () => {
   assert.equal((await c.put('/mp-digest')).status, 201);
   const md5 = (b: Buffer) => `md5-${createHash('md5').update(b).digest('base64')}`;
