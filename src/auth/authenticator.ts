@@ -36,6 +36,7 @@ import {
   constantTimeEqual, hashAdminPassword, isHashedAdminValue, parseAdminHash, passwordFingerprint, userDocHash, verifyPassword,
   type PasswordHash,
 } from './password.js';
+import { decodeBase64Strictly } from './base64.js';
 import { cookieValue, makeSessionToken, parseSessionToken, tokenMacValid } from './cookie.js';
 import { isDbAdmin } from './access.js';
 import { beforeUserDocUpdate, ensureAuthDesignDoc, USERS_VALIDATE_FUNCTION, validateUserDoc } from './users-db.js';
@@ -561,16 +562,21 @@ function specialTestAuthentication(req: AuthRequest): Authentication {
   return { ctx: { name, roles: [] }, method: 'special' };
 }
 
-/** `Authorization: Basic base64(name:password)`; undefined when absent or not Basic. */
+/**
+ * `Authorization: Basic base64(name:password)`; undefined when absent or not Basic. As
+ * couch_httpd_auth:basic_name_pw reads it: the scheme is `Basic ` exactly (another spelling is
+ * not Basic credentials), and a value base64:decode cannot read is CouchDB 3's 400 (1.6 crashed
+ * on it, a 500 function_clause).
+ */
 export function basicCredentials(header: string | undefined): { name: string; password: string } | undefined {
-  if (!header) return undefined;
-  const m = /^\s*basic\s+(\S+)\s*$/i.exec(header);
-  if (!m) return undefined;
-  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
+  if (!header?.startsWith('Basic ')) return undefined;
+  const decoded = decodeBase64Strictly(header.slice('Basic '.length));
+  if (!decoded) throw badRequest('Authorization header has invalid base64 value');
+  const text = decoded.toString('utf8');
+  const colon = text.indexOf(':');
   // `_:_` is how a browser forgets its Basic credentials: no credentials (CouchDB 1.6).
-  if (colon === -1 || decoded === '_:_') return undefined;
-  return { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+  if (colon === -1 || text === '_:_') return undefined;
+  return { name: text.slice(0, colon), password: text.slice(colon + 1) };
 }
 
 /** The proxy token for a user name: hex HMAC-SHA1 keyed with the server secret. */
