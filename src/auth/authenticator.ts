@@ -315,10 +315,11 @@ export class Authenticator {
     if (!creds?.hash) return undefined;
     const now = Math.floor(Date.now() / 1000);
     const timeout = this.sessionTimeout;
-    if (!tokenMacValid(token, secret, creds.hash.salt) || token.issued + timeout <= now) return undefined;
+    const issued = token.issued;
+    if (issued === undefined || issued + timeout <= now || !tokenMacValid(token, secret, creds.hash.salt)) return undefined;
     const result: Authentication = { ctx: { name: creds.name, roles: creds.roles }, method: 'cookie' };
     // Refreshed once a tenth of its life is used, so active sessions never expire.
-    if (token.issued + timeout - now < timeout * 0.9) result.setCookie = this.sessionCookie(creds, req.secure, now);
+    if (issued + timeout - now < timeout * 0.9) result.setCookie = this.sessionCookie(creds, req.secure, now);
     return result;
   }
 

@@ -137,6 +137,28 @@ test('expired, tampered and foreign cookies are not accepted', async () => {
   assert.equal(malformed.status, 400);
 });
 
+test('a cookie whose time is no hex number authenticates no one; one that does not decode or split in three is 400', async () => {
+  const salt = await bobSalt();
+  const encode = (text: string) => `AuthSession=${Buffer.from(text, 'latin1').toString('base64url')}`;
+  // Three parts, but list_to_integer(Time, 16) fails or gives a time long past: ignored, as
+  // couch_httpd_auth:cookie_authentication_handler ignores it.
+  const signed = (hexTime: string) => {
+    const mac = createHmac('sha1', secret + salt).update(`bob:${hexTime}`).digest();
+    return `AuthSession=${Buffer.concat([Buffer.from(`bob:${hexTime}:`), mac]).toString('base64url')}`;
+  };
+  for (const cookie of [encode('bob:zz:abc'), encode('bob::abc'), encode('nobody:xyz:abc'), signed('G1'), signed('-5')]) {
+    const r = await c.get('/_session', { headers: { Cookie: cookie } });
+    assert.equal(r.status, 200, cookie);
+    assert.deepEqual(r.body.userCtx, { name: null, roles: [] }, cookie);
+  }
+  // Not base64 as couch_util:decodeBase64Url reads it, or fewer than three parts: 400.
+  for (const cookie of ['AuthSession=Ym9i!OjVGOmFiYw', 'AuthSession=Ym9iOjVGMDAw', encode('bob:5F000000')]) {
+    const r = await c.get('/_session', { headers: { Cookie: cookie } });
+    assert.equal(r.status, 400, cookie);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'Malformed AuthSession cookie. Please clear your cookies.' });
+  }
+});
+
 test('a cookie is refreshed once most of its lifetime is used', async () => {
   const salt = await bobSalt();
   const now = Math.floor(Date.now() / 1000);
