@@ -334,7 +334,9 @@ export class Authenticator {
       if (!constantTimeEqual(proxyToken(secret, name), token.toLowerCase())) return undefined;
     }
     const rolesHeader = req.header(this.settings.getString('x_auth_roles', HEADER_PROXY_ROLES));
-    const roles = (rolesHeader ?? '').split(',').map((r) => r.trim()).filter((r) => r !== '');
+    // string:tokens(Roles, ","), as couch_httpd_auth:proxy_auth_user splits them: the text
+    // between commas as it is, spaces included (` _admin` is no server admin), empty ones dropped.
+    const roles = (rolesHeader ?? '').split(',').filter((r) => r !== '');
     return { ctx: { name, roles }, method: 'proxy' };
   }
 

@@ -242,7 +242,13 @@ test('proxy authentication, with and without the token', async () => {
     `{couch_httpd_auth, proxy_authentication_handler}, ${handlers}`, { headers: ROOT });
   try {
     const r = await c.get('/_session', { headers: proxyHeaders });
-    assert.deepEqual(r.body.userCtx, { name: 'pat', roles: ['staff', '_admin'] });
+    // Roles are the text between commas, untrimmed (couch_httpd_auth:proxy_auth_user's
+    // string:tokens): ' _admin' is no server admin.
+    assert.deepEqual(r.body.userCtx, { name: 'pat', roles: ['staff', ' _admin'] });
+    assert.equal((await c.get('/_config', { headers: proxyHeaders })).status, 401);
+    const admin = { ...proxyHeaders, 'X-Auth-CouchDB-Roles': ',staff,,_admin,' };
+    assert.deepEqual((await c.get('/_session', { headers: admin })).body.userCtx, { name: 'pat', roles: ['staff', '_admin'] });
+    assert.equal((await c.get('/_config', { headers: admin })).status, 200);
     assert.equal(r.body.info.authenticated, 'proxy');
     assert.deepEqual(r.body.info.authentication_handlers, ['proxy', 'oauth', 'cookie', 'default']);
 
@@ -252,7 +258,7 @@ test('proxy authentication, with and without the token', async () => {
     assert.equal((await c.get('/_session', { headers: badToken })).body.userCtx.name, null);
     const token = createHmac('sha1', secret).update('pat').digest('hex');
     const signed = await c.get('/_session', { headers: { ...proxyHeaders, 'X-Auth-CouchDB-Token': token } });
-    assert.deepEqual(signed.body.userCtx, { name: 'pat', roles: ['staff', '_admin'] });
+    assert.deepEqual(signed.body.userCtx, { name: 'pat', roles: ['staff', ' _admin'] });
   } finally {
     await c.put('/_config/couch_httpd_auth/proxy_use_secret', 'false', { headers: ROOT });
     await c.put('/_config/httpd/authentication_handlers', handlers, { headers: ROOT });
