@@ -331,7 +331,8 @@ export class Authenticator {
       const token = req.header(this.settings.getString('x_auth_token', HEADER_PROXY_TOKEN));
       const secret = this.secret;
       if (!token || !secret) return undefined;
-      if (!constantTimeEqual(proxyToken(secret, name), token.toLowerCase())) return undefined;
+      // Compared as sent: couch_httpd_auth:proxy_auth_user expects couch_util:to_hex's lower case.
+      if (!constantTimeEqual(proxyToken(secret, name), token)) return undefined;
     }
     const rolesHeader = req.header(this.settings.getString('x_auth_roles', HEADER_PROXY_ROLES));
     // string:tokens(Roles, ","), as couch_httpd_auth:proxy_auth_user splits them: the text

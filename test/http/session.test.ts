@@ -257,6 +257,9 @@ test('proxy authentication, with and without the token', async () => {
     const badToken = { ...proxyHeaders, 'X-Auth-CouchDB-Token': createHmac('sha1', 'other').update('pat').digest('hex') };
     assert.equal((await c.get('/_session', { headers: badToken })).body.userCtx.name, null);
     const token = createHmac('sha1', secret).update('pat').digest('hex');
+    // The token is lower-case hex, compared as sent.
+    const upper = await c.get('/_session', { headers: { ...proxyHeaders, 'X-Auth-CouchDB-Token': token.toUpperCase() } });
+    assert.deepEqual(upper.body.userCtx, { name: null, roles: [] });
     const signed = await c.get('/_session', { headers: { ...proxyHeaders, 'X-Auth-CouchDB-Token': token } });
     assert.deepEqual(signed.body.userCtx, { name: 'pat', roles: ['staff', ' _admin'] });
   } finally {
