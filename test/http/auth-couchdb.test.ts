@@ -6,6 +6,7 @@
  */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { pbkdf2Sync } from 'node:crypto';
 import { serverForFile } from '../helpers/server.js';
 import { basic, createUser, defineAdmin } from '../helpers/auth.js';
 
@@ -47,6 +48,17 @@ test('a Basic value base64 cannot read is 400; only the scheme spelled `Basic ` 
   for (const value of ['Basic ', `Basic ${Buffer.from('basil').toString('base64')}`]) {
     assert.deepEqual((await c.get('/_session', { headers: { Authorization: value } })).body.userCtx, { name: null, roles: [] });
   }
+});
+
+test('a pbkdf2 user document without iterations is read with 10000, as couch_httpd_auth:authenticate reads it', async () => {
+  const salt = 'b0d1e5a1';
+  const derivedKey = pbkdf2Sync('old password', salt, 10000, 20, 'sha1').toString('hex');
+  const doc = { name: 'olga', roles: ['staff'], type: 'user', password_scheme: 'pbkdf2', derived_key: derivedKey, salt };
+  assert.equal((await c.put('/_users/org.couchdb.user:olga', doc, { headers: ROOT })).status, 201);
+  assert.deepEqual((await c.get('/_session', { headers: basic('olga', 'old password') })).body.userCtx, { name: 'olga', roles: ['staff'] });
+  const login = await c.post('/_session', { name: 'olga', password: 'old password' });
+  assert.equal(login.status, 200);
+  assert.equal((await c.get('/_session', { headers: basic('olga', 'another') })).status, 401);
 });
 
 test('a server admin also has the roles of the user document of the same name', async () => {
