@@ -36,6 +36,7 @@ import {
   constantTimeEqual, hashAdminPassword, isHashedAdminValue, parseAdminHash, passwordFingerprint, userDocHash, verifyPassword,
   type PasswordHash,
 } from './password.js';
+import { decodeBase64Strictly } from './base64.js';
 import { cookieValue, makeSessionToken, parseSessionToken, tokenMacValid } from './cookie.js';
 import { isDbAdmin } from './access.js';
 import { beforeUserDocUpdate, ensureAuthDesignDoc, USERS_VALIDATE_FUNCTION, validateUserDoc } from './users-db.js';
@@ -314,10 +315,11 @@ export class Authenticator {
     if (!creds?.hash) return undefined;
     const now = Math.floor(Date.now() / 1000);
     const timeout = this.sessionTimeout;
-    if (!tokenMacValid(token, secret, creds.hash.salt) || token.issued + timeout <= now) return undefined;
+    const issued = token.issued;
+    if (issued === undefined || issued + timeout <= now || !tokenMacValid(token, secret, creds.hash.salt)) return undefined;
     const result: Authentication = { ctx: { name: creds.name, roles: creds.roles }, method: 'cookie' };
     // Refreshed once a tenth of its life is used, so active sessions never expire.
-    if (token.issued + timeout - now < timeout * 0.9) result.setCookie = this.sessionCookie(creds, req.secure, now);
+    if (issued + timeout - now < timeout * 0.9) result.setCookie = this.sessionCookie(creds, req.secure, now);
     return result;
   }
 
@@ -329,10 +331,13 @@ export class Authenticator {
       const token = req.header(this.settings.getString('x_auth_token', HEADER_PROXY_TOKEN));
       const secret = this.secret;
       if (!token || !secret) return undefined;
-      if (!constantTimeEqual(proxyToken(secret, name), token.toLowerCase())) return undefined;
+      // Compared as sent: couch_httpd_auth:proxy_auth_user expects couch_util:to_hex's lower case.
+      if (!constantTimeEqual(proxyToken(secret, name), token)) return undefined;
     }
     const rolesHeader = req.header(this.settings.getString('x_auth_roles', HEADER_PROXY_ROLES));
-    const roles = (rolesHeader ?? '').split(',').map((r) => r.trim()).filter((r) => r !== '');
+    // string:tokens(Roles, ","), as couch_httpd_auth:proxy_auth_user splits them: the text
+    // between commas as it is, spaces included (` _admin` is no server admin), empty ones dropped.
+    const roles = (rolesHeader ?? '').split(',').filter((r) => r !== '');
     return { ctx: { name, roles }, method: 'proxy' };
   }
 
@@ -561,16 +566,21 @@ function specialTestAuthentication(req: AuthRequest): Authentication {
   return { ctx: { name, roles: [] }, method: 'special' };
 }
 
-/** `Authorization: Basic base64(name:password)`; undefined when absent or not Basic. */
+/**
+ * `Authorization: Basic base64(name:password)`; undefined when absent or not Basic. As
+ * couch_httpd_auth:basic_name_pw reads it: the scheme is `Basic ` exactly (another spelling is
+ * not Basic credentials), and a value base64:decode cannot read is CouchDB 3's 400 (1.6 crashed
+ * on it, a 500 function_clause).
+ */
 export function basicCredentials(header: string | undefined): { name: string; password: string } | undefined {
-  if (!header) return undefined;
-  const m = /^\s*basic\s+(\S+)\s*$/i.exec(header);
-  if (!m) return undefined;
-  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
+  if (!header?.startsWith('Basic ')) return undefined;
+  const decoded = decodeBase64Strictly(header.slice('Basic '.length));
+  if (!decoded) throw badRequest('Authorization header has invalid base64 value');
+  const text = decoded.toString('utf8');
+  const colon = text.indexOf(':');
   // `_:_` is how a browser forgets its Basic credentials: no credentials (CouchDB 1.6).
-  if (colon === -1 || decoded === '_:_') return undefined;
-  return { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+  if (colon === -1 || text === '_:_') return undefined;
+  return { name: text.slice(0, colon), password: text.slice(colon + 1) };
 }
 
 /** The proxy token for a user name: hex HMAC-SHA1 keyed with the server secret. */

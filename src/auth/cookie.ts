@@ -5,11 +5,12 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { badRequest } from '../errors.js';
+import { decodeBase64UrlStrictly } from './base64.js';
 
 export interface SessionToken {
   name: string;
-  /** Seconds since the epoch when the token was issued. */
-  issued: number;
+  /** Seconds since the epoch when the token was issued; undefined when the time is no number. */
+  issued: number | undefined;
   /** The issue time as the token spells it (the mac covers this text). */
   hexTime: string;
   mac: Buffer;
@@ -25,16 +26,19 @@ export function makeSessionToken(name: string, issued: number, secret: string, s
   return raw.toString('base64url');
 }
 
-/** Splits a cookie value; a value that is not CouchDB's shape is a 400, as CouchDB answers. */
+/**
+ * Splits a cookie value as couch_httpd_auth:cookie_authentication_handler does: one that does
+ * not decode or has fewer than three `:`-separated parts is a 400; a time that is no hex number
+ * (list_to_integer fails) only makes the cookie authenticate no one.
+ */
 export function parseSessionToken(value: string): SessionToken {
-  const raw = Buffer.from(value, 'base64url');
-  const first = raw.indexOf(0x3a); // ':'
-  const second = first === -1 ? -1 : raw.indexOf(0x3a, first + 1);
-  const hexTime = second === -1 ? '' : raw.subarray(first + 1, second).toString('latin1');
-  if (second === -1 || !/^[0-9A-Fa-f]{1,12}$/.test(hexTime)) {
-    throw badRequest('Malformed AuthSession cookie. Please clear your cookies.');
-  }
-  return { name: raw.subarray(0, first).toString('utf8'), issued: Number.parseInt(hexTime, 16), hexTime, mac: raw.subarray(second + 1) };
+  const raw = decodeBase64UrlStrictly(value);
+  const first = raw ? raw.indexOf(0x3a) : -1; // ':'
+  const second = first === -1 ? -1 : raw!.indexOf(0x3a, first + 1);
+  if (!raw || second === -1) throw badRequest('Malformed AuthSession cookie. Please clear your cookies.');
+  const hexTime = raw.subarray(first + 1, second).toString('latin1');
+  const issued = /^[+-]?[0-9A-Fa-f]+$/.test(hexTime) ? Number.parseInt(hexTime, 16) : undefined;
+  return { name: raw.subarray(0, first).toString('utf8'), issued, hexTime, mac: raw.subarray(second + 1) };
 }
 
 /** Whether the token's mac is the one this secret and salt give (constant-time). */

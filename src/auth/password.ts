@@ -77,7 +77,8 @@ export function userDocHash(doc: Record<string, unknown>): PasswordHash | undefi
   if (typeof salt !== 'string') return undefined;
   if (doc['password_scheme'] === 'pbkdf2') {
     const derivedKey = doc['derived_key'];
-    const iterations = doc['iterations'];
+    // Without `iterations`, 10000 (couch_httpd_auth:authenticate's default).
+    const iterations = doc['iterations'] ?? 10000;
     if (typeof derivedKey !== 'string' || typeof iterations !== 'number' || !Number.isInteger(iterations) || iterations < 1) return undefined;
     return { scheme: 'pbkdf2', derivedKey, salt, iterations };
   }

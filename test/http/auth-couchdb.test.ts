@@ -6,6 +6,7 @@
  */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { pbkdf2Sync } from 'node:crypto';
 import { serverForFile } from '../helpers/server.js';
 import { basic, createUser, defineAdmin } from '../helpers/auth.js';
 
@@ -20,6 +21,44 @@ test('Basic _:_ is no credentials: the caller is anonymous, not refused', async 
   assert.deepEqual(r.body.userCtx, { name: null, roles: [] });
   // Any other unknown name is still a 401.
   assert.equal((await c.get('/_session', { headers: basic('_', 'x') })).status, 401);
+});
+
+test('a Basic value base64 cannot read is 400; only the scheme spelled `Basic ` carries credentials', async () => {
+  await createUser(server.url, ROOT, 'basil', 'pw:with:colons');
+  const encoded = Buffer.from('basil:pw:with:colons').toString('base64');
+  // couch_httpd_auth:basic_name_pw splits at the first colon only.
+  assert.equal((await c.get('/_session', { headers: { Authorization: `Basic ${encoded}` } })).body.userCtx.name, 'basil');
+  // Whitespace inside the value is skipped, as base64:decode skips it.
+  const spaced = `Basic ${encoded.slice(0, 8)} ${encoded.slice(8)}`;
+  assert.equal((await c.get('/_session', { headers: { Authorization: spaced } })).body.userCtx.name, 'basil');
+  // Not base64 (a character outside the alphabet, a broken group, padding inside): CouchDB 3's
+  // 400, where 1.6 crashed with a 500 function_clause.
+  for (const value of ['!!!!', encoded.slice(0, -2), `${encoded}==`, 'YW=jZA==']) {
+    const r = await c.get('/', { headers: { Authorization: `Basic ${value}` } });
+    assert.equal(r.status, 400, value);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'Authorization header has invalid base64 value' });
+  }
+  // Another spelling of the scheme is no Basic credentials at all: the caller is anonymous.
+  for (const scheme of ['basic', 'BASIC']) {
+    const r = await c.get('/_session', { headers: { Authorization: `${scheme} ${encoded}` } });
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.userCtx, { name: null, roles: [] });
+  }
+  // Nothing to decode, or no colon in it: no credentials either.
+  for (const value of ['Basic ', `Basic ${Buffer.from('basil').toString('base64')}`]) {
+    assert.deepEqual((await c.get('/_session', { headers: { Authorization: value } })).body.userCtx, { name: null, roles: [] });
+  }
+});
+
+test('a pbkdf2 user document without iterations is read with 10000, as couch_httpd_auth:authenticate reads it', async () => {
+  const salt = 'b0d1e5a1';
+  const derivedKey = pbkdf2Sync('old password', salt, 10000, 20, 'sha1').toString('hex');
+  const doc = { name: 'olga', roles: ['staff'], type: 'user', password_scheme: 'pbkdf2', derived_key: derivedKey, salt };
+  assert.equal((await c.put('/_users/org.couchdb.user:olga', doc, { headers: ROOT })).status, 201);
+  assert.deepEqual((await c.get('/_session', { headers: basic('olga', 'old password') })).body.userCtx, { name: 'olga', roles: ['staff'] });
+  const login = await c.post('/_session', { name: 'olga', password: 'old password' });
+  assert.equal(login.status, 200);
+  assert.equal((await c.get('/_session', { headers: basic('olga', 'another') })).status, 401);
 });
 
 test('a server admin also has the roles of the user document of the same name', async () => {

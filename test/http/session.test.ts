@@ -137,6 +137,28 @@ test('expired, tampered and foreign cookies are not accepted', async () => {
   assert.equal(malformed.status, 400);
 });
 
+test('a cookie whose time is no hex number authenticates no one; one that does not decode or split in three is 400', async () => {
+  const salt = await bobSalt();
+  const encode = (text: string) => `AuthSession=${Buffer.from(text, 'latin1').toString('base64url')}`;
+  // Three parts, but list_to_integer(Time, 16) fails or gives a time long past: ignored, as
+  // couch_httpd_auth:cookie_authentication_handler ignores it.
+  const signed = (hexTime: string) => {
+    const mac = createHmac('sha1', secret + salt).update(`bob:${hexTime}`).digest();
+    return `AuthSession=${Buffer.concat([Buffer.from(`bob:${hexTime}:`), mac]).toString('base64url')}`;
+  };
+  for (const cookie of [encode('bob:zz:abc'), encode('bob::abc'), encode('nobody:xyz:abc'), signed('G1'), signed('-5')]) {
+    const r = await c.get('/_session', { headers: { Cookie: cookie } });
+    assert.equal(r.status, 200, cookie);
+    assert.deepEqual(r.body.userCtx, { name: null, roles: [] }, cookie);
+  }
+  // Not base64 as couch_util:decodeBase64Url reads it, or fewer than three parts: 400.
+  for (const cookie of ['AuthSession=Ym9i!OjVGOmFiYw', 'AuthSession=Ym9iOjVGMDAw', encode('bob:5F000000')]) {
+    const r = await c.get('/_session', { headers: { Cookie: cookie } });
+    assert.equal(r.status, 400, cookie);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'Malformed AuthSession cookie. Please clear your cookies.' });
+  }
+});
+
 test('a cookie is refreshed once most of its lifetime is used', async () => {
   const salt = await bobSalt();
   const now = Math.floor(Date.now() / 1000);
@@ -220,7 +242,13 @@ test('proxy authentication, with and without the token', async () => {
     `{couch_httpd_auth, proxy_authentication_handler}, ${handlers}`, { headers: ROOT });
   try {
     const r = await c.get('/_session', { headers: proxyHeaders });
-    assert.deepEqual(r.body.userCtx, { name: 'pat', roles: ['staff', '_admin'] });
+    // Roles are the text between commas, untrimmed (couch_httpd_auth:proxy_auth_user's
+    // string:tokens): ' _admin' is no server admin.
+    assert.deepEqual(r.body.userCtx, { name: 'pat', roles: ['staff', ' _admin'] });
+    assert.equal((await c.get('/_config', { headers: proxyHeaders })).status, 401);
+    const admin = { ...proxyHeaders, 'X-Auth-CouchDB-Roles': ',staff,,_admin,' };
+    assert.deepEqual((await c.get('/_session', { headers: admin })).body.userCtx, { name: 'pat', roles: ['staff', '_admin'] });
+    assert.equal((await c.get('/_config', { headers: admin })).status, 200);
     assert.equal(r.body.info.authenticated, 'proxy');
     assert.deepEqual(r.body.info.authentication_handlers, ['proxy', 'oauth', 'cookie', 'default']);
 
@@ -229,8 +257,11 @@ test('proxy authentication, with and without the token', async () => {
     const badToken = { ...proxyHeaders, 'X-Auth-CouchDB-Token': createHmac('sha1', 'other').update('pat').digest('hex') };
     assert.equal((await c.get('/_session', { headers: badToken })).body.userCtx.name, null);
     const token = createHmac('sha1', secret).update('pat').digest('hex');
+    // The token is lower-case hex, compared as sent.
+    const upper = await c.get('/_session', { headers: { ...proxyHeaders, 'X-Auth-CouchDB-Token': token.toUpperCase() } });
+    assert.deepEqual(upper.body.userCtx, { name: null, roles: [] });
     const signed = await c.get('/_session', { headers: { ...proxyHeaders, 'X-Auth-CouchDB-Token': token } });
-    assert.deepEqual(signed.body.userCtx, { name: 'pat', roles: ['staff', '_admin'] });
+    assert.deepEqual(signed.body.userCtx, { name: 'pat', roles: ['staff', ' _admin'] });
   } finally {
     await c.put('/_config/couch_httpd_auth/proxy_use_secret', 'false', { headers: ROOT });
     await c.put('/_config/httpd/authentication_handlers', handlers, { headers: ROOT });
