@@ -558,3 +558,25 @@ test('an empty body where a JSON object is read is invalid_json, as couch_httpd:
   const array = await c.post('/a16-empty/_bulk_docs', []);
   assert.deepEqual(array.body, { error: 'bad_request', reason: 'Request body must be a JSON object' });
 });
+
+test("req.headers names headers as Erlang's HTTP parser does, joins repeated ones and lists them by name (json_req_obj over mochiweb's header table)", async () => {
+  await freshDb('a16-req-headers');
+  await c.put('/a16-req-headers/_design/h', {
+    shows: { names: 'function (doc, req) { return { json: { names: Object.keys(req.headers), dup: req.headers["X-Dup"], accept: req.headers["Accept"] } }; }' },
+    updates: { names: 'function (doc, req) { return [null, { json: { type: req.headers["Content-Type"], form: req.form } }]; }' },
+  });
+  const repeated = ['a', 'b'] as unknown as string; // node:http sends one header line per value
+  const r = await c.get('/a16-req-headers/_design/h/_show/names', {
+    headers: { accept: 'application/json', 'x-dup': repeated, 'X-CUSTOM-thing': '1', 'user-agent': 'ua' },
+  });
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.body, {
+    names: ['Accept', 'Connection', 'Host', 'User-Agent', 'X-Custom-Thing', 'X-Dup'],
+    dup: 'a, b',
+    accept: 'application/json',
+  });
+  const form = await c.post('/a16-req-headers/_design/h/_update/names', undefined, {
+    raw: 'x=1', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  assert.deepEqual(form.body, { type: 'application/x-www-form-urlencoded', form: { x: '1' } });
+});
