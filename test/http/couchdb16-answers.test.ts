@@ -618,3 +618,19 @@ test("a show or update function's `json` answer is sent by couch_httpd:send_json
     await c.put('/_config/httpd/allow_jsonp', 'false');
   }
 });
+
+test('a show or update function answering an array gives no response: render_error (render.js typeOf)', async () => {
+  await freshDb('a16-array-answer');
+  await c.put('/a16-array-answer/d', {});
+  await c.put('/a16-array-answer/_design/a', {
+    shows: { arr: 'function (doc, req) { return ["x"]; }' },
+    updates: { arr: 'function (doc, req) { return [null, ["x"]]; }' },
+  });
+  for (const r of [await c.get('/a16-array-answer/_design/a/_show/arr'), await c.get('/a16-array-answer/_design/a/_show/arr/d'), await c.post('/a16-array-answer/_design/a/_update/arr')]) {
+    assert.equal(r.status, 500, r.text);
+    assert.equal(r.body.error, 'render_error');
+  }
+  // Of a missing document, as any failure of a show there, it is the document not being found.
+  const missing = await c.get('/a16-array-answer/_design/a/_show/arr/nothing');
+  assert.deepEqual([missing.status, missing.body], [404, { error: 'not_found', reason: 'document not found' }]);
+});
