@@ -634,3 +634,17 @@ test('a show or update function answering an array gives no response: render_err
   const missing = await c.get('/a16-array-answer/_design/a/_show/arr/nothing');
   assert.deepEqual([missing.status, missing.body], [404, { error: 'not_found', reason: 'document not found' }]);
 });
+
+test('GET on an update function is refused by the query server once the function is found: 500 method_not_allowed, no Allow header', async () => {
+  await freshDb('a16-update-get');
+  await c.put('/a16-update-get/_design/u', { updates: { u: 'function (doc, req) { return [null, "ran"]; }' } });
+  const get = await c.get('/a16-update-get/_design/u/_update/u/some-doc');
+  assert.equal(get.status, 500, get.text);
+  assert.deepEqual(get.body, { error: 'method_not_allowed', reason: 'Update functions do not allow GET' });
+  assert.equal(get.headers['allow'], undefined);
+  assert.equal((await c.head('/a16-update-get/_design/u/_update/u')).status, 500);
+  // A missing function is not found first.
+  const missing = await c.get('/a16-update-get/_design/u/_update/none');
+  assert.deepEqual([missing.status, missing.body.error], [404, 'not_found']);
+  assert.equal((await c.request('DELETE', '/a16-update-get/_design/u/_update/u')).text, 'ran');
+});
