@@ -648,3 +648,21 @@ test('GET on an update function is refused by the query server once the function
   assert.deepEqual([missing.status, missing.body.error], [404, 'not_found']);
   assert.equal((await c.request('DELETE', '/a16-update-get/_design/u/_update/u')).text, 'ran');
 });
+
+test("an error a function raises by name has the status couch_httpd:error_info gives {Id, Reason}: conflict is a 500, query_parse_error a 400", async () => {
+  await freshDb('a16-raised');
+  await c.put('/a16-raised/_design/r', {
+    shows: {
+      conflict: 'function (doc, req) { throw { error: "conflict", reason: "not now" }; }',
+      parse: 'function (doc, req) { throw ["error", "query_parse_error", "bad q"]; }',
+      forbidden: 'function (doc, req) { throw { error: "forbidden", reason: "no" }; }',
+    },
+  });
+  const status = async (name: string) => {
+    const r = await c.get(`/a16-raised/_design/r/_show/${name}`);
+    return [r.status, r.body.error, r.body.reason];
+  };
+  assert.deepEqual(await status('conflict'), [500, 'conflict', 'not now']);
+  assert.deepEqual(await status('parse'), [400, 'query_parse_error', 'bad q']);
+  assert.deepEqual(await status('forbidden'), [403, 'forbidden', 'no']);
+});
