@@ -77,9 +77,16 @@ export async function docForFunction(db: Database, id: string | undefined): Prom
   }
 }
 
-/** A function's shaped response as a Reply; `extra` headers (X-Couch-Id ...) go under the function's own. */
+/**
+ * A function's shaped response as a Reply; `extra` headers (X-Couch-Id ...) go under the function's
+ * own. A `json` answer goes as couch_httpd_external:send_external_response sends it, through
+ * couch_httpd:send_json: a newline after the JSON, a JSONP callback when one is asked for and
+ * allowed, the negotiated Content-Type before the answer's own.
+ */
 export function renderedReply(shaped: ShapedResponse, extra: HeaderMap = {}): Reply {
-  return raw(shaped.status, shaped.body, shaped.contentType, { ...extra, ...shaped.headers });
+  const headers = { ...extra, ...shaped.headers };
+  if (shaped.json) return { kind: 'json', status: shaped.status, body: shaped.body.toString(), headers, alsoContentType: shaped.contentType };
+  return raw(shaped.status, shaped.body, shaped.contentType, headers);
 }
 
 /**

@@ -14,20 +14,18 @@ import { everyMethod, type Route, type RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { durableWrite, editDocs, raiseResult } from './common.js';
-import { openDocFunction, renderedReply, requestJson } from './design-request.js';
+import { handlerMethod, openDocFunction, renderedReply, requestJson } from './design-request.js';
 
 export const updateRoutes: Route[] = [
-  // Any method runs the function as in CouchDB 1.6, except GET (and so HEAD), which its query
-  // server refuses with method_not_allowed.
-  { shape: 'designHandler', name: '_update', methods: { ...everyMethod(update), GET: refuseGet } },
+  { shape: 'designHandler', name: '_update', methods: everyMethod(update) },
 ];
-
-async function refuseGet(): Promise<Reply> {
-  throw new CouchError(405, 'method_not_allowed', 'Update functions do not allow GET', { Allow: 'POST,PUT' });
-}
 
 async function update(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const { db, fn, docId, doc } = await openDocFunction(req, p, svc, 'updates');
+  // Any method runs the function as in CouchDB 1.6, except GET (and so HEAD): once the function is
+  // found, render.js runUpdate refuses it with method_not_allowed, an error couch_httpd:error_info
+  // has no status for, so a 500.
+  if (handlerMethod(req) === 'GET') throw new CouchError(500, 'method_not_allowed', 'Update functions do not allow GET');
   const [newDoc, resp] = await fn.update(doc.json, await requestJson(req, svc, db, docId ?? null));
   // Only an object is a document to save; anything else saves nothing (couch_mrview_show).
   if (newDoc === null || typeof newDoc !== 'object' || Array.isArray(newDoc)) return renderedReply(shapeResponse(resp, 200));

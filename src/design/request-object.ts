@@ -5,6 +5,7 @@
  */
 import type { UserContext } from '../auth/user-context.js';
 import { invalidJson } from '../errors.js';
+import { HEADER_REQUESTED_PATH, HEADER_VHOST_PATH } from '../couchdb-names.js';
 
 /** What the HTTP layer knows of a request, for building `req`. */
 export interface RequestFacts {
@@ -22,7 +23,7 @@ export interface RequestFacts {
   rawPath: string;
   /** Query parameters in order (later duplicates win, as in CouchDB's JSON object). */
   query: [string, string][];
-  /** Headers with the case the client sent them in. */
+  /** Headers as the client sent them (names in its case, repeats kept), then any the server added. */
   headers: [string, string][];
   /** The body text; undefined when the request has none (CouchDB then says "undefined"). */
   body: string | undefined;
@@ -48,11 +49,10 @@ export function requestObject(f: RequestFacts): Record<string, unknown> {
     }
     query[k] = v;
   }
-  const headers: Record<string, string> = {};
+  const headers = headerObject(f.headers);
   let contentType = '';
   let cookieHeader = '';
-  for (const [k, v] of f.headers) {
-    headers[k] = v;
+  for (const [k, v] of Object.entries(headers)) {
     const lower = k.toLowerCase();
     if (lower === 'content-type') contentType = v;
     if (lower === 'cookie') cookieHeader = v;
@@ -87,4 +87,41 @@ export function requestObject(f: RequestFacts): Record<string, unknown> {
     userCtx: { db: f.dbName, name: f.userCtx.name, roles: f.userCtx.roles },
     secObj: f.secObj,
   };
+}
+
+/** Header names CouchDB's own handlers add to a request under these exact (lower-case) names. */
+const SERVER_ADDED_HEADERS = new Set([HEADER_REQUESTED_PATH, HEADER_VHOST_PATH]);
+/** Erlang's HTTP packet parser keeps longer header names as sent. */
+const MAX_NORMALIZED_NAME = 50;
+
+/**
+ * A header name as Erlang's HTTP packet parser (packet_parser.c, under mochiweb) hands it to
+ * CouchDB 1.6: the first letter and each letter after a `-` upper case, the others lower case.
+ */
+function erlangHeaderName(name: string): string {
+  if (name.length > MAX_NORMALIZED_NAME || SERVER_ADDED_HEADERS.has(name)) return name;
+  return name.toLowerCase().replace(/(^|-)([a-z])/g, (_m, dash: string, letter: string) => dash + letter.toUpperCase());
+}
+
+/**
+ * `req.headers` as couch_httpd_external:json_req_obj builds it from mochiweb's header table:
+ * names normalized as Erlang's parser does, a repeated header one entry of its values joined by
+ * ", " under its first spelling (mochiweb_headers:insert), entries in the order of their
+ * lower-cased names (the table is a gb_tree keyed by them).
+ */
+function headerObject(list: readonly [string, string][]): Record<string, string> {
+  const byKey = new Map<string, [string, string]>();
+  for (const [rawName, value] of list) {
+    const name = erlangHeaderName(rawName);
+    const key = name.toLowerCase();
+    const seen = byKey.get(key);
+    if (seen) seen[1] = `${seen[1]}, ${value}`;
+    else byKey.set(key, [name, value]);
+  }
+  const headers: Record<string, string> = {};
+  for (const key of [...byKey.keys()].sort()) {
+    const [name, value] = byKey.get(key)!;
+    headers[name] = value;
+  }
+  return headers;
 }

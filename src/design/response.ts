@@ -1,7 +1,7 @@
 /**
  * A show, list or update function's response object made into an HTTP response, as CouchDB 1.6
- * does (couch_httpd_external): `code` (default 200), `headers`, and one of `json` (sent as
- * application/json), `base64` (decoded, application/binary) or `body` (text/html; charset=utf-8),
+ * does (couch_httpd_external): `code` (default 200), `headers`, and one of `json` (application/json,
+ * sent as JSON replies are), `base64` (decoded, application/binary) or `body` (text/html; charset=utf-8),
  * or none (application/json), each default content type applying only when the function set no
  * Content-Type.
  */
@@ -13,6 +13,8 @@ export interface ShapedResponse {
   headers: Record<string, string>;
   contentType: string;
   body: Buffer;
+  /** The body is the response's `json` member, which CouchDB sends with couch_httpd:send_json. */
+  json?: boolean;
 }
 
 /** The status, headers and content type of a response object (a list's start() has only these). */
@@ -35,7 +37,7 @@ export function shapeResponse(resp: RenderResponse, defaultStatus = 200): Shaped
   let defaultType: string;
   if (resp.json !== undefined) {
     body = Buffer.from(JSON.stringify(resp.json) ?? 'null');
-    defaultType = 'application/json';
+    return { ...responseHead(resp, 'application/json', defaultStatus), body, json: true };
   } else if (resp.base64 !== undefined) {
     body = Buffer.from(String(resp.base64), 'base64');
     defaultType = 'application/binary';

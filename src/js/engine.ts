@@ -74,16 +74,22 @@ export type DesignKind = keyof typeof DESIGN_KINDS;
  */
 export type ListPull = (out: string, wantRows: boolean) => string;
 
-/** The HTTP status CouchDB gives an error a function raised as `[error, id, reason]`. */
+/**
+ * The HTTP status CouchDB gives an error a function raised as `[error, id, reason]`: the
+ * `{Id, Reason}` clauses of couch_httpd:error_info (1.6); any other id, `conflict` among them
+ * (only the bare atom is a 409), is a 500.
+ */
 function statusOf(error: string): number {
   switch (error) {
     case 'compilation_error': return 400;
     case 'bad_request': return 400;
+    case 'query_parse_error': return 400;
     case 'unauthorized': return 401;
     case 'forbidden': return 403;
     case 'not_found': return 404;
     case 'not_acceptable': return 406;
-    case 'conflict': return 409;
+    case 'missing_stub': return 412;
+    case 'bad_ctype': return 415;
     default: return 500;
   }
 }

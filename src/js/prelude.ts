@@ -325,10 +325,11 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     }
     return resp;
   }
+  // A response is a string or an object; an array is neither (render.js typeOf), so no response.
   function wrapResponse(resp) {
     var type = typeof resp;
     if (type === "string") return { body: resp };
-    if (type === "object" && resp !== null) return resp;
+    if (type === "object" && resp !== null && !nativeIsArray(resp)) return resp;
     return null;
   }
 

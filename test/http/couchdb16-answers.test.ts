@@ -558,3 +558,111 @@ test('an empty body where a JSON object is read is invalid_json, as couch_httpd:
   const array = await c.post('/a16-empty/_bulk_docs', []);
   assert.deepEqual(array.body, { error: 'bad_request', reason: 'Request body must be a JSON object' });
 });
+
+test("req.headers names headers as Erlang's HTTP parser does, joins repeated ones and lists them by name (json_req_obj over mochiweb's header table)", async () => {
+  await freshDb('a16-req-headers');
+  await c.put('/a16-req-headers/_design/h', {
+    shows: { names: 'function (doc, req) { return { json: { names: Object.keys(req.headers), dup: req.headers["X-Dup"], accept: req.headers["Accept"] } }; }' },
+    updates: { names: 'function (doc, req) { return [null, { json: { type: req.headers["Content-Type"], form: req.form } }]; }' },
+  });
+  const repeated = ['a', 'b'] as unknown as string; // node:http sends one header line per value
+  const r = await c.get('/a16-req-headers/_design/h/_show/names', {
+    headers: { accept: 'application/json', 'x-dup': repeated, 'X-CUSTOM-thing': '1', 'user-agent': 'ua' },
+  });
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.body, {
+    names: ['Accept', 'Connection', 'Host', 'User-Agent', 'X-Custom-Thing', 'X-Dup'],
+    dup: 'a, b',
+    accept: 'application/json',
+  });
+  const form = await c.post('/a16-req-headers/_design/h/_update/names', undefined, {
+    raw: 'x=1', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  assert.deepEqual(form.body, { type: 'application/x-www-form-urlencoded', form: { x: '1' } });
+});
+
+test("a show or update function's `json` answer is sent by couch_httpd:send_json: a newline after it, JSONP when allowed, the negotiated Content-Type before its own", async () => {
+  await freshDb('a16-json-answer');
+  await c.put('/a16-json-answer/_design/j', {
+    shows: {
+      plain: 'function (doc, req) { return { json: { a: 1 } }; }',
+      typed: 'function (doc, req) { return { json: [1], headers: { "Content-Type": "application/x-thing" } }; }',
+      text: 'function (doc, req) { return { body: "{}" }; }',
+    },
+    updates: { made: 'function (doc, req) { return [{ _id: "made" }, { json: { status: "ok" } }]; }' },
+  });
+  const show = '/a16-json-answer/_design/j/_show';
+  const plain = await c.get(`${show}/plain`, { headers: { Accept: '*/*' } });
+  assert.equal(plain.text, '{"a":1}\n');
+  assert.equal(plain.headers['content-type'], 'text/plain; charset=utf-8, application/json');
+  const asked = await c.get(`${show}/plain`);
+  assert.equal(asked.headers['content-type'], 'application/json, application/json');
+  const typed = await c.get(`${show}/typed`, { headers: { Accept: '*/*' } });
+  assert.equal(typed.headers['content-type'], 'text/plain; charset=utf-8, application/x-thing');
+  assert.equal(typed.text, '[1]\n');
+  // A body answer is sent as it is.
+  const text = await c.get(`${show}/text`);
+  assert.equal(text.text, '{}');
+  assert.equal(text.headers['content-type'], 'text/html; charset=utf-8');
+  const made = await c.post('/a16-json-answer/_design/j/_update/made', undefined, { headers: { Accept: '*/*' } });
+  assert.equal(made.status, 201);
+  assert.equal(made.text, '{"status":"ok"}\n');
+  assert.equal(made.headers['content-type'], 'text/plain; charset=utf-8, application/json');
+  assert.equal(made.headers['x-couch-id'], 'made');
+  assert.equal((await c.put('/_config/httpd/allow_jsonp', 'true')).status, 200);
+  try {
+    const jsonp = await c.get(`${show}/plain?callback=cb`);
+    assert.equal(jsonp.text, '/* CouchDB */cb({"a":1});\n');
+    assert.equal(jsonp.headers['content-type'], 'text/javascript, application/json');
+  } finally {
+    await c.put('/_config/httpd/allow_jsonp', 'false');
+  }
+});
+
+test('a show or update function answering an array gives no response: render_error (render.js typeOf)', async () => {
+  await freshDb('a16-array-answer');
+  await c.put('/a16-array-answer/d', {});
+  await c.put('/a16-array-answer/_design/a', {
+    shows: { arr: 'function (doc, req) { return ["x"]; }' },
+    updates: { arr: 'function (doc, req) { return [null, ["x"]]; }' },
+  });
+  for (const r of [await c.get('/a16-array-answer/_design/a/_show/arr'), await c.get('/a16-array-answer/_design/a/_show/arr/d'), await c.post('/a16-array-answer/_design/a/_update/arr')]) {
+    assert.equal(r.status, 500, r.text);
+    assert.equal(r.body.error, 'render_error');
+  }
+  // Of a missing document, as any failure of a show there, it is the document not being found.
+  const missing = await c.get('/a16-array-answer/_design/a/_show/arr/nothing');
+  assert.deepEqual([missing.status, missing.body], [404, { error: 'not_found', reason: 'document not found' }]);
+});
+
+test('GET on an update function is refused by the query server once the function is found: 500 method_not_allowed, no Allow header', async () => {
+  await freshDb('a16-update-get');
+  await c.put('/a16-update-get/_design/u', { updates: { u: 'function (doc, req) { return [null, "ran"]; }' } });
+  const get = await c.get('/a16-update-get/_design/u/_update/u/some-doc');
+  assert.equal(get.status, 500, get.text);
+  assert.deepEqual(get.body, { error: 'method_not_allowed', reason: 'Update functions do not allow GET' });
+  assert.equal(get.headers['allow'], undefined);
+  assert.equal((await c.head('/a16-update-get/_design/u/_update/u')).status, 500);
+  // A missing function is not found first.
+  const missing = await c.get('/a16-update-get/_design/u/_update/none');
+  assert.deepEqual([missing.status, missing.body.error], [404, 'not_found']);
+  assert.equal((await c.request('DELETE', '/a16-update-get/_design/u/_update/u')).text, 'ran');
+});
+
+test("an error a function raises by name has the status couch_httpd:error_info gives {Id, Reason}: conflict is a 500, query_parse_error a 400", async () => {
+  await freshDb('a16-raised');
+  await c.put('/a16-raised/_design/r', {
+    shows: {
+      conflict: 'function (doc, req) { throw { error: "conflict", reason: "not now" }; }',
+      parse: 'function (doc, req) { throw ["error", "query_parse_error", "bad q"]; }',
+      forbidden: 'function (doc, req) { throw { error: "forbidden", reason: "no" }; }',
+    },
+  });
+  const status = async (name: string) => {
+    const r = await c.get(`/a16-raised/_design/r/_show/${name}`);
+    return [r.status, r.body.error, r.body.reason];
+  };
+  assert.deepEqual(await status('conflict'), [500, 'conflict', 'not now']);
+  assert.deepEqual(await status('parse'), [400, 'query_parse_error', 'bad q']);
+  assert.deepEqual(await status('forbidden'), [403, 'forbidden', 'no']);
+});
