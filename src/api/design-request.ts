@@ -81,11 +81,12 @@ export async function docForFunction(db: Database, id: string | undefined): Prom
  * A function's shaped response as a Reply; `extra` headers (X-Couch-Id ...) go under the function's
  * own. A `json` answer goes as couch_httpd_external:send_external_response sends it, through
  * couch_httpd:send_json: a newline after the JSON, a JSONP callback when one is asked for and
- * allowed, the negotiated Content-Type before the answer's own.
+ * allowed. Its Content-Type is the answer's own: CouchDB 1.x also put the negotiated one before
+ * it in the same header (COUCHDB-1876, `application/json, application/json`), which 2.0 fixed.
  */
 export function renderedReply(shaped: ShapedResponse, extra: HeaderMap = {}): Reply {
   const headers = { ...extra, ...shaped.headers };
-  if (shaped.json) return { kind: 'json', status: shaped.status, body: shaped.body.toString(), headers, alsoContentType: shaped.contentType };
+  if (shaped.json) return { kind: 'json', status: shaped.status, body: shaped.body.toString(), headers: { ...headers, 'Content-Type': shaped.contentType } };
   return raw(shaped.status, shaped.body, shaped.contentType, headers);
 }
 

@@ -10,12 +10,6 @@ export interface JsonReply {
   /** An object to serialise, or a pre-serialised JSON text (hot paths skip a round trip). */
   body: unknown;
   headers?: HeaderMap;
-  /**
-   * A second Content-Type, sent after the negotiated one in the same header: couch_httpd:send_json
-   * puts its own before the one a show or update function's `json` answer carries, and mochiweb
-   * joins the two with ", " (CouchDB 1.6).
-   */
-  alsoContentType?: string;
 }
 
 export interface RawReply {

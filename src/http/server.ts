@@ -220,7 +220,7 @@ export class HttpServer {
       res.writeHead(reply.status, {
         ...standardHeaders(req),
         ...req.extraHeaders,
-        'Content-Type': `${jsonp ? JSONP_CONTENT_TYPE : jsonContentType(req)}${reply.alsoContentType ? `, ${reply.alsoContentType}` : ''}`,
+        'Content-Type': jsonp ? JSONP_CONTENT_TYPE : jsonContentType(req),
         'Content-Length': Buffer.byteLength(text),
         ...reply.headers,
       });
