@@ -500,6 +500,31 @@ test('design-document filters with query_params pick documents, one-shot and con
   assert.equal(cancel.status, 200, cancel.text);
 });
 
+test('a filter that cannot be read fails as CouchDB 1.6\'s filter_code fails', async () => {
+  const src = await mkdb('filter-errors');
+  await bulk(src, [{ _id: '_design/f', filters: { kept: 'function(doc) { return true; }', odd: 7 } }, { _id: '_design/plain' }]);
+  const cases: [Record<string, unknown>, number, Record<string, string>][] = [
+    [{ source: src, filter: 'nope/kept' }, 500,
+      { error: 'error', reason: `Couldn't open document \`_design/nope\` from source database \`${src}\`: {error,<<"not_found">>}` }],
+    [{ source: `${server.url}${src}`, filter: 'nope/kept' }, 500,
+      { error: 'error', reason: `Couldn't open document \`_design/nope\` from source database \`${server.url}${src}/\`: {error,<<"not_found">>}` }],
+    [{ source: src, filter: 'f/missing' }, 404, { error: 'not_found', reason: 'missing json key: missing' }],
+    [{ source: src, filter: 'plain/kept' }, 404, { error: 'not_found', reason: 'missing json key: filters' }],
+    [{ source: src, filter: 'f/odd' }, 500, { error: 'unknown_error', reason: 'badarg' }],
+    [{ source: `${src}-none`, filter: 'f/kept' }, 500,
+      { error: 'error', reason: `Could not open source database \`${src}-none\`: {db_not_found,<<"${src}-none">>}` }],
+    [{ source: `${server.url}${src}-none`, filter: 'f/kept' }, 500,
+      { error: 'error', reason: `Could not open source database \`${server.url}${src}-none/\`: {db_not_found,<<"${server.url}${src}-none/">>}` }],
+    [{ source: src, filter: 'kept' }, 400, { error: 'bad_request', reason: 'Invalid filter. Must match `ddocname/filtername`.' }],
+  ];
+  for (const [fields, status, body] of cases) {
+    const r = await replicate({ target: `${src}-target`, create_target: true, ...fields });
+    assert.equal(r.status, status, `${JSON.stringify(fields)}: ${r.text}`);
+    assert.deepEqual(r.body, body);
+  }
+  assert.equal((await c.get(`/${src}-target`)).status, 404, 'no job started');
+});
+
 test('a second server process: push, pull, and continuous through a kill and restart', { timeout: 120000 }, async () => {
   const other = await startServer();
   const o = client(other.url);
