@@ -96,9 +96,10 @@ export class ReplicatorManager {
 
   /** `POST /_replicate`. */
   async replicate(body: Record<string, unknown>, owner: JobOwner): Promise<ReplicateReply> {
-    // A running job is also named by its `_local_id` or `id` (couch_replicator_utils:convert_options).
+    // A running job is also named by its `_local_id` or `id` (couch_replicator_utils:convert_options);
+    // a cancel that names one ignores any source and target (couch_replicator_utils:parse_rep_doc).
     const named = ['replication_id', '_local_id', 'id'].map((field) => body[field]).find((v) => typeof v === 'string');
-    if (body['cancel'] === true && typeof named === 'string' && body['source'] === undefined) {
+    if (body['cancel'] === true && typeof named === 'string') {
       return this.cancelById(named, owner);
     }
     const request = parseReplicationRequest(body);

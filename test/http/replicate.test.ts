@@ -870,6 +870,11 @@ test("only its owner or an admin cancels a running replication (named by any of 
     const own = await c.post('/_replicate', { _local_id: id, cancel: true }, { headers: as('jan') });
     assert.equal(own.status, 200, own.text);
     assert.deepEqual((await c.post('/_replicate', { id, cancel: true }, { headers: as('jan') })).body.error, 'not found');
+    // A cancel naming the job ignores any source and target it also carries.
+    const again = await c.post('/_replicate', { source: src, target: tgt, continuous: true }, { headers: as('jan') });
+    assert.equal(again.status, 202, again.text);
+    const named = await c.post('/_replicate', { source: 'elsewhere', target: 'anywhere', replication_id: id, cancel: true }, { headers: as('jan') });
+    assert.deepEqual(named.body, { ok: true, _local_id: id });
     // Only a server admin has the replicator create a local database (404, as 1.6 answers it).
     const created = await c.post('/_replicate', { source: src, target: `${src}-by-jan`, create_target: true }, { headers: as('jan') });
     assert.equal(created.status, 404, created.text);
