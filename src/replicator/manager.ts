@@ -4,7 +4,8 @@
  * server stops.
  */
 import { setMaxListeners } from 'node:events';
-import { CouchError, notFound, unauthorized } from '../errors.js';
+import { CouchError, unauthorized } from '../errors.js';
+import { designMember } from '../design/service.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import type { TaskRegistry } from '../core/tasks.js';
@@ -80,8 +81,11 @@ export interface ReplicationDocState {
   lastUpdated: Date;
 }
 
-/** The reply to `POST /_replicate`. */
-export type ReplicateReply = ReplicationResult | { ok: true; _local_id: string };
+/**
+ * The reply to `POST /_replicate`. Cancelling a job that is not running answers CouchDB's bare
+ * `{"error":"not found"}`, without a reason (couch_replicator_httpd:handle_req).
+ */
+export type ReplicateReply = ReplicationResult | { ok: true; _local_id: string } | { error: 'not found' };
 
 export class ReplicatorManager {
   private readonly jobs = new Map<string, Job>();
@@ -92,9 +96,10 @@ export class ReplicatorManager {
 
   /** `POST /_replicate`. */
   async replicate(body: Record<string, unknown>, owner: JobOwner): Promise<ReplicateReply> {
-    // A running job is also named by its `_local_id` or `id` (couch_replicator_utils:convert_options).
+    // A running job is also named by its `_local_id` or `id` (couch_replicator_utils:convert_options);
+    // a cancel that names one ignores any source and target (couch_replicator_utils:parse_rep_doc).
     const named = ['replication_id', '_local_id', 'id'].map((field) => body[field]).find((v) => typeof v === 'string');
-    if (body['cancel'] === true && typeof named === 'string' && body['source'] === undefined) {
+    if (body['cancel'] === true && typeof named === 'string') {
       return this.cancelById(named, owner);
     }
     const request = parseReplicationRequest(body);
@@ -240,8 +245,7 @@ export class ReplicatorManager {
 
   private async cancelById(fullId: string, requester: JobOwner): Promise<ReplicateReply> {
     const job = this.jobs.get(fullId) ?? [...this.jobs.values()].find((j) => j.id.base === fullId);
-    // CouchDB 1.6's answer, spelling included.
-    if (!job) throw new CouchError(404, 'not found', 'missing');
+    if (!job) return { error: 'not found' };
     if (!isServerAdmin(requester) && job.owner.name !== requester.name) {
       throw unauthorized("Can't cancel a replication triggered by another user");
     }
@@ -310,13 +314,40 @@ export class ReplicatorManager {
   }
 }
 
-/** A design-document filter's source code (part of the replication id); built-in filters have none. */
+/**
+ * A design-document filter's source code (part of the replication id); built-in filters have
+ * none. It fails as couch_replicator_utils:filter_code fails in CouchDB 1.6: a source it cannot
+ * open or a design document it cannot read is a 500 `error` quoting the Erlang term, a missing
+ * `filters` member or filter is couch_util:get_nested_json_value's 404, and code that is not a
+ * string fails re:replace (500 `badarg`).
+ */
 async function filterCode(source: ReplicationPeer, filter: string): Promise<string | undefined> {
   if (filter.startsWith('_')) return undefined;
-  const [ddoc, name] = filter.split('/') as [string, string];
-  const doc = await source.getDoc(`_design/${ddoc}`);
-  const filters = doc?.['filters'] as Record<string, unknown> | undefined;
-  const code = filters?.[name];
-  if (typeof code !== 'string') throw notFound(`Couldn't find filter ${filter} in the source database`);
+  const slash = filter.indexOf('/');
+  const ddocName = filter.slice(0, slash);
+  const name = filter.slice(slash + 1);
+  try {
+    await source.info();
+  } catch (err) {
+    if (err instanceof CouchError && (err.error === 'db_not_found' || err.error === 'unauthorized')) {
+      throw new CouchError(500, 'error',
+        `Could not open source database \`${source.display}\`: {${err.error},${erlangBinary(source.display)}}`);
+    }
+    throw err;
+  }
+  const doc = await source.getDoc(`_design/${ddocName}`);
+  if (!doc) {
+    throw new CouchError(500, 'error',
+      `Couldn't open document \`_design/${ddocName}\` from source database \`${source.display}\`: {error,<<"not_found">>}`);
+  }
+  const code = designMember(doc, ['filters', name]);
+  if (typeof code !== 'string') throw new CouchError(500, 'unknown_error', 'badarg');
   return code;
+}
+
+/** A string as Erlang's `~p` prints a binary: `<<"text">>` when printable, its bytes otherwise. */
+function erlangBinary(text: string): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.every((b) => b >= 0x20 && b < 0x7f)) return `<<"${text.replace(/["\\]/g, '\\$&')}">>`;
+  return `<<${[...bytes].join(',')}>>`;
 }

@@ -93,8 +93,11 @@ export function parseReplicationRequest(body: Record<string, unknown>): Replicat
     throw badRequest('since_seq must be a sequence');
   }
   const filterName = typeof filter === 'string' && filter !== '' && !(filter === '_doc_ids' && ids) ? filter : undefined;
-  if (filterName !== undefined && filterName !== '_view' && filterName !== '_design' && !/^[^/]+\/[^/]+$/.test(filterName)) {
-    throw badRequest('filter must be of the form ddoc/name');
+  if (filterName !== undefined && filterName !== '_view' && filterName !== '_design') {
+    // CouchDB 1.6's reason (couch_replicator_utils:filter_code), with the 400 later CouchDB
+    // answers (couch_replicator_parse:parse_transient_rep) where 1.6's throw escaped as a 500.
+    if (!filterName.includes('/')) throw badRequest('Invalid filter. Must match `ddocname/filtername`.');
+    if (!/^[^/]+\/[^/]+$/.test(filterName)) throw badRequest('filter must be of the form ddoc/name');
   }
   const selector = parseSelector(body['selector']);
   if (selector && (filterName !== undefined || ids)) throw badRequest('`selector`, `filter` and `doc_ids` are mutually exclusive');

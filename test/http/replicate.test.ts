@@ -284,8 +284,11 @@ test('cancelling a replication that is not running is a 404', async () => {
   const src = await mkdb('nocancel');
   const r = await replicate({ source: src, target: `${src}-x`, continuous: true, cancel: true });
   assert.equal(r.status, 404);
-  // CouchDB 1.6's spelling.
-  assert.equal(r.body.error, 'not found');
+  // CouchDB's spelling, and no reason (couch_replicator_httpd:handle_req).
+  assert.deepEqual(r.body, { error: 'not found' });
+  const byId = await replicate({ replication_id: 'no-such-replication+continuous', cancel: true });
+  assert.equal(byId.status, 404);
+  assert.deepEqual(byId.body, { error: 'not found' });
 });
 
 test('a replication with nothing to do answers no_changes with the previous session, as 1.6', async () => {
@@ -495,6 +498,31 @@ test('design-document filters with query_params pick documents, one-shot and con
   assert.equal((await c.get(`/${strict}/blue-1`)).status, 404);
   const cancel = await replicate({ source: src, target: strict, continuous: true, filter: 'f/colour', query_params: { colour: 'red' }, cancel: true });
   assert.equal(cancel.status, 200, cancel.text);
+});
+
+test('a filter that cannot be read fails as CouchDB 1.6\'s filter_code fails', async () => {
+  const src = await mkdb('filter-errors');
+  await bulk(src, [{ _id: '_design/f', filters: { kept: 'function(doc) { return true; }', odd: 7 } }, { _id: '_design/plain' }]);
+  const cases: [Record<string, unknown>, number, Record<string, string>][] = [
+    [{ source: src, filter: 'nope/kept' }, 500,
+      { error: 'error', reason: `Couldn't open document \`_design/nope\` from source database \`${src}\`: {error,<<"not_found">>}` }],
+    [{ source: `${server.url}${src}`, filter: 'nope/kept' }, 500,
+      { error: 'error', reason: `Couldn't open document \`_design/nope\` from source database \`${server.url}${src}/\`: {error,<<"not_found">>}` }],
+    [{ source: src, filter: 'f/missing' }, 404, { error: 'not_found', reason: 'missing json key: missing' }],
+    [{ source: src, filter: 'plain/kept' }, 404, { error: 'not_found', reason: 'missing json key: filters' }],
+    [{ source: src, filter: 'f/odd' }, 500, { error: 'unknown_error', reason: 'badarg' }],
+    [{ source: `${src}-none`, filter: 'f/kept' }, 500,
+      { error: 'error', reason: `Could not open source database \`${src}-none\`: {db_not_found,<<"${src}-none">>}` }],
+    [{ source: `${server.url}${src}-none`, filter: 'f/kept' }, 500,
+      { error: 'error', reason: `Could not open source database \`${server.url}${src}-none/\`: {db_not_found,<<"${server.url}${src}-none/">>}` }],
+    [{ source: src, filter: 'kept' }, 400, { error: 'bad_request', reason: 'Invalid filter. Must match `ddocname/filtername`.' }],
+  ];
+  for (const [fields, status, body] of cases) {
+    const r = await replicate({ target: `${src}-target`, create_target: true, ...fields });
+    assert.equal(r.status, status, `${JSON.stringify(fields)}: ${r.text}`);
+    assert.deepEqual(r.body, body);
+  }
+  assert.equal((await c.get(`/${src}-target`)).status, 404, 'no job started');
 });
 
 test('a second server process: push, pull, and continuous through a kill and restart', { timeout: 120000 }, async () => {
@@ -842,6 +870,11 @@ test("only its owner or an admin cancels a running replication (named by any of 
     const own = await c.post('/_replicate', { _local_id: id, cancel: true }, { headers: as('jan') });
     assert.equal(own.status, 200, own.text);
     assert.deepEqual((await c.post('/_replicate', { id, cancel: true }, { headers: as('jan') })).body.error, 'not found');
+    // A cancel naming the job ignores any source and target it also carries.
+    const again = await c.post('/_replicate', { source: src, target: tgt, continuous: true }, { headers: as('jan') });
+    assert.equal(again.status, 202, again.text);
+    const named = await c.post('/_replicate', { source: 'elsewhere', target: 'anywhere', replication_id: id, cancel: true }, { headers: as('jan') });
+    assert.deepEqual(named.body, { ok: true, _local_id: id });
     // Only a server admin has the replicator create a local database (404, as 1.6 answers it).
     const created = await c.post('/_replicate', { source: src, target: `${src}-by-jan`, create_target: true }, { headers: as('jan') });
     assert.equal(created.status, 404, created.text);
