@@ -15,9 +15,7 @@ export const replicateRoutes: Route[] = [
         // Jobs reach local databases as the requester, however it authenticated (the manager
         // signs its identity for the loopback requests).
         const reply = await svc.replicator.replicate(body, { name: req.userCtx.name, roles: req.userCtx.roles });
-        // CouchDB answers a continuous replication it started with 202, a cancelled job that was
-        // not running with 404, everything else with 200.
-        if ('error' in reply) return json(404, reply);
+        // CouchDB answers a continuous replication it started with 202, everything else with 200.
         return json(body['continuous'] === true && body['cancel'] !== true ? 202 : 200, reply);
       },
     },

@@ -81,11 +81,8 @@ export interface ReplicationDocState {
   lastUpdated: Date;
 }
 
-/**
- * The reply to `POST /_replicate`. Cancelling a job that is not running answers CouchDB's bare
- * `{"error":"not found"}`, without a reason (couch_replicator_httpd:handle_req).
- */
-export type ReplicateReply = ReplicationResult | { ok: true; _local_id: string } | { error: 'not found' };
+/** The reply to `POST /_replicate`. */
+export type ReplicateReply = ReplicationResult | { ok: true; _local_id: string };
 
 export class ReplicatorManager {
   private readonly jobs = new Map<string, Job>();
@@ -245,7 +242,8 @@ export class ReplicatorManager {
 
   private async cancelById(fullId: string, requester: JobOwner): Promise<ReplicateReply> {
     const job = this.jobs.get(fullId) ?? [...this.jobs.values()].find((j) => j.id.base === fullId);
-    if (!job) return { error: 'not found' };
+    // CouchDB 1.6's answer, spelling included.
+    if (!job) throw new CouchError(404, 'not found', 'missing');
     if (!isServerAdmin(requester) && job.owner.name !== requester.name) {
       throw unauthorized("Can't cancel a replication triggered by another user");
     }
