@@ -37,11 +37,6 @@ export const databaseClosed = (deleted: boolean): CouchError => (deleted ? notFo
 /** 405 with the `Allow` header CouchDB sends (`allowed`: comma-separated methods). */
 export const methodNotAllowed = (allowed: string): CouchError =>
   new CouchError(405, 'method_not_allowed', `Only ${allowed} allowed`, { Allow: allowed });
-/**
- * An Erlang runtime error (`badarg`, `function_clause`) escaping a CouchDB 1.6 handler:
- * couch_httpd's catch-all answers 500 `unknown_error` with the error's name as reason.
- */
-export const erlangRuntimeError = (term: 'badarg' | 'function_clause'): CouchError => new CouchError(500, 'unknown_error', term);
 export const preconditionFailed = (error: string, reason: string): CouchError => new CouchError(412, error, reason);
 
 /** Turns anything thrown into a CouchError; unknown failures become 500s without leaking internals. */

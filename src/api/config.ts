@@ -1,6 +1,6 @@
 import type { Handler, Route } from './route.js';
 import { json } from './reply.js';
-import { CouchError, badRequest, erlangRuntimeError, invalidJson, methodNotAllowed, notFound } from '../errors.js';
+import { CouchError, badRequest, invalidJson, methodNotAllowed, notFound } from '../errors.js';
 import { HEADER_PERSIST, HTTPD_SECTIONS } from '../couchdb-names.js';
 import { parseErlangTerm, termText, type ErlTerm } from '../config/erlang-term.js';
 import type { Services } from './services.js';
@@ -60,17 +60,8 @@ const getConfig: Handler = async (req, params, services) => {
   }
 };
 
-/**
- * What a PUT of a value that is not a JSON string answers. CouchDB 1.6 stores the value with
- * binary_to_list, whose badarg is answered 500 (couch_httpd_misc_handlers:
- * handle_approved_config_req); CouchDB 3's `/_node/{node}/_config` refuses it with a 400 of its
- * own. Either way a password of [admins] is refused (1.6 would hash a printed Erlang term).
- */
-type NonStringValue = (admin: boolean) => CouchError;
-const couchdb3NonString: NonStringValue = () => badRequest('config values must be json-encoded strings');
-const couchdb16NonString: NonStringValue = (admin) => (admin ? couchdb3NonString(admin) : erlangRuntimeError('badarg'));
 
-const putConfigAnswering = (nonString: NonStringValue): Handler => async (req, params, services) => {
+const putConfig: Handler = async (req, params, services) => {
   if (params.rest.length !== 2) throw keyMethodsOnly();
   requireServerAdmin(req);
   const [section, key] = params.rest as [string, string];
@@ -88,7 +79,9 @@ const putConfigAnswering = (nonString: NonStringValue): Handler => async (req, p
   // Without ?raw=true an [admins] value is a password, hashed even when it looks like a hash
   // already (CouchDB 1.6 hashes every one); other values are trimmed.
   const admin = section === 'admins' && !raw;
-  if (typeof body !== 'string') throw nonString(admin);
+  // A value that is not a string is an invalid body, CouchDB 3's 400 (CouchDB 1.6 crashes on it
+  // with a 500 badarg, storing it with binary_to_list).
+  if (typeof body !== 'string') throw badRequest('config values must be json-encoded strings');
   const value = raw ? body : admin ? await services.auth.hashAdminPassword(body) : body.trim();
 
   const previous = await services.config.set(section, key, value, persist, { raw: raw || admin });
@@ -135,11 +128,8 @@ const reloadConfig: Handler = async (req, params, services) => {
   return json(200, { ok: true });
 };
 
-/** The handlers of `/_config`. */
-export const configHandlers = { GET: getConfig, PUT: putConfigAnswering(couchdb16NonString), DELETE: deleteConfig, POST: reloadConfig } as const;
-
-/** The same, as CouchDB 3's `/_node/{node}/_config` answers (api/node.ts). */
-export const nodeConfigHandlers = { ...configHandlers, PUT: putConfigAnswering(couchdb3NonString) } as const;
+/** The handlers of `/_config`, also reached as `/_node/{node}/_config` (api/node.ts). */
+export const configHandlers = { GET: getConfig, PUT: putConfig, DELETE: deleteConfig, POST: reloadConfig } as const;
 
 // The handlers check the caller themselves, after the path's shape: CouchDB 1.6 answers a path
 // or method handle_config_req has no clause for with a 405, whoever asks.

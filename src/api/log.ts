@@ -1,6 +1,6 @@
 import type { Handler, Route } from './route.js';
 import { json, ok, raw } from './reply.js';
-import { badRequest, erlangRuntimeError } from '../errors.js';
+import { badRequest } from '../errors.js';
 import { HTTPD_SECTIONS } from '../couchdb-names.js';
 import { readObject } from './common.js';
 
@@ -15,9 +15,9 @@ import { readObject } from './common.js';
 const DEFAULT_MAX_CHUNK = 1000000;
 
 const getLog: Handler = async (req, _params, services) => {
-  // couch_httpd_misc_handlers:handle_log_req reads both with list_to_integer (badarg for bad ones).
-  const bytes = req.erlangInt('bytes', 1000);
-  const offset = req.erlangInt('offset', 0);
+  // couch_httpd_misc_handlers:handle_log_req reads both with list_to_integer.
+  const bytes = req.strictInt('bytes', 1000);
+  const offset = req.strictInt('offset', 0);
   const max = services.config.layered(HTTPD_SECTIONS).getInt('log_max_chunk_size', DEFAULT_MAX_CHUNK);
   if (bytes > max) throw badRequest(`'bytes' cannot exceed ${max}`);
   if (bytes < 0) throw badRequest("'bytes' must not be negative");
@@ -28,9 +28,9 @@ const getLog: Handler = async (req, _params, services) => {
 
 const postLog: Handler = async (req, _params, services) => {
   const { level, message } = await readObject(req, services) as { level?: unknown; message?: unknown };
-  // handle_log_req converts the message with binary_to_list before it looks at the level:
-  // anything but a string is Erlang's badarg, answered 500.
-  if (typeof message !== 'string') throw erlangRuntimeError('badarg');
+  // handle_log_req converts the message with binary_to_list before it looks at the level: anything
+  // but a string is an invalid body (1.6 crashes there with a 500 badarg).
+  if (typeof message !== 'string') throw badRequest('message must be a string');
   switch (level) {
     case 'debug': services.log.debug(message); break;
     case 'info': services.log.info(message); break;

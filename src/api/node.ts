@@ -6,10 +6,10 @@
 import { notFound } from '../errors.js';
 import { json } from './reply.js';
 import type { Handler, Route } from './route.js';
-import { nodeConfigHandlers } from './config.js';
+import { configHandlers } from './config.js';
 import { NODE_NAME } from './server.js';
 
-type Method = keyof typeof nodeConfigHandlers;
+type Method = keyof typeof configHandlers;
 
 /** The handler a method reaches under `/_node/{node}/`, with the path left after the node's part. */
 function nodeHandler(method: Method): Handler {
@@ -18,7 +18,7 @@ function nodeHandler(method: Method): Handler {
     if (node !== '_local' && node !== NODE_NAME) throw notFound();
     if (area === undefined && method === 'GET') return json(200, { name: NODE_NAME });
     if (area !== '_config') throw notFound();
-    return nodeConfigHandlers[method](req, { ...params, rest }, svc);
+    return configHandlers[method](req, { ...params, rest }, svc);
   };
 }
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { badRequest, CouchError, invalidJson, queryParseError, tooLarge, badContentType, erlangRuntimeError } from '../errors.js';
+import { badRequest, CouchError, invalidJson, queryParseError, tooLarge, badContentType } from '../errors.js';
 import { adminPartyContext, type UserContext } from '../auth/user-context.js';
 import type { HeaderMap } from './reply.js';
 import { randomBytes } from 'node:crypto';
@@ -277,13 +277,14 @@ export class Request {
 
   /**
    * An integer parameter that CouchDB 1.6 reads with list_to_integer itself (`_uuids` count,
-   * `_log` bytes and offset, `_stats` range): a sign and digits, nothing around them; anything
-   * else is Erlang's badarg, which CouchDB answers with a 500.
+   * `_log` bytes and offset, `_stats` range): a sign and digits, nothing around them. Anything
+   * else is an invalid parameter, a 400 (1.6 crashes there with a 500 badarg; CouchDB 3 answers
+   * `_uuids` with a 400).
    */
-  erlangInt(name: string, fallback: number): number {
+  strictInt(name: string, fallback: number): number {
     const value = this.query.get(name);
     if (value === null) return fallback;
-    if (!/^[+-]?\d+$/.test(value)) throw erlangRuntimeError('badarg');
+    if (!/^[+-]?\d+$/.test(value)) throw badRequest(`${name} must be an integer`);
     return Number.parseInt(value, 10);
   }
 

@@ -2,7 +2,7 @@
  * Server-level endpoints: welcome, _all_dbs, _uuids, _restart, _active_tasks, _membership,
  * _db_updates, favicon; and CouchDB 2's `_up` and `_dbs_info`.
  */
-import { CouchError, badRequest, erlangRuntimeError, forbidden, queryParseError } from '../errors.js';
+import { CouchError, badRequest, forbidden, queryParseError } from '../errors.js';
 import { HTTPD_SECTIONS, MAIN_CONFIG_SECTION, ROOT_FIELD, SERVER_VERSION, VENDOR_NAME, WELCOME } from '../couchdb-names.js';
 import { endedByNewline, json, raw, stream } from './reply.js';
 import type { Route } from './route.js';
@@ -44,12 +44,13 @@ export const serverRoutes: Route[] = [
     shape: 'global', name: '_uuids', access: 'public', allow: 'GET',
     methods: {
       GET: async (req, _p, svc) => {
-        // As couch_httpd_misc_handlers:handle_uuids_req: list_to_integer reads the count (badarg
-        // for a bad one), too many is 403, and a negative one fails in lists:seq (function_clause).
-        const count = req.erlangInt('count', 1);
+        // As couch_httpd_misc_handlers:handle_uuids_req: list_to_integer reads the count and too
+        // many is 403; a bad or negative count, on which 1.6 crashes (badarg, function_clause),
+        // is an invalid parameter (400), as CouchDB 3 answers it.
+        const count = req.strictInt('count', 1);
         const max = svc.config.getInt('uuids', 'max_count', svc.config.layered(HTTPD_SECTIONS).getInt('max_uuid_count', 1000));
         if (count > max) throw forbidden('count parameter too large');
-        if (count < 0) throw erlangRuntimeError('function_clause');
+        if (count < 0) throw badRequest('count must be a non-negative integer');
         const uuids = svc.uuids.many(count);
         return json(200, { uuids }, {
           ETag: `"${uuids.length > 0 ? uuids[0] : 'none'}"`,

@@ -8,7 +8,7 @@
  *          asks an anonymous caller for credentials (401)
  *   DELETE clears the cookie (`?next=` redirects)
  */
-import { badRequest, CouchError, erlangRuntimeError, unauthorized } from '../errors.js';
+import { badRequest, CouchError, unauthorized } from '../errors.js';
 import { json, type HeaderMap } from './reply.js';
 import type { Handler, Route } from './route.js';
 import { absoluteUrl, requestLimit } from './common.js';
@@ -30,7 +30,8 @@ async function credentials(req: Request, svc: Services): Promise<{ name: unknown
   const body = parseJson(text);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('Request body must be a JSON object');
   const fields = body as Record<string, unknown>;
-  if (Object.values(fields).some((value) => typeof value !== 'string')) throw erlangRuntimeError('badarg');
+  // 1.6 crashes on a value that is not a string (binary_to_list, badarg): an invalid body here.
+  if (Object.values(fields).some((value) => typeof value !== 'string')) throw badRequest('Login fields must be strings');
   return { name: fields['name'] ?? fields['username'], password: fields['password'] };
 }
 

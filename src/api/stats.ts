@@ -15,7 +15,7 @@ export const statsRoutes: Route[] = [
         // As couch_httpd_stats_handlers: flush first, then list_to_integer reads the range (badarg
         // for a bad one).
         if (req.string('flush') === 'true') svc.stats.sample();
-        const window = req.erlangInt('range', 0);
+        const window = req.strictInt('range', 0);
         if (p.rest.length === 0) return json(200, svc.stats.all(window));
         const [section, key] = p.rest as [string, string];
         return json(200, { [section]: { [key]: svc.stats.get(section, key, window) } });

@@ -97,17 +97,18 @@ test('a login whose body is neither a form nor JSON carries no credentials: 401'
   assert.deepEqual(r.body, { error: 'unauthorized', reason: 'Name or password is incorrect.' });
 });
 
-test('a JSON login is decoded whatever it holds: an empty body is invalid_json, a value that is not a string Erlang\'s badarg', async () => {
+test('a JSON login is decoded whatever it holds: an empty body is invalid_json, a value that is not a string an invalid body', async () => {
   for (const raw of ['', '  ']) {
     const r = await c.post('/_session', undefined, { raw, headers: { 'Content-Type': 'application/json' } });
     assert.equal(r.status, 400, `${JSON.stringify(raw)}: ${r.text}`);
     assert.deepEqual(r.body, { error: 'bad_request', reason: 'invalid_json' });
   }
-  // couch_httpd_auth:handle_session_req turns every value into a list with binary_to_list.
+  // couch_httpd_auth:handle_session_req turns every value into a list with binary_to_list (1.6
+  // crashes, 500 badarg, on any other): a 400 here.
   for (const body of [{ name: 1, password: 'x' }, { name: 'a', password: null }, { name: 'a', password: 'b', remember: true }]) {
     const r = await c.post('/_session', body);
-    assert.equal(r.status, 500, `${JSON.stringify(body)}: ${r.text}`);
-    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'badarg' });
+    assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'Login fields must be strings' });
   }
   const form = await c.post('/_session', undefined, { raw: '', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
   assert.equal(form.status, 401, form.text);

@@ -230,8 +230,7 @@ test('config: Reload config', async () => {
 // implicitly tested by other ones."
 test('config: Only JSON strings are accepted', async () => {
   await configSetup();
-  // CouchDB 3's own path: /_config answers such values with CouchDB 1.6's 500 badarg
-  // (config.test.ts).
+  // CouchDB 3's own path (/_config answers the same, config.test.ts).
   const url = '/_node/_local/_config/a/b';
   const values = ['true', '11', '{}', '{"testing": [1, 2, 3]}'];
   for (const value of values) {

@@ -214,18 +214,19 @@ test('_uuids count above uuids/max_count is refused with 403 forbidden (CouchDB 
   }
 });
 
-test('_uuids answers a count that is not an integer, or a negative one, with CouchDB 1.6\'s 500s', async () => {
+test('_uuids answers a count that is not an integer, or a negative one, with a 400 (CouchDB 1.6 crashes on them)', async () => {
   // handle_uuids_req reads the count with list_to_integer (badarg) and makes the list with
-  // lists:seq(1, Count), which has no clause for a negative count (function_clause).
+  // lists:seq(1, Count), which has no clause for a negative count (function_clause): invalid
+  // parameters, 400s here as in CouchDB 3.
   for (const bad of ['abc', '1.5', '', '1e3', '0x10', ' 5']) {
     const r = await c.get(`/_uuids?count=${encodeURIComponent(bad)}`);
-    assert.equal(r.status, 500, `count=${bad}: ${r.text}`);
-    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'badarg' }, `count=${bad}`);
+    assert.equal(r.status, 400, `count=${bad}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'count must be an integer' }, `count=${bad}`);
   }
   for (const bad of ['-1', '-1000']) {
     const r = await c.get(`/_uuids?count=${bad}`);
-    assert.equal(r.status, 500, `count=${bad}: ${r.text}`);
-    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'function_clause' }, `count=${bad}`);
+    assert.equal(r.status, 400, `count=${bad}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'count must be a non-negative integer' }, `count=${bad}`);
   }
   // list_to_integer takes a sign.
   assert.equal((await c.get('/_uuids?count=%2B2')).body.uuids.length, 2);
@@ -399,19 +400,19 @@ test('GET /_log?bytes=N answers at most N bytes, the end of the log', async () =
   assert.ok(Buffer.byteLength(def.text) > 120);
 });
 
-test('GET /_log rejects bytes beyond log_max_chunk_size and negative numbers with 400, others that are not integers as CouchDB 1.6 does', async () => {
+test('GET /_log rejects bytes beyond log_max_chunk_size, negative numbers and others that are not integers with 400', async () => {
   assert.equal((await c.get('/_log?bytes=1000001')).status, 400);
   assert.equal((await c.get('/_log?bytes=-5')).status, 400);
   assert.equal((await c.get('/_log?offset=-5')).status, 400);
-  // handle_log_req reads both with list_to_integer: Erlang's badarg, answered 500.
-  for (const path of ['/_log?bytes=abc', '/_log?offset=x', '/_log?bytes=']) {
+  // handle_log_req reads both with list_to_integer (1.6 crashes on others, 500 badarg).
+  for (const [path, name] of [['/_log?bytes=abc', 'bytes'], ['/_log?offset=x', 'offset'], ['/_log?bytes=', 'bytes']] as const) {
     const r = await c.get(path);
-    assert.equal(r.status, 500, `${path}: ${r.text}`);
-    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'badarg' }, path);
+    assert.equal(r.status, 400, `${path}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: `${name} must be an integer` }, path);
   }
 });
 
-test('POST /_log writes a message at the given level; an unknown level is 400, a message that is not a string 500 badarg', async () => {
+test('POST /_log writes a message at the given level; an unknown level is 400, and so is a message that is not a string', async () => {
   const message = `srv-posted-${Date.now()}`;
   const ok = await c.post('/_log', { level: 'info', message });
   assert.equal(ok.status, 200);
@@ -421,12 +422,12 @@ test('POST /_log writes a message at the given level; an unknown level is 400, a
   const bad = await c.post('/_log', { level: 'loud', message: 'x' });
   assert.equal(bad.status, 400);
   assert.deepEqual(bad.body, { error: "Unrecognized log level 'loud'" });
-  // CouchDB 1.6 converts the message with binary_to_list first: a missing or non-string one is
-  // Erlang's badarg, answered 500, whatever the level.
+  // CouchDB 1.6 converts the message with binary_to_list first (a 500 badarg on anything else):
+  // a missing or non-string one is refused whatever the level.
   for (const body of [{ level: 'info' }, { level: 'loud', message: 5 }]) {
     const r = await c.post('/_log', body);
-    assert.equal(r.status, 500, JSON.stringify(body));
-    assert.deepEqual(r.body, { error: 'unknown_error', reason: 'badarg' });
+    assert.equal(r.status, 400, JSON.stringify(body));
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'message must be a string' });
   }
 });
 

@@ -144,12 +144,13 @@ test('range: configured windows answer, others an empty answer (as 1.6)', async 
   assert.ok(windowed.body.httpd.requests.sum >= 1);
   assert.deepEqual((await c.get('/_stats?range=7')).body, {});
   assert.equal((await c.get('/_stats/httpd/requests?range=7')).body.httpd.requests.current, null);
-  // couch_httpd_stats_handlers reads range with list_to_integer: a bad one is Erlang's badarg,
-  // answered 500; a path of the wrong length is refused before the range is read.
+  // couch_httpd_stats_handlers reads range with list_to_integer: a bad one is an invalid
+  // parameter (400; 1.6 crashes with a 500 badarg); a path of the wrong length is refused before
+  // the range is read.
   for (const path of ['/_stats?range=soon', '/_stats/httpd/requests?range=', '/_stats?range=1.5']) {
     const bad = await c.get(path);
-    assert.equal(bad.status, 500, path);
-    assert.deepEqual(bad.body, { error: 'unknown_error', reason: 'badarg' }, path);
+    assert.equal(bad.status, 400, path);
+    assert.deepEqual(bad.body, { error: 'bad_request', reason: 'range must be an integer' }, path);
   }
   assert.equal((await c.get('/_stats/httpd?range=soon')).status, 400);
   assert.equal((await c.get('/_stats?range=%2B60')).status, 200);
