@@ -299,6 +299,21 @@ test('01 index CRUD: create, exists, list, delete, and bad definitions', async (
   assert.equal((await c.get('/crud/_index')).body.total_rows, 1);
 });
 
+test('_index/_bulk_delete checks its body as mango_opts:validate_bulk_delete does', async () => {
+  await freshDb('bulkdel');
+  const made = await createIndex('bulkdel', ['a'], { ddoc: 'one', name: 'a' });
+  await expectError('bulkdel', '_index/_bulk_delete', {}, 400, 'missing_required_key', 'Missing required key: docids');
+  await expectError('bulkdel', '_index/_bulk_delete', { docids: 'one' }, 400, 'invalid_bulk_docs',
+    'Bulk Delete requires an array of non-null docids. Docids: <<111,110,101>>');
+  // Each docid is checked as a use_index value.
+  await expectError('bulkdel', '_index/_bulk_delete', { docids: ['one', 1] }, 400, 'invalid_index_name', 'Invalid index name: 1');
+  await expectError('bulkdel', '_index/_bulk_delete', { docids: ['one'], w: 0 }, 400, 'invalid_pos_integer', '0 is not an integer greater than zero');
+  await expectError('bulkdel', '_index/_bulk_delete', { docids: ['one'], extra: true }, 400, 'invalid_key', 'Invalid key extra for this request.');
+  assert.equal((await c.get('/bulkdel/_index')).body.total_rows, 2, 'a refused request deletes nothing');
+  const r = await c.post('/bulkdel/_index/_bulk_delete', { docids: ['one'], w: 3 });
+  assert.deepEqual([r.status, r.body], [200, { success: [{ id: made.id, ok: true }], fail: [] }]);
+});
+
 // ------------------------------------------------------------------ 05-index-selection, 12-use-correct-index
 
 const CHOOSE = [
