@@ -282,7 +282,12 @@ test('01 index CRUD: create, exists, list, delete, and bad definitions', async (
   await expectError('crud', '_index', { index: { fields: ['a'], bad: 1 } }, 400, 'invalid_key', 'Invalid key bad for this request.');
   await expectError('crud', '_index', { index: { fields: ['a'] }, name: 1 }, 400, 'invalid_string', 'Invalid string: 1');
   await c.put('/crud/_design/js', { views: { v: { map: 'function(doc){}' } } });
-  await expectError('crud', '_index', { index: { fields: ['a'] }, ddoc: 'js' }, 400, 'invalid_ddoc_lang');
+  // mango_util:check_lang reports the language member lists:keyfind found, printed by ~w, or false.
+  await expectError('crud', '_index', { index: { fields: ['a'] }, ddoc: 'js' }, 400, 'invalid_ddoc_lang',
+    'Existing design doc has an invalid language: false');
+  await c.put('/crud/_design/js2', { language: 'javascript', views: {} });
+  await expectError('crud', '_index', { index: { fields: ['a'] }, ddoc: 'js2' }, 400, 'invalid_ddoc_lang',
+    'Existing design doc has an invalid language: {<<108,97,110,103,117,97,103,101>>,<<106,97,118,97,115,99,114,105,112,116>>}');
 
   // Two indexes in one design document; deleting one keeps the other, deleting both the document.
   await createIndex('crud', ['x'], { name: 'second', ddoc: 'ddoc_01' });
