@@ -8,7 +8,7 @@ import { CouchError, notFound } from '../errors.js';
 import { mangoError } from './errors.js';
 import type { DocTransform, ExecutionSummary, FindExecutor } from './executor.js';
 import { ALL_DOCS_INDEX, compareIndexes, indexJson, indexesOfDesignDoc, newIndex, withIndex, withoutIndex, type MangoIndex } from './indexes.js';
-import { optionsJson, validateFind, validateIndexCreate, type FindOptions } from './options.js';
+import { optionsJson, validateBulkDelete, validateFind, validateIndexCreate, type FindOptions } from './options.js';
 import { covers, indexCandidates, plan, scanKeys, selectorHints, warnings, type QueryPlan } from './planner.js';
 import type { JsonObject } from './selector.js';
 
@@ -141,14 +141,11 @@ async function removeFrom(db: Database, ddoc: string, names: readonly string[], 
 
 /** `POST _index/_bulk_delete`: removes the JSON indexes of each design document named. */
 export async function bulkDeleteIndexes(db: Database, body: JsonObject, write: DesignWriter): Promise<JsonObject> {
-  const docids = body['docids'];
-  if (!Array.isArray(docids) || docids.some((d) => typeof d !== 'string')) {
-    throw mangoError(400, 'invalid_bulk_docs', `Bulk Delete requires an array of non-null docids. Docids: ${JSON.stringify(docids ?? null)}`);
-  }
+  const { docids } = validateBulkDelete(body);
   const indexes = await listIndexes(db);
   const success: JsonObject[] = [];
   const fail: JsonObject[] = [];
-  for (const given of docids as string[]) {
+  for (const given of docids) {
     const ddoc = given.startsWith('_design/') ? given : `_design/${given}`;
     const names = indexes.filter((i) => i.ddoc === ddoc).map((i) => i.name);
     try {

@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { compareUtf8 } from '../views/erlang-term-order.js';
-import { mangoError } from './errors.js';
+import { erlangTerm, mangoError } from './errors.js';
 import { isObject, normalize, type JsonObject, type Selector } from './selector.js';
 import { validateIndexDef, validateSort, type Direction, type IndexCreateOptions } from './options.js';
 
@@ -146,7 +146,9 @@ export function newIndex(opts: IndexCreateOptions): NewIndex {
  */
 export function withIndex(existing: JsonObject | undefined, idx: NewIndex): JsonObject | undefined {
   if (existing && existing['language'] !== QUERY_LANGUAGE) {
-    throw mangoError(400, 'invalid_ddoc_lang', `Existing design doc has an invalid language: ${JSON.stringify(existing['language'] ?? 'undefined')}`);
+    // mango_util:check_lang reports what lists:keyfind found: the {<<"language">>, Value} pair, or false.
+    const found = Object.prototype.hasOwnProperty.call(existing, 'language') ? `{${erlangTerm('language')},${erlangTerm(existing['language'])}}` : 'false';
+    throw mangoError(400, 'invalid_ddoc_lang', `Existing design doc has an invalid language: ${found}`);
   }
   const body: JsonObject = existing ? structuredClone(existing) : { _id: idx.ddoc, language: QUERY_LANGUAGE };
   const views = isObject(body['views']) ? body['views'] : {};

@@ -282,7 +282,12 @@ test('01 index CRUD: create, exists, list, delete, and bad definitions', async (
   await expectError('crud', '_index', { index: { fields: ['a'], bad: 1 } }, 400, 'invalid_key', 'Invalid key bad for this request.');
   await expectError('crud', '_index', { index: { fields: ['a'] }, name: 1 }, 400, 'invalid_string', 'Invalid string: 1');
   await c.put('/crud/_design/js', { views: { v: { map: 'function(doc){}' } } });
-  await expectError('crud', '_index', { index: { fields: ['a'] }, ddoc: 'js' }, 400, 'invalid_ddoc_lang');
+  // mango_util:check_lang reports the language member lists:keyfind found, printed by ~w, or false.
+  await expectError('crud', '_index', { index: { fields: ['a'] }, ddoc: 'js' }, 400, 'invalid_ddoc_lang',
+    'Existing design doc has an invalid language: false');
+  await c.put('/crud/_design/js2', { language: 'javascript', views: {} });
+  await expectError('crud', '_index', { index: { fields: ['a'] }, ddoc: 'js2' }, 400, 'invalid_ddoc_lang',
+    'Existing design doc has an invalid language: {<<108,97,110,103,117,97,103,101>>,<<106,97,118,97,115,99,114,105,112,116>>}');
 
   // Two indexes in one design document; deleting one keeps the other, deleting both the document.
   await createIndex('crud', ['x'], { name: 'second', ddoc: 'ddoc_01' });
@@ -297,6 +302,21 @@ test('01 index CRUD: create, exists, list, delete, and bad definitions', async (
   const bulk = await c.post('/crud/_index/_bulk_delete', { docids: [auto.id, '_design/nothing'] });
   assert.deepEqual(bulk.body, { success: [{ id: auto.id, ok: true }], fail: [{ id: '_design/nothing', error: 'not_found' }] });
   assert.equal((await c.get('/crud/_index')).body.total_rows, 1);
+});
+
+test('_index/_bulk_delete checks its body as mango_opts:validate_bulk_delete does', async () => {
+  await freshDb('bulkdel');
+  const made = await createIndex('bulkdel', ['a'], { ddoc: 'one', name: 'a' });
+  await expectError('bulkdel', '_index/_bulk_delete', {}, 400, 'missing_required_key', 'Missing required key: docids');
+  await expectError('bulkdel', '_index/_bulk_delete', { docids: 'one' }, 400, 'invalid_bulk_docs',
+    'Bulk Delete requires an array of non-null docids. Docids: <<111,110,101>>');
+  // Each docid is checked as a use_index value.
+  await expectError('bulkdel', '_index/_bulk_delete', { docids: ['one', 1] }, 400, 'invalid_index_name', 'Invalid index name: 1');
+  await expectError('bulkdel', '_index/_bulk_delete', { docids: ['one'], w: 0 }, 400, 'invalid_pos_integer', '0 is not an integer greater than zero');
+  await expectError('bulkdel', '_index/_bulk_delete', { docids: ['one'], extra: true }, 400, 'invalid_key', 'Invalid key extra for this request.');
+  assert.equal((await c.get('/bulkdel/_index')).body.total_rows, 2, 'a refused request deletes nothing');
+  const r = await c.post('/bulkdel/_index/_bulk_delete', { docids: ['one'], w: 3 });
+  assert.deepEqual([r.status, r.body], [200, { success: [{ id: made.id, ok: true }], fail: [] }]);
 });
 
 // ------------------------------------------------------------------ 05-index-selection, 12-use-correct-index
