@@ -89,6 +89,19 @@ test('builtin reduces refuse values as CouchDB 1.6\'s couch_query_servers does: 
   assert.deepEqual((await c.get('/v-reduce-invalid/_design/test/_view/empty_array?group=true')).body.rows, [{ key: 'e', value: [0] }]);
 });
 
+test('reduce_overflow_error previews the reply line as CouchDB 1.6\'s views.js runReduce does: the array of reductions, brackets included', async () => {
+  await setup('v-reduce-overflow', [{ _id: 'a' }, { _id: 'b' }], {
+    big: { map: 'function(doc) { emit(doc._id, 1); }', reduce: 'function(keys, values) { return new Array(301).join("x"); }' },
+  });
+  const r = await c.get('/v-reduce-overflow/_design/test/_view/big');
+  assert.equal(r.status, 500, r.text);
+  const line = JSON.stringify(['x'.repeat(300)]);
+  assert.deepEqual(r.body, {
+    error: 'reduce_overflow_error',
+    reason: `Reduce output must shrink more rapidly: Current output: '${line.slice(0, 100)}'... (first 100 of ${line.length} bytes)`,
+  });
+});
+
 test('reduce with keys: skip and limit count the rows of all keys together, as couch_mrview\'s red_fold', async () => {
   await setup('v-keyed-reduce', numbers(12), {
     by_type: { map: 'function(doc) { emit(doc.type, doc.n); }', reduce: '_sum' },
