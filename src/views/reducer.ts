@@ -41,6 +41,16 @@ export function reducerFor(source: string, name: string, program: () => Promise<
       reads: trimmed === '_count' ? 'count' : trimmed === '_approx_count_distinct' ? 'rows' : 'values',
     };
   }
+  if (source.trimStart().startsWith('_')) {
+    // A builtin CouchDB does not have. CouchDB 1.6 saves the design document and then crashes
+    // in couch_query_servers:builtin_reduce (a 500); CouchDB 2+'s couch_mrview:validate refuses
+    // it as this 400, which a query of such a view answers here.
+    const unsupported = async (calls: readonly unknown[]): Promise<unknown[]> => {
+      if (calls.length === 0) return [];
+      throw new CouchError(400, 'invalid_design_doc', `\`${source}\` is not a supported reduce function.`);
+    };
+    return { reduce: unsupported, rereduce: unsupported, combinable: true, reads: 'count' };
+  }
   // CouchDB's reduce_limit: a reduce whose output does not shrink its input is a mistake. As in
   // CouchDB 1.6's views.js runReduce, the output is the reply line's array of reductions
   // (`[result]`, brackets included in its length and preview) and the input the query server's

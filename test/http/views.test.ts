@@ -102,6 +102,16 @@ test('reduce_overflow_error previews the reply line as CouchDB 1.6\'s views.js r
   });
 });
 
+test('a reduce naming a builtin CouchDB does not have is saved, as 1.6 saves it; its reduce queries are CouchDB 2\'s 400 invalid_design_doc', async () => {
+  await setup('v-reduce-unknown', [{ _id: 'a' }, { _id: 'b' }], { foo: { map: 'function(doc) { emit(doc._id, 1); }', reduce: '_foo' } });
+  for (const query of ['', '?group=true', '?key="a"']) {
+    const r = await c.get(`/v-reduce-unknown/_design/test/_view/foo${query}`);
+    assert.equal(r.status, 400, query);
+    assert.deepEqual(r.body, { error: 'invalid_design_doc', reason: '`_foo` is not a supported reduce function.' }, query);
+  }
+  assert.equal((await c.get('/v-reduce-unknown/_design/test/_view/foo?reduce=false')).body.total_rows, 2);
+});
+
 test('reduce with keys: skip and limit count the rows of all keys together, as couch_mrview\'s red_fold', async () => {
   await setup('v-keyed-reduce', numbers(12), {
     by_type: { map: 'function(doc) { emit(doc.type, doc.n); }', reduce: '_sum' },
