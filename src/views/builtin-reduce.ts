@@ -31,8 +31,14 @@ export interface Stats {
   sumsqr: number;
 }
 
-const invalid = (name: string, reason: string): CouchError =>
-  new CouchError(500, 'builtin_reduce_error', `${name}: ${reason}`);
+/**
+ * A value a builtin cannot reduce: CouchDB 1.6's couch_query_servers throws
+ * `{invalid_value, Reason}` (builtin_sum_rows, sum_terms, builtin_stats), which couch_httpd
+ * answers as a 500 with that id and reason.
+ */
+const SUM_ERROR = 'builtin _sum function requires map values to be numbers or lists of numbers';
+const STATS_ERROR = 'builtin _stats function requires map values to be numbers';
+const invalid = (reason: string): CouchError => new CouchError(500, 'invalid_value', reason);
 
 /** Reduces rows' values (`keys` are the rows' [key, id] and matter only for distinct counts). */
 export function reduceBuiltin(name: BuiltinReduce, keys: readonly unknown[], values: readonly unknown[]): unknown {
@@ -65,18 +71,22 @@ export function rereduceBuiltin(name: BuiltinReduce, partials: readonly unknown[
   }
 }
 
-/** `_sum`: numbers add; arrays add element-wise, the shorter padded with zeros; a number added to an array adds to its first element (CouchDB's sum_values). */
+/**
+ * `_sum`: numbers add; arrays add element-wise, the shorter padded with zeros; a number added to
+ * an array adds to its first element. The sum starts at 0, so an array's sum is at least `[0]`
+ * (CouchDB 1.6's builtin_sum_rows and sum_terms: `[]` sums to `[0]`).
+ */
 function addSums(acc: unknown, value: unknown): unknown {
   if (typeof value === 'number') {
     if (typeof acc === 'number') return acc + value;
     if (Array.isArray(acc)) return addArrays(acc, [value]);
   }
   if (Array.isArray(value)) {
-    if (!value.every((v) => typeof v === 'number')) throw invalid('_sum', 'the _sum function requires that map values be numbers or arrays of numbers');
-    if (typeof acc === 'number') return addArrays(acc === 0 ? [] : [acc], value as number[]);
+    if (!value.every((v) => typeof v === 'number')) throw invalid(SUM_ERROR);
+    if (typeof acc === 'number') return addArrays([acc], value as number[]);
     if (Array.isArray(acc)) return addArrays(acc as number[], value as number[]);
   }
-  throw invalid('_sum', `the _sum function requires that map values be numbers or arrays of numbers, not '${JSON.stringify(value)}'`);
+  throw invalid(SUM_ERROR);
 }
 
 function addArrays(a: readonly number[], b: readonly number[]): number[] {
@@ -98,7 +108,7 @@ function statsOf(value: unknown): Stats {
       return v as Stats;
     }
   }
-  throw invalid('_stats', `the _stats function requires that map values be numbers, not '${JSON.stringify(value)}'`);
+  throw invalid(STATS_ERROR);
 }
 
 function mergeStats(acc: Stats | undefined, s: Stats): Stats {

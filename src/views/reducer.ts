@@ -41,19 +41,32 @@ export function reducerFor(source: string, name: string, program: () => Promise<
       reads: trimmed === '_count' ? 'count' : trimmed === '_approx_count_distinct' ? 'rows' : 'values',
     };
   }
-  // CouchDB's reduce_limit: a reduce whose output does not shrink its input is a mistake. The
-  // input is the query server's whole line: command, function source, then the rows ([[key, id],
-  // value] pairs) or the values to rereduce.
+  if (source.trimStart().startsWith('_')) {
+    // A builtin CouchDB does not have. CouchDB 1.6 saves the design document and then crashes
+    // in couch_query_servers:builtin_reduce (a 500); CouchDB 2+'s couch_mrview:validate refuses
+    // it as this 400, which a query of such a view answers here.
+    const unsupported = async (calls: readonly unknown[]): Promise<unknown[]> => {
+      if (calls.length === 0) return [];
+      throw new CouchError(400, 'invalid_design_doc', `\`${source}\` is not a supported reduce function.`);
+    };
+    return { reduce: unsupported, rereduce: unsupported, combinable: true, reads: 'count' };
+  }
+  // CouchDB's reduce_limit: a reduce whose output does not shrink its input is a mistake. As in
+  // CouchDB 1.6's views.js runReduce, the output is the reply line's array of reductions
+  // (`[result]`, brackets included in its length and preview) and the input the query server's
+  // whole line: `["reduce",[source],rows]` (rows as [[key, id], value] pairs) or
+  // `["rereduce",[source],values]`.
   const checked = (inputLength: () => number, output: unknown): unknown => {
     if (reduceLimit) {
-      const outLen = JSON.stringify(output ?? null).length;
-      if (outLen > 200 && outLen * 2 > inputLength()) {
-        throw new CouchError(500, 'reduce_overflow_error', `Reduce output must shrink more rapidly: Current output: '${JSON.stringify(output).slice(0, 100)}'... (first 100 of ${outLen} bytes)`);
+      const reduceLine = JSON.stringify([output]);
+      if (reduceLine.length > 200 && reduceLine.length * 2 > inputLength()) {
+        throw new CouchError(500, 'reduce_overflow_error', `Reduce output must shrink more rapidly: Current output: '${reduceLine.slice(0, 100)}'... (first 100 of ${reduceLine.length} bytes)`);
       }
     }
     return output;
   };
-  const lineLength = (command: string, rows: string): number => command.length + JSON.stringify(source).length + rows.length + 10;
+  // `["` + command + `",[` + source + `],` + rows + `]`: the command's quotes and the brackets and commas around.
+  const lineLength = (command: string, rows: string): number => command.length + JSON.stringify(source).length + rows.length + 8;
   return {
     reduce: async (calls) => {
       if (calls.length === 0) return [];

@@ -68,6 +68,50 @@ test('reduce: _sum, _count, _stats, group, group_level, reduce=false', async () 
   assert.deepEqual(ranged.body.rows, [{ key: null, value: 100 }]);
 });
 
+test('builtin reduces refuse values as CouchDB 1.6\'s couch_query_servers does: 500 invalid_value; arrays sum from [0]', async () => {
+  await setup('v-reduce-invalid', [{ _id: 'a', v: 1 }, { _id: 'b', v: 'x' }, { _id: 'c', v: [1, 2] }, { _id: 'e', v: [] }], {
+    sum: { map: 'function(doc) { if (doc._id !== "c" && doc._id !== "e") emit(doc._id, doc.v); }', reduce: '_sum' },
+    sum_array: { map: 'function(doc) { if (doc._id === "b") emit(doc._id, [1, doc.v]); }', reduce: '_sum' },
+    stats: { map: 'function(doc) { if (doc._id === "a" || doc._id === "b") emit(doc._id, doc.v); }', reduce: '_stats' },
+    empty_array: { map: 'function(doc) { if (doc._id === "e") emit(doc._id, doc.v); }', reduce: '_sum' },
+  });
+  const sumError = { error: 'invalid_value', reason: 'builtin _sum function requires map values to be numbers or lists of numbers' };
+  for (const view of ['sum', 'sum?group=true', 'sum_array']) {
+    const r = await c.get(`/v-reduce-invalid/_design/test/_view/${view}`);
+    assert.equal(r.status, 500, view);
+    assert.deepEqual(r.body, sumError, view);
+  }
+  const stats = await c.get('/v-reduce-invalid/_design/test/_view/stats');
+  assert.equal(stats.status, 500);
+  assert.deepEqual(stats.body, { error: 'invalid_value', reason: 'builtin _stats function requires map values to be numbers' });
+  // The sum starts at 0, so an empty array sums to [0] (sum_terms([0], [])).
+  assert.deepEqual((await c.get('/v-reduce-invalid/_design/test/_view/empty_array')).body.rows, [{ key: null, value: [0] }]);
+  assert.deepEqual((await c.get('/v-reduce-invalid/_design/test/_view/empty_array?group=true')).body.rows, [{ key: 'e', value: [0] }]);
+});
+
+test('reduce_overflow_error previews the reply line as CouchDB 1.6\'s views.js runReduce does: the array of reductions, brackets included', async () => {
+  await setup('v-reduce-overflow', [{ _id: 'a' }, { _id: 'b' }], {
+    big: { map: 'function(doc) { emit(doc._id, 1); }', reduce: 'function(keys, values) { return new Array(301).join("x"); }' },
+  });
+  const r = await c.get('/v-reduce-overflow/_design/test/_view/big');
+  assert.equal(r.status, 500, r.text);
+  const line = JSON.stringify(['x'.repeat(300)]);
+  assert.deepEqual(r.body, {
+    error: 'reduce_overflow_error',
+    reason: `Reduce output must shrink more rapidly: Current output: '${line.slice(0, 100)}'... (first 100 of ${line.length} bytes)`,
+  });
+});
+
+test('a reduce naming a builtin CouchDB does not have is saved, as 1.6 saves it; its reduce queries are CouchDB 2\'s 400 invalid_design_doc', async () => {
+  await setup('v-reduce-unknown', [{ _id: 'a' }, { _id: 'b' }], { foo: { map: 'function(doc) { emit(doc._id, 1); }', reduce: '_foo' } });
+  for (const query of ['', '?group=true', '?key="a"']) {
+    const r = await c.get(`/v-reduce-unknown/_design/test/_view/foo${query}`);
+    assert.equal(r.status, 400, query);
+    assert.deepEqual(r.body, { error: 'invalid_design_doc', reason: '`_foo` is not a supported reduce function.' }, query);
+  }
+  assert.equal((await c.get('/v-reduce-unknown/_design/test/_view/foo?reduce=false')).body.total_rows, 2);
+});
+
 test('reduce with keys: skip and limit count the rows of all keys together, as couch_mrview\'s red_fold', async () => {
   await setup('v-keyed-reduce', numbers(12), {
     by_type: { map: 'function(doc) { emit(doc.type, doc.n); }', reduce: '_sum' },

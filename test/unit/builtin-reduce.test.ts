@@ -15,9 +15,18 @@ test('_sum adds numbers, and arrays element by element (shorter arrays padded)',
   assert.equal(reduceBuiltin('_sum', [], []), 0);
 });
 
-test('_sum of a non-number is a builtin_reduce_error', () => {
-  assert.throws(() => reduceBuiltin('_sum', [], [1, 'x']), (e) => e instanceof CouchError && e.error === 'builtin_reduce_error');
-  assert.throws(() => reduceBuiltin('_sum', [], [[1, 'x']]), (e) => e instanceof CouchError);
+test('_sum of a non-number is CouchDB 1.6\'s invalid_value', () => {
+  const sumError = (e: unknown) => e instanceof CouchError && e.status === 500 && e.error === 'invalid_value'
+    && e.reason === 'builtin _sum function requires map values to be numbers or lists of numbers';
+  assert.throws(() => reduceBuiltin('_sum', [], [1, 'x']), sumError);
+  assert.throws(() => reduceBuiltin('_sum', [], [[1, 'x']]), sumError);
+  assert.throws(() => reduceBuiltin('_sum', [], [null]), sumError);
+});
+
+test('_sum of arrays starts from [0]: an empty array sums to [0]', () => {
+  assert.deepEqual(reduceBuiltin('_sum', [], [[]]), [0]);
+  assert.deepEqual(rereduceBuiltin('_sum', [[]]), [0]);
+  assert.deepEqual(reduceBuiltin('_sum', [], [2, []]), [2]);
 });
 
 test('_stats computes sum, count, min, max, sumsqr and merges partials', () => {
@@ -25,7 +34,7 @@ test('_stats computes sum, count, min, max, sumsqr and merges partials', () => {
   assert.deepEqual(a, { sum: 6, count: 2, min: 2, max: 4, sumsqr: 20 });
   const b = reduceBuiltin('_stats', [], [-1]);
   assert.deepEqual(rereduceBuiltin('_stats', [a, b]), { sum: 5, count: 3, min: -1, max: 4, sumsqr: 21 });
-  assert.throws(() => reduceBuiltin('_stats', [], ['no']), (e) => e instanceof CouchError);
+  assert.throws(() => reduceBuiltin('_stats', [], ['no']), (e) => e instanceof CouchError && e.error === 'invalid_value' && e.reason === 'builtin _stats function requires map values to be numbers');
 });
 
 test('_approx_count_distinct counts distinct keys', () => {
