@@ -279,7 +279,8 @@ interface FeedRow extends ChangeRow {
 
 /**
  * Rows after `since` that pass the filter, up to `limit`, in chunks; `out.end` is the last
- * sequence looked at.
+ * sequence looked at. A chunk may be empty (changes looked at, none passed): live feeds take it
+ * as a moment to see whether a heartbeat is due.
  */
 async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: number, out: { end: number }): AsyncIterable<FeedRow[]> {
   out.end = q.descending ? since : Math.max(since, db.updateSeq);
@@ -301,10 +302,8 @@ async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: n
     }
     found.sort((a, b) => a.seq - b.seq);
     const chosen = found.slice(0, limit);
-    if (chosen.length > 0) {
-      yield chosen;
-      out.end = chosen[chosen.length - 1]!.seq;
-    }
+    if (chosen.length > 0) out.end = chosen[chosen.length - 1]!.seq;
+    yield chosen;
     if (found.length <= limit) out.end = Math.max(since, seen);
     return;
   }
@@ -319,7 +318,7 @@ async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: n
       passed.push(listed);
       if (++count >= limit) break;
     }
-    if (passed.length > 0) yield passed;
+    yield passed;
     if (count >= limit) return;
   }
   if (!q.descending) out.end = Math.max(out.end, since);
@@ -410,11 +409,35 @@ async function renderRows(db: Database, q: ChangesQuery, rows: FeedRow[]): Promi
   });
 }
 
+/**
+ * When a live feed last sent something, for its heartbeats. As couch_changes:maybe_heartbeat, a
+ * heartbeat is due not only after an idle interval but also when changes the filter rejects are
+ * looked at a whole interval after the last thing sent: changes that keep waking a filtered feed
+ * must not silence it (a replicator hearing nothing gives the connection up).
+ */
+class HeartbeatClock {
+  private last = Date.now();
+
+  /** `interval` in ms; 0 for a feed without heartbeats. */
+  constructor(private readonly interval: number) {}
+
+  /** Something (a change, a heartbeat) just went out. */
+  sent(): void {
+    this.last = Date.now();
+  }
+
+  /** Whether a heartbeat should go out now, between changes. */
+  due(): boolean {
+    return this.interval > 0 && Date.now() - this.last >= this.interval;
+  }
+}
+
 async function* normalFeed(db: Database, q: ChangesQuery): AsyncIterable<string> {
   const out = { end: q.since };
   let buffered = '{"results":[\n';
   let first = true;
   for await (const rows of rowsSince(db, q, q.since, q.limit, out)) {
+    if (rows.length === 0) continue;
     const lines = await renderRows(db, q, rows);
     buffered += (first ? '' : ',\n') + lines.join(',\n');
     first = false;
@@ -432,12 +455,20 @@ async function* normalFeed(db: Database, q: ChangesQuery): AsyncIterable<string>
  */
 async function* longpollFeed(db: Database, q: ChangesQuery, life: FeedLife): AsyncIterable<string> {
   const deadline = Date.now() + q.timeout;
+  const heartbeat = new HeartbeatClock(q.heartbeat);
   let since = q.since;
   let opened = false;
   for (;;) {
     const out = { end: since };
     const rows: string[] = [];
-    for await (const chunk of rowsSince(db, q, since, q.limit, out)) rows.push(...(await renderRows(db, q, chunk)));
+    for await (const chunk of rowsSince(db, q, since, q.limit, out)) {
+      if (chunk.length > 0) rows.push(...(await renderRows(db, q, chunk)));
+      else if (rows.length === 0 && heartbeat.due()) {
+        yield opened ? '\n' : '{"results":[\n\n';
+        opened = true;
+        heartbeat.sent();
+      }
+    }
     let ended = rows.length > 0 || life.stop.aborted || Date.now() >= deadline;
     since = out.end;
     if (!ended && !opened) {
@@ -450,7 +481,10 @@ async function* longpollFeed(db: Database, q: ChangesQuery, life: FeedLife): Asy
       const result = await waitForChange(db, since, wait, life.stop);
       if (result === 'changed') break;
       if (result === 'closed' || life.stop.aborted || Date.now() >= deadline) ended = true;
-      else yield '\n';
+      else {
+        yield '\n';
+        heartbeat.sent();
+      }
     }
     if (life.client.aborted) return;
     if (ended) {
@@ -464,12 +498,22 @@ async function* continuousFeed(db: Database, q: ChangesQuery, life: FeedLife, ev
   let since = q.since;
   let remaining = q.limit;
   let deadline = Date.now() + q.timeout;
+  const heartbeat = new HeartbeatClock(q.heartbeat);
+  const heartbeatText = eventSource ? 'event: heartbeat\ndata: \n\n' : '\n';
   for (;;) {
     const out = { end: since };
     let sent = 0;
     for await (const chunk of rowsSince(db, q, since, remaining, out)) {
+      if (chunk.length === 0) {
+        if (heartbeat.due()) {
+          yield heartbeatText;
+          heartbeat.sent();
+        }
+        continue;
+      }
       const lines = await renderRows(db, q, chunk);
       yield lines.map((line, i) => (eventSource ? `data: ${line}\nid: ${chunk[i]!.seq}\n\n` : `${line}\n`)).join('');
+      heartbeat.sent();
       sent += chunk.length;
     }
     since = out.end;
@@ -484,7 +528,10 @@ async function* continuousFeed(db: Database, q: ChangesQuery, life: FeedLife, ev
       const result = await waitForChange(db, since, Math.min(left, q.heartbeat > 0 ? q.heartbeat : left), life.stop);
       if (result === 'changed') break;
       if (result === 'closed') { ended = true; break; }
-      if (q.heartbeat > 0 && !life.stop.aborted && Date.now() < deadline) yield eventSource ? 'event: heartbeat\ndata: \n\n' : '\n';
+      if (q.heartbeat > 0 && !life.stop.aborted && Date.now() < deadline) {
+        yield heartbeatText;
+        heartbeat.sent();
+      }
     }
     if (ended) break;
   }
