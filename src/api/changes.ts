@@ -454,7 +454,6 @@ async function* normalFeed(db: Database, q: ChangesQuery): AsyncIterable<string>
  * failure there is still an error status), heartbeat newlines follow it while the feed waits.
  */
 async function* longpollFeed(db: Database, q: ChangesQuery, life: FeedLife): AsyncIterable<string> {
-  const deadline = Date.now() + q.timeout;
   const heartbeat = new HeartbeatClock(q.heartbeat);
   let since = q.since;
   let opened = false;
@@ -469,7 +468,10 @@ async function* longpollFeed(db: Database, q: ChangesQuery, life: FeedLife): Asy
         heartbeat.sent();
       }
     }
-    let ended = rows.length > 0 || life.stop.aborted || Date.now() >= deadline;
+    // As couch_changes:keep_sending_changes, `timeout` is waited afresh after every look: the
+    // feed ends once that long passes without an update, whether the filter passed any or not.
+    const deadline = Date.now() + q.timeout;
+    let ended = rows.length > 0 || life.stop.aborted || q.timeout <= 0;
     since = out.end;
     if (!ended && !opened) {
       opened = true;
@@ -497,7 +499,6 @@ async function* longpollFeed(db: Database, q: ChangesQuery, life: FeedLife): Asy
 async function* continuousFeed(db: Database, q: ChangesQuery, life: FeedLife, eventSource: boolean): AsyncIterable<string> {
   let since = q.since;
   let remaining = q.limit;
-  let deadline = Date.now() + q.timeout;
   const heartbeat = new HeartbeatClock(q.heartbeat);
   const heartbeatText = eventSource ? 'event: heartbeat\ndata: \n\n' : '\n';
   for (;;) {
@@ -518,7 +519,8 @@ async function* continuousFeed(db: Database, q: ChangesQuery, life: FeedLife, ev
     }
     since = out.end;
     remaining -= sent;
-    if (sent > 0) deadline = Date.now() + q.timeout;
+    // Waited afresh after every look, as for longpoll.
+    const deadline = Date.now() + q.timeout;
     if (remaining <= 0 || q.descending) break;
     let ended = false;
     for (;;) {

@@ -457,6 +457,15 @@ test('longpoll: heartbeats go on while writes the filter rejects keep waking it'
   assert.deepEqual(body.results, [{ seq: body.last_seq, id: 'wanted', changes: [{ rev }] }]);
 });
 
+test('longpoll: timeout counts from the last write that woke it, whether its filter passed it or not', async () => {
+  // couch_changes:keep_sending_changes waits `timeout` afresh after every database update.
+  const db = await mkdb('lp-timeout-busy');
+  const st = await live(`/${db}/_changes?feed=longpoll&filter=_doc_ids&timeout=500`, undefined, 'POST', { doc_ids: ['wanted'] });
+  assert.equal(await keepWriting(db, 'other', () => st.ended, 2000), false, `ended while writes kept coming: ${JSON.stringify(st.text)}`);
+  const text = await st.waitForEnd();
+  assert.deepEqual(JSON.parse(text), { results: [], last_seq: await updateSeq(db) });
+});
+
 // ------------------------------------------------------------------ feed=continuous
 
 test('continuous: one JSON object per line, then {"last_seq":N} when the timeout ends it', async () => {
@@ -526,6 +535,13 @@ test('eventsource: heartbeat events go on while writes the filter rejects keep w
   assert.ok(await keepWriting(db, 'other', () => beat(st.text)), `no heartbeat among the writes: ${JSON.stringify(st.text)}`);
   assert.ok(parseEvents(st.text).every((e) => e.event === 'heartbeat'), 'no change events');
   st.close();
+});
+
+test('continuous: timeout counts from the last write that woke it, whether its filter passed it or not', async () => {
+  const db = await mkdb('cont-timeout-busy');
+  const st = await live(`/${db}/_changes?feed=continuous&filter=_doc_ids&timeout=500`, undefined, 'POST', { doc_ids: ['wanted'] });
+  assert.equal(await keepWriting(db, 'other', () => st.ended, 2000), false, `ended while writes kept coming: ${JSON.stringify(st.text)}`);
+  assert.equal(await st.waitForEnd(), `{"last_seq":${await updateSeq(db)}}\n\n`);
 });
 
 test('continuous: limit ends the feed with a last_seq line', async () => {
