@@ -279,7 +279,8 @@ interface FeedRow extends ChangeRow {
 
 /**
  * Rows after `since` that pass the filter, up to `limit`, in chunks; `out.end` is the last
- * sequence looked at.
+ * sequence looked at. A chunk may be empty (changes looked at, none passed): live feeds take it
+ * as a moment to see whether a heartbeat is due.
  */
 async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: number, out: { end: number }): AsyncIterable<FeedRow[]> {
   out.end = q.descending ? since : Math.max(since, db.updateSeq);
@@ -301,10 +302,8 @@ async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: n
     }
     found.sort((a, b) => a.seq - b.seq);
     const chosen = found.slice(0, limit);
-    if (chosen.length > 0) {
-      yield chosen;
-      out.end = chosen[chosen.length - 1]!.seq;
-    }
+    if (chosen.length > 0) out.end = chosen[chosen.length - 1]!.seq;
+    yield chosen;
     if (found.length <= limit) out.end = Math.max(since, seen);
     return;
   }
@@ -319,7 +318,7 @@ async function* rowsSince(db: Database, q: ChangesQuery, since: number, limit: n
       passed.push(listed);
       if (++count >= limit) break;
     }
-    if (passed.length > 0) yield passed;
+    yield passed;
     if (count >= limit) return;
   }
   if (!q.descending) out.end = Math.max(out.end, since);
@@ -410,11 +409,35 @@ async function renderRows(db: Database, q: ChangesQuery, rows: FeedRow[]): Promi
   });
 }
 
+/**
+ * When a live feed last sent something, for its heartbeats. As couch_changes:maybe_heartbeat, a
+ * heartbeat is due not only after an idle interval but also when changes the filter rejects are
+ * looked at a whole interval after the last thing sent: changes that keep waking a filtered feed
+ * must not silence it (a replicator hearing nothing gives the connection up).
+ */
+class HeartbeatClock {
+  private last = Date.now();
+
+  /** `interval` in ms; 0 for a feed without heartbeats. */
+  constructor(private readonly interval: number) {}
+
+  /** Something (a change, a heartbeat) just went out. */
+  sent(): void {
+    this.last = Date.now();
+  }
+
+  /** Whether a heartbeat should go out now, between changes. */
+  due(): boolean {
+    return this.interval > 0 && Date.now() - this.last >= this.interval;
+  }
+}
+
 async function* normalFeed(db: Database, q: ChangesQuery): AsyncIterable<string> {
   const out = { end: q.since };
   let buffered = '{"results":[\n';
   let first = true;
   for await (const rows of rowsSince(db, q, q.since, q.limit, out)) {
+    if (rows.length === 0) continue;
     const lines = await renderRows(db, q, rows);
     buffered += (first ? '' : ',\n') + lines.join(',\n');
     first = false;
@@ -431,14 +454,24 @@ async function* normalFeed(db: Database, q: ChangesQuery): AsyncIterable<string>
  * failure there is still an error status), heartbeat newlines follow it while the feed waits.
  */
 async function* longpollFeed(db: Database, q: ChangesQuery, life: FeedLife): AsyncIterable<string> {
-  const deadline = Date.now() + q.timeout;
+  const heartbeat = new HeartbeatClock(q.heartbeat);
   let since = q.since;
   let opened = false;
   for (;;) {
     const out = { end: since };
     const rows: string[] = [];
-    for await (const chunk of rowsSince(db, q, since, q.limit, out)) rows.push(...(await renderRows(db, q, chunk)));
-    let ended = rows.length > 0 || life.stop.aborted || Date.now() >= deadline;
+    for await (const chunk of rowsSince(db, q, since, q.limit, out)) {
+      if (chunk.length > 0) rows.push(...(await renderRows(db, q, chunk)));
+      else if (rows.length === 0 && heartbeat.due()) {
+        yield opened ? '\n' : '{"results":[\n\n';
+        opened = true;
+        heartbeat.sent();
+      }
+    }
+    // As couch_changes:keep_sending_changes, `timeout` is waited afresh after every look: the
+    // feed ends once that long passes without an update, whether the filter passed any or not.
+    const deadline = Date.now() + q.timeout;
+    let ended = rows.length > 0 || life.stop.aborted || q.timeout <= 0;
     since = out.end;
     if (!ended && !opened) {
       opened = true;
@@ -450,7 +483,10 @@ async function* longpollFeed(db: Database, q: ChangesQuery, life: FeedLife): Asy
       const result = await waitForChange(db, since, wait, life.stop);
       if (result === 'changed') break;
       if (result === 'closed' || life.stop.aborted || Date.now() >= deadline) ended = true;
-      else yield '\n';
+      else {
+        yield '\n';
+        heartbeat.sent();
+      }
     }
     if (life.client.aborted) return;
     if (ended) {
@@ -463,18 +499,28 @@ async function* longpollFeed(db: Database, q: ChangesQuery, life: FeedLife): Asy
 async function* continuousFeed(db: Database, q: ChangesQuery, life: FeedLife, eventSource: boolean): AsyncIterable<string> {
   let since = q.since;
   let remaining = q.limit;
-  let deadline = Date.now() + q.timeout;
+  const heartbeat = new HeartbeatClock(q.heartbeat);
+  const heartbeatText = eventSource ? 'event: heartbeat\ndata: \n\n' : '\n';
   for (;;) {
     const out = { end: since };
     let sent = 0;
     for await (const chunk of rowsSince(db, q, since, remaining, out)) {
+      if (chunk.length === 0) {
+        if (heartbeat.due()) {
+          yield heartbeatText;
+          heartbeat.sent();
+        }
+        continue;
+      }
       const lines = await renderRows(db, q, chunk);
       yield lines.map((line, i) => (eventSource ? `data: ${line}\nid: ${chunk[i]!.seq}\n\n` : `${line}\n`)).join('');
+      heartbeat.sent();
       sent += chunk.length;
     }
     since = out.end;
     remaining -= sent;
-    if (sent > 0) deadline = Date.now() + q.timeout;
+    // Waited afresh after every look, as for longpoll.
+    const deadline = Date.now() + q.timeout;
     if (remaining <= 0 || q.descending) break;
     let ended = false;
     for (;;) {
@@ -484,7 +530,10 @@ async function* continuousFeed(db: Database, q: ChangesQuery, life: FeedLife, ev
       const result = await waitForChange(db, since, Math.min(left, q.heartbeat > 0 ? q.heartbeat : left), life.stop);
       if (result === 'changed') break;
       if (result === 'closed') { ended = true; break; }
-      if (q.heartbeat > 0 && !life.stop.aborted && Date.now() < deadline) yield eventSource ? 'event: heartbeat\ndata: \n\n' : '\n';
+      if (q.heartbeat > 0 && !life.stop.aborted && Date.now() < deadline) {
+        yield heartbeatText;
+        heartbeat.sent();
+      }
     }
     if (ended) break;
   }

@@ -59,6 +59,17 @@ async function roundTrip(): Promise<void> {
 
 const countNewlines = (text: string) => text.split('\n').length - 1;
 
+/**
+ * Writes documents `${prefix}0`, `${prefix}1`, … one after another, each as soon as the last is
+ * saved, until `done()` holds or `ms` have passed; says whether `done()` came to hold while the
+ * writes went on.
+ */
+async function keepWriting(db: string, prefix: string, done: () => boolean, ms = 3000): Promise<boolean> {
+  const until = Date.now() + ms;
+  for (let n = 0; !done() && Date.now() < until; n++) await save(db, `${prefix}${n}`);
+  return done();
+}
+
 // ------------------------------------------------------------------ feed=normal
 
 test('normal: empty database has no results and last_seq 0, in CouchDB\'s exact layout', async () => {
@@ -434,6 +445,27 @@ test('longpoll: the opening goes out at once, heartbeat newlines follow it; the 
   assert.deepEqual(JSON.parse(text), { results: [{ seq: 1, id: 'a', changes: [{ rev }] }], last_seq: 1 });
 });
 
+test('longpoll: heartbeats go on while writes the filter rejects keep waking it', async () => {
+  // couch_changes:maybe_heartbeat: a change the filter rejects sends a heartbeat once the
+  // interval has passed since the last thing sent, however often changes wake the feed.
+  const db = await mkdb('lp-hb-busy');
+  const st = await live(`/${db}/_changes?feed=longpoll&filter=_doc_ids&heartbeat=100`, undefined, 'POST', { doc_ids: ['wanted'] });
+  assert.ok(await keepWriting(db, 'other', () => st.text.startsWith('{"results":[\n\n')), `no heartbeat among the writes: ${JSON.stringify(st.text)}`);
+  assert.equal(st.ended, false);
+  const rev = await save(db, 'wanted');
+  const body = JSON.parse(await st.waitForEnd());
+  assert.deepEqual(body.results, [{ seq: body.last_seq, id: 'wanted', changes: [{ rev }] }]);
+});
+
+test('longpoll: timeout counts from the last write that woke it, whether its filter passed it or not', async () => {
+  // couch_changes:keep_sending_changes waits `timeout` afresh after every database update.
+  const db = await mkdb('lp-timeout-busy');
+  const st = await live(`/${db}/_changes?feed=longpoll&filter=_doc_ids&timeout=500`, undefined, 'POST', { doc_ids: ['wanted'] });
+  assert.equal(await keepWriting(db, 'other', () => st.ended, 2000), false, `ended while writes kept coming: ${JSON.stringify(st.text)}`);
+  const text = await st.waitForEnd();
+  assert.deepEqual(JSON.parse(text), { results: [], last_seq: await updateSeq(db) });
+});
+
 // ------------------------------------------------------------------ feed=continuous
 
 test('continuous: one JSON object per line, then {"last_seq":N} when the timeout ends it', async () => {
@@ -484,6 +516,32 @@ test('continuous: with heartbeat the feed outlives timeout (heartbeat replaces i
   await st.waitFor((t) => jsonLines(t).length >= 1, 5000, 'the late change');
   assert.deepEqual(jsonLines(st.text)[0], { seq: 1, id: 'late', changes: [{ rev }] });
   st.close();
+});
+
+test('continuous: heartbeats go on while writes the filter rejects keep waking the feed', async () => {
+  // couch_changes:maybe_heartbeat, as for longpoll; a replicator following a filtered feed of a
+  // busy database would otherwise hear nothing and give the connection up.
+  const db = await mkdb('cont-hb-busy');
+  const st = await live(`/${db}/_changes?feed=continuous&filter=_doc_ids&heartbeat=100`, undefined, 'POST', { doc_ids: ['wanted'] });
+  assert.ok(await keepWriting(db, 'other', () => st.text.includes('\n')), `no heartbeat among the writes: ${JSON.stringify(st.text)}`);
+  assert.match(st.text, /^\n+$/);
+  st.close();
+});
+
+test('eventsource: heartbeat events go on while writes the filter rejects keep waking the feed', async () => {
+  const db = await mkdb('es-hb-busy');
+  const st = await live(`/${db}/_changes?feed=eventsource&filter=_doc_ids&heartbeat=100`, undefined, 'POST', { doc_ids: ['wanted'] });
+  const beat = (t: string) => parseEvents(t).some((e) => e.event === 'heartbeat');
+  assert.ok(await keepWriting(db, 'other', () => beat(st.text)), `no heartbeat among the writes: ${JSON.stringify(st.text)}`);
+  assert.ok(parseEvents(st.text).every((e) => e.event === 'heartbeat'), 'no change events');
+  st.close();
+});
+
+test('continuous: timeout counts from the last write that woke it, whether its filter passed it or not', async () => {
+  const db = await mkdb('cont-timeout-busy');
+  const st = await live(`/${db}/_changes?feed=continuous&filter=_doc_ids&timeout=500`, undefined, 'POST', { doc_ids: ['wanted'] });
+  assert.equal(await keepWriting(db, 'other', () => st.ended, 2000), false, `ended while writes kept coming: ${JSON.stringify(st.text)}`);
+  assert.equal(await st.waitForEnd(), `{"last_seq":${await updateSeq(db)}}\n\n`);
 });
 
 test('continuous: limit ends the feed with a last_seq line', async () => {
