@@ -1,7 +1,9 @@
 /**
  * CORS as CouchDB 1.6 configures it (couch_httpd_cors): on when `[httpd] enable_cors` is true,
  * for the origins listed in `[cors] origins` (`*` for any), with `credentials` (cookies and
- * Authorization from the browser), `methods` and `headers` widening the defaults.
+ * Authorization from the browser), `methods` and `headers` widening the defaults. A
+ * `[cors:<host>]` section (the Host, or forwarded host, without its port) overrides `[cors]` for
+ * requests addressed to that host, key by key.
  *
  * A preflight (OPTIONS with Origin and Access-Control-Request-Method) that passes is answered
  * here with 204; other requests from an allowed origin get the Allow-Origin and Expose-Headers
@@ -12,6 +14,7 @@ import type { Config } from '../config/config.js';
 import type { HeaderMap } from '../api/reply.js';
 import type { Request } from '../api/request.js';
 import { HTTPD_SECTIONS } from '../couchdb-names.js';
+import { addressedHost } from '../api/common.js';
 
 const DEFAULT_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'TRACE', 'CONNECT', 'COPY', 'OPTIONS'];
 const DEFAULT_HEADERS = ['accept', 'accept-language', 'authorization', 'content-type', 'expires', 'last-modified', 'pragma',
@@ -32,10 +35,11 @@ export function corsFor(req: Request, config: Config): CorsOutcome {
   if (!config.layered(HTTPD_SECTIONS).getBool('enable_cors', false)) return { kind: 'none' };
   const origin = req.header('origin');
   if (!origin) return { kind: 'none' };
-  const origins = list(config.get('cors', 'origins')).map((o) => o.toLowerCase().replace(/\/$/, ''));
+  const setting = corsSettings(req, config);
+  const origins = list(setting('origins')).map((o) => o.toLowerCase().replace(/\/$/, ''));
   const anyOrigin = origins.includes('*');
   if (!anyOrigin && !origins.includes(origin.toLowerCase())) return { kind: 'none' };
-  const credentials = config.getBool('cors', 'credentials', false);
+  const credentials = isTrue(setting('credentials'));
   // Browsers refuse `*` with credentials: name the origin then.
   const allowOrigin = anyOrigin && !credentials ? '*' : origin;
   const base: HeaderMap = { 'Access-Control-Allow-Origin': allowOrigin };
@@ -46,10 +50,10 @@ export function corsFor(req: Request, config: Config): CorsOutcome {
   if (req.method !== 'OPTIONS' || !requestedMethod) {
     return { kind: 'actual', headers: { ...base, 'Access-Control-Expose-Headers': EXPOSED_HEADERS } };
   }
-  const configuredMethods = list(config.get('cors', 'methods')).map((m) => m.toUpperCase());
+  const configuredMethods = list(setting('methods')).map((m) => m.toUpperCase());
   const methods = configuredMethods.length > 0 ? configuredMethods : DEFAULT_METHODS;
   if (!methods.includes(requestedMethod.trim().toUpperCase())) return { kind: 'none' };
-  const allowedHeaders = new Set([...DEFAULT_HEADERS, ...list(config.get('cors', 'headers')).map((h) => h.toLowerCase())]);
+  const allowedHeaders = new Set([...DEFAULT_HEADERS, ...list(setting('headers')).map((h) => h.toLowerCase())]);
   const requestedHeaders = list(req.header('access-control-request-headers')).map((h) => h.toLowerCase());
   if (requestedHeaders.some((h) => !allowedHeaders.has(h))) return { kind: 'none' };
   return {
@@ -58,7 +62,32 @@ export function corsFor(req: Request, config: Config): CorsOutcome {
       ...base,
       'Access-Control-Allow-Methods': methods.join(', '),
       'Access-Control-Allow-Headers': [...allowedHeaders].join(', '),
-      'Access-Control-Max-Age': String(config.getInt('cors', 'max_age', MAX_AGE)),
+      'Access-Control-Max-Age': maxAge(setting('max_age')),
     },
   };
+}
+
+/**
+ * A `[cors]` setting as it applies to this request: from `[cors:<host>]` when that section has
+ * it (couch_httpd_cors:cors_config; the host as couch_httpd_vhost:host reads it, without a port).
+ */
+function corsSettings(req: Request, config: Config): (key: string) => string | undefined {
+  const host = hostWithoutPort(addressedHost((name) => req.header(name), config) ?? '');
+  const section = `cors:${host}`;
+  return (key) => config.get(section, key) ?? config.get('cors', key);
+}
+
+/** couch_httpd_cors:split_host_port: the text before the last `:` when an integer follows it. */
+function hostWithoutPort(host: string): string {
+  const colon = host.lastIndexOf(':');
+  return colon !== -1 && /^[+-]?\d+$/.test(host.slice(colon + 1)) ? host.slice(0, colon) : host;
+}
+
+function isTrue(value: string | undefined): boolean {
+  return value?.trim().toLowerCase() === 'true';
+}
+
+function maxAge(value: string | undefined): string {
+  const trimmed = value?.trim();
+  return trimmed !== undefined && /^\d+$/.test(trimmed) ? trimmed : String(MAX_AGE);
 }

@@ -87,3 +87,34 @@ test('origins = * without credentials answers with *', async () => {
   assert.equal(r.headers['access-control-allow-origin'], '*');
   assert.equal(r.headers['access-control-allow-credentials'], undefined);
 });
+
+test('a [cors:<host>] section overrides [cors] for requests addressed to that host (its Host without the port)', async () => {
+  await c.put('/_config/cors/origins', APP, { headers: ROOT });
+  await c.put('/_config/cors/credentials', 'false', { headers: ROOT });
+  await c.put('/_config/cors:couch.example/origins', 'http://site.example', { headers: ROOT });
+  await c.put('/_config/cors:couch.example/credentials', 'true', { headers: ROOT });
+  const site = 'http://site.example';
+
+  const addressed = await c.get('/', { headers: { Host: 'couch.example:5984', Origin: site } });
+  assert.equal(addressed.headers['access-control-allow-origin'], site);
+  assert.equal(addressed.headers['access-control-allow-credentials'], 'true');
+  const otherOrigin = await c.get('/', { headers: { Host: 'couch.example:5984', Origin: APP } });
+  assert.equal(otherOrigin.headers['access-control-allow-origin'], undefined);
+  const forwarded = await c.get('/', { headers: { 'X-Forwarded-Host': 'couch.example', Origin: site } });
+  assert.equal(forwarded.headers['access-control-allow-origin'], site);
+
+  // Other hosts keep [cors].
+  const elsewhere = await c.get('/', { headers: { Host: 'db.example', Origin: site } });
+  assert.equal(elsewhere.headers['access-control-allow-origin'], undefined);
+  const app = await c.get('/', { headers: { Host: 'db.example', Origin: APP } });
+  assert.equal(app.headers['access-control-allow-origin'], APP);
+  assert.equal(app.headers['access-control-allow-credentials'], undefined);
+
+  const preflight = await c.request('OPTIONS', '/notes', {
+    headers: { Host: 'couch.example', Origin: site, 'Access-Control-Request-Method': 'GET' },
+  });
+  assert.equal(preflight.status, 204);
+  assert.equal(preflight.headers['access-control-allow-origin'], site);
+  await c.del('/_config/cors:couch.example/origins', { headers: ROOT });
+  await c.del('/_config/cors:couch.example/credentials', { headers: ROOT });
+});
