@@ -5,10 +5,11 @@
  * `[cors:<host>]` section (the Host, or forwarded host, without its port) overrides `[cors]` for
  * requests addressed to that host, key by key.
  *
- * A preflight (OPTIONS with Origin and Access-Control-Request-Method) that passes is answered
- * here with 204; other requests from an allowed origin get the Allow-Origin and Expose-Headers
- * headers on their reply, whatever it is. Requests from origins not allowed get no CORS headers
- * (the browser then withholds the reply); the server still answers them.
+ * Any OPTIONS request from an allowed origin is a preflight, answered here with 204, unless it
+ * asks for a method or headers not allowed: that one goes on to its handler, as other requests
+ * from an allowed origin do, and gets the Allow-Origin and Expose-Headers headers on its reply,
+ * whatever it is. Requests from origins not allowed get no CORS headers (the browser then
+ * withholds the reply); the server still answers them.
  */
 import type { Config } from '../config/config.js';
 import type { HeaderMap } from '../api/reply.js';
@@ -21,7 +22,8 @@ const DEFAULT_HEADERS = ['accept', 'accept-language', 'authorization', 'content-
   'origin', 'content-length', 'if-match', 'destination', 'x-requested-with', 'x-http-method-override', 'content-range',
   'x-couchdb-www-authenticate', 'x-couch-full-commit', 'x-couch-persist'];
 const EXPOSED_HEADERS = 'Cache-Control, Content-Type, ETag, Server, Location, X-Couch-Id, X-Couch-Update-NewRev, Accept-Ranges, Content-Range, X-Couch-Request-ID, X-CouchDB-Body-Time';
-const MAX_AGE = 600;
+// couch_httpd_cors's CORS_DEFAULT_MAX_AGE.
+const MAX_AGE = 12345;
 
 const list = (value: string | undefined): string[] =>
   (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
@@ -46,25 +48,26 @@ export function corsFor(req: Request, config: Config): CorsOutcome {
   if (credentials) base['Access-Control-Allow-Credentials'] = 'true';
   if (allowOrigin !== '*') base['Vary'] = 'Origin';
 
-  const requestedMethod = req.header('access-control-request-method');
-  if (req.method !== 'OPTIONS' || !requestedMethod) {
-    return { kind: 'actual', headers: { ...base, 'Access-Control-Expose-Headers': EXPOSED_HEADERS } };
-  }
+  const actual: CorsOutcome = { kind: 'actual', headers: { ...base, 'Access-Control-Expose-Headers': EXPOSED_HEADERS } };
+  if (req.method !== 'OPTIONS') return actual;
   const configuredMethods = list(setting('methods')).map((m) => m.toUpperCase());
   const methods = configuredMethods.length > 0 ? configuredMethods : DEFAULT_METHODS;
-  if (!methods.includes(requestedMethod.trim().toUpperCase())) return { kind: 'none' };
-  const allowedHeaders = new Set([...DEFAULT_HEADERS, ...list(setting('headers')).map((h) => h.toLowerCase())]);
-  const requestedHeaders = list(req.header('access-control-request-headers')).map((h) => h.toLowerCase());
-  if (requestedHeaders.some((h) => !allowedHeaders.has(h))) return { kind: 'none' };
-  return {
-    kind: 'preflight',
-    headers: {
-      ...base,
-      'Access-Control-Allow-Methods': methods.join(', '),
-      'Access-Control-Allow-Headers': [...allowedHeaders].join(', '),
-      'Access-Control-Max-Age': maxAge(setting('max_age')),
-    },
+  const preflight: HeaderMap = {
+    ...base,
+    'Access-Control-Max-Age': maxAge(setting('max_age')),
+    'Access-Control-Allow-Methods': methods.join(', '),
   };
+  // couch_httpd_cors:handle_preflight_request: an OPTIONS without a requested method is still
+  // answered as a preflight; one asking for a method or headers not allowed goes on to its
+  // handler, whose reply carries the CORS headers of any request from an allowed origin.
+  const requestedMethod = req.header('access-control-request-method');
+  if (requestedMethod === undefined) return { kind: 'preflight', headers: preflight };
+  if (!methods.includes(requestedMethod.trim().toUpperCase())) return actual;
+  const allowedHeaders = new Set([...DEFAULT_HEADERS, ...list(setting('headers')).map((h) => h.toLowerCase())]);
+  const requestedHeaders = req.header('access-control-request-headers');
+  if (list(requestedHeaders).some((h) => !allowedHeaders.has(h.toLowerCase()))) return actual;
+  // The headers allowed are those asked for, as they were asked.
+  return { kind: 'preflight', headers: { ...preflight, 'Access-Control-Allow-Headers': requestedHeaders ?? '' } };
 }
 
 /**

@@ -59,17 +59,21 @@ test('a browser app with cookies: preflight, login, authenticated requests', asy
   assert.equal(refused.headers['access-control-allow-origin'], APP);
 });
 
-test('origins not listed, and preflights for methods or headers not allowed, get no CORS headers', async () => {
+test('origins not listed get no CORS headers; preflights for methods or headers not allowed go on to their handler', async () => {
   const r = await c.get('/', { headers: { Origin: 'http://evil.example' } });
   assert.equal(r.status, 200);
   assert.equal(r.headers['access-control-allow-origin'], undefined);
   const pre = await c.request('OPTIONS', '/notes', { headers: { Origin: 'http://evil.example', 'Access-Control-Request-Method': 'GET' } });
   assert.notEqual(pre.status, 204);
   assert.equal(pre.headers['access-control-allow-origin'], undefined);
+  // As any request from an allowed origin, the handler's answer carries Allow-Origin (not the
+  // preflight's headers).
   const badHeader = await c.request('OPTIONS', '/notes', {
     headers: { Origin: APP, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'x-made-up' },
   });
-  assert.equal(badHeader.headers['access-control-allow-origin'], undefined);
+  assert.notEqual(badHeader.status, 204);
+  assert.equal(badHeader.headers['access-control-allow-origin'], APP);
+  assert.equal(badHeader.headers['access-control-allow-methods'], undefined);
   await c.put('/_config/cors/headers', 'X-Made-Up', { headers: ROOT });
   const allowed = await c.request('OPTIONS', '/notes', {
     headers: { Origin: APP, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'x-made-up' },
@@ -77,7 +81,31 @@ test('origins not listed, and preflights for methods or headers not allowed, get
   assert.equal(allowed.status, 204);
   await c.put('/_config/cors/methods', 'GET, POST', { headers: ROOT });
   const put = await c.request('OPTIONS', '/notes', { headers: { Origin: APP, 'Access-Control-Request-Method': 'PUT' } });
-  assert.equal(put.headers['access-control-allow-origin'], undefined);
+  assert.notEqual(put.status, 204);
+  assert.equal(put.headers['access-control-allow-methods'], undefined);
+  await c.del('/_config/cors/methods', { headers: ROOT });
+  await c.del('/_config/cors/headers', { headers: ROOT });
+});
+
+test('a preflight allows the headers it asked for, as asked; any OPTIONS from an allowed origin is a preflight', async () => {
+  const asked = await c.request('OPTIONS', '/notes', {
+    headers: { Origin: APP, 'Access-Control-Request-Method': 'PUT', 'Access-Control-Request-Headers': 'Content-Type, If-Match' },
+  });
+  assert.equal(asked.status, 204);
+  assert.equal(asked.headers['access-control-allow-headers'], 'Content-Type, If-Match');
+  assert.equal(asked.headers['access-control-allow-methods'], 'GET, HEAD, POST, PUT, DELETE, TRACE, CONNECT, COPY, OPTIONS');
+  assert.equal(asked.headers['access-control-max-age'], '12345');
+
+  const bare = await c.request('OPTIONS', '/notes', { headers: { Origin: APP } });
+  assert.equal(bare.status, 204);
+  assert.equal(bare.headers['access-control-allow-origin'], APP);
+  assert.equal(bare.headers['access-control-allow-methods'], 'GET, HEAD, POST, PUT, DELETE, TRACE, CONNECT, COPY, OPTIONS');
+  assert.equal(bare.headers['access-control-allow-headers'], undefined);
+  await c.put('/_config/cors/max_age', '600', { headers: ROOT });
+  const configured = await c.request('OPTIONS', '/notes', { headers: { Origin: APP, 'Access-Control-Request-Method': 'GET' } });
+  assert.equal(configured.headers['access-control-max-age'], '600');
+  assert.equal(configured.headers['access-control-allow-headers'], '');
+  await c.del('/_config/cors/max_age', { headers: ROOT });
 });
 
 test('origins = * without credentials answers with *', async () => {
