@@ -41,12 +41,12 @@ export function corsFor(req: Request, config: Config): CorsOutcome {
   const origins = list(setting('origins')).map((o) => o.toLowerCase().replace(/\/$/, ''));
   const anyOrigin = origins.includes('*');
   if (!anyOrigin && !origins.includes(origin.toLowerCase())) return { kind: 'none' };
-  const credentials = isTrue(setting('credentials'));
-  // Browsers refuse `*` with credentials: name the origin then.
-  const allowOrigin = anyOrigin && !credentials ? '*' : origin;
-  const base: HeaderMap = { 'Access-Control-Allow-Origin': allowOrigin };
+  // couch_httpd_cors:make_cors_header names the origin, also when any is allowed (never `*`);
+  // allow_credentials refuses credentials only to an Origin that is literally `*`.
+  const credentials = origin !== '*' && isTrue(setting('credentials'));
+  // Vary (which CouchDB does not send) keeps shared caches from serving one origin's answer to another.
+  const base: HeaderMap = { 'Access-Control-Allow-Origin': origin, Vary: 'Origin' };
   if (credentials) base['Access-Control-Allow-Credentials'] = 'true';
-  if (allowOrigin !== '*') base['Vary'] = 'Origin';
 
   const actual: CorsOutcome = { kind: 'actual', headers: { ...base, 'Access-Control-Expose-Headers': EXPOSED_HEADERS } };
   if (req.method !== 'OPTIONS') return actual;

@@ -108,12 +108,18 @@ test('a preflight allows the headers it asked for, as asked; any OPTIONS from an
   await c.del('/_config/cors/max_age', { headers: ROOT });
 });
 
-test('origins = * without credentials answers with *', async () => {
+test('origins = * names the request\'s origin, with credentials or without', async () => {
   await c.put('/_config/cors/origins', '*', { headers: ROOT });
   await c.put('/_config/cors/credentials', 'false', { headers: ROOT });
   const r = await c.get('/', { headers: { Origin: 'http://anywhere.example' } });
-  assert.equal(r.headers['access-control-allow-origin'], '*');
+  assert.equal(r.headers['access-control-allow-origin'], 'http://anywhere.example');
   assert.equal(r.headers['access-control-allow-credentials'], undefined);
+  const pre = await c.request('OPTIONS', '/', { headers: { Origin: 'http://anywhere.example', 'Access-Control-Request-Method': 'GET' } });
+  assert.equal(pre.headers['access-control-allow-origin'], 'http://anywhere.example');
+  await c.put('/_config/cors/credentials', 'true', { headers: ROOT });
+  const withCredentials = await c.get('/', { headers: { Origin: 'http://anywhere.example' } });
+  assert.equal(withCredentials.headers['access-control-allow-origin'], 'http://anywhere.example');
+  assert.equal(withCredentials.headers['access-control-allow-credentials'], 'true');
 });
 
 test('a [cors:<host>] section overrides [cors] for requests addressed to that host (its Host without the port)', async () => {

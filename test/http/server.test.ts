@@ -117,7 +117,7 @@ test('a CouchDB 3 local.ini works as written: [chttpd] port, bind_address, enabl
     const oc = client(other.url);
     assert.equal((await oc.get('/_config/chttpd/port')).body, String(other.port));
     const cors = await oc.get('/', { headers: { Origin: 'http://app.example' } });
-    assert.equal(cors.headers['access-control-allow-origin'], '*');
+    assert.equal(cors.headers['access-control-allow-origin'], 'http://app.example');
     assert.equal((await oc.put('/big')).status, 201);
     assert.equal((await oc.put('/big/doc', { text: 'x'.repeat(5000) })).status, 413);
   } finally {
