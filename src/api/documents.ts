@@ -79,9 +79,10 @@ async function getDocument(req: Request, p: RouteParams, svc: Services): Promise
     if (etagMatches(req, localEtag)) return raw(304, '', 'application/json', { ETag: localEtag });
     return json(200, db.openLocal(rec, req.flag('revs')), { ETag: localEtag });
   }
-  const { options, openRevs: revs } = parseDocQuery(req);
+  const { options: asked, openRevs: revs } = parseDocQuery(req);
   // An empty list asks for nothing in particular: the document, as without open_revs.
-  if (revs !== undefined && (revs === 'all' || revs.length > 0)) return openRevs(req, db, p.docId, revs, options);
+  if (revs !== undefined && (revs === 'all' || revs.length > 0)) return openRevs(req, db, p.docId, revs, withoutMeta(asked));
+  const options = asked.rev === undefined ? asked : withoutMeta(asked);
 
   // Attachment content goes as multipart/related whenever the client takes it, as mochiweb's
   // accepts_content_type decides for couch_httpd_db:send_doc_efficiently: no Accept header, or
@@ -98,6 +99,16 @@ async function getDocument(req: Request, p: RouteParams, svc: Services): Promise
   // Without content to follow (no attachments, or all older than atts_since) the answer is JSON.
   if (doc.follows && doc.follows.length > 0) return relatedReply(db, doc, headers);
   return json(200, doc.json, headers);
+}
+
+/**
+ * The options of a read naming its revisions (`rev`, `open_revs`): couch_httpd_db:couch_doc_open
+ * then reads through couch_db:open_doc_revs, whose make_doc gives the revision no meta
+ * information, so revs_info, conflicts, deleted_conflicts and local_seq add nothing (and the
+ * answer keeps its ETag); revs, latest and the attachment options still apply.
+ */
+function withoutMeta(options: OpenOptions): OpenOptions {
+  return { ...options, revsInfo: false, conflicts: false, deletedConflicts: false, localSeq: false };
 }
 
 /**

@@ -677,14 +677,48 @@ test('revs=true gives _revisions; revs_info=true gives _revs_info newest first',
   assert.equal(old.headers.etag, `"${rev2}"`);
   assert.deepEqual(old.body._revisions, { start: 2, ids: [rev2, rev1].map((r) => r.split('-')[1]) });
 
-  // A deleted revision reports itself as deleted.
+  // A deleted revision named by rev is served, as its tombstone.
   const del = await c.del(`/${db}/r?rev=${rev3}`);
-  const tomb = await c.get(`/${db}/r?rev=${del.body.rev}&revs_info=true`);
+  const tomb = await c.get(`/${db}/r?rev=${del.body.rev}&revs=true`);
   assert.equal(tomb.status, 200);
-  assert.deepEqual(tomb.body._revs_info[0], { rev: del.body.rev, status: 'deleted' });
-  assert.equal(tomb.body._revs_info.length, 4);
+  assert.equal(tomb.body._deleted, true);
+  assert.equal(tomb.body._revisions.start, 4);
 
   assertError(await c.get(`/${db}/r?rev=9-${HASH_A}`), 404, 'not_found', 'missing');
+});
+
+test('a revision named by rev or open_revs comes without meta information, and with its ETag (couch_db:open_doc_revs)', async () => {
+  const db = await freshDb('revnometa');
+  const { loser, winner } = await conflicted(db, 'm');
+  const meta = 'revs_info=true&conflicts=true&deleted_conflicts=true&local_seq=true';
+
+  // The winner by rev: none of _revs_info, _conflicts, _local_seq (meta=true alike); ETag and If-None-Match apply.
+  for (const query of [meta, 'meta=true']) {
+    const byRev = await c.get(`/${db}/m?rev=${winner}&${query}`);
+    assert.equal(byRev.status, 200, byRev.text);
+    assert.deepEqual(Object.keys(byRev.body).filter((k) => k.startsWith('_')).sort(), ['_id', '_rev']);
+    assert.equal(byRev.headers.etag, `"${winner}"`);
+    const cached = await c.get(`/${db}/m?rev=${winner}&${query}`, { headers: { 'If-None-Match': `"${winner}"` } });
+    assert.equal(cached.status, 304);
+  }
+  // revs still applies.
+  const withRevs = await c.get(`/${db}/m?rev=${loser}&revs=true&${meta}`);
+  assert.deepEqual(withRevs.body._revisions, { start: 1, ids: [loser.split('-')[1]] });
+  assert.equal(withRevs.body._conflicts, undefined);
+
+  // open_revs: each revision without meta information.
+  const all = await c.get(`/${db}/m?open_revs=all&${meta}`, { headers: { Accept: 'application/json' } });
+  assert.equal(all.status, 200);
+  assert.equal(all.body.length, 2);
+  for (const r of all.body as { ok: Record<string, unknown> }[]) {
+    assert.deepEqual(Object.keys(r.ok).filter((k) => k.startsWith('_')).sort(), ['_id', '_rev']);
+  }
+
+  // Without rev the winner carries them.
+  const plain = await c.get(`/${db}/m?${meta}`);
+  assert.deepEqual(plain.body._conflicts, [loser]);
+  assert.equal(typeof plain.body._local_seq, 'number');
+  assert.equal(plain.headers.etag, undefined);
 });
 
 test('local_seq=true gives the document\'s update sequence', async () => {
