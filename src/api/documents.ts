@@ -298,14 +298,16 @@ function* relatedParts(db: Database, doc: OpenedDoc): Iterable<OutgoingPart> {
 
 /**
  * Writes one document and answers as CouchDB does: 201 (200 for a deletion), 202 for batch=ok,
- * ETag, and Location for PUT and COPY (not DELETE).
+ * ETag, and Location for PUT and COPY (not DELETE). As couch_httpd_db:update_doc gives it, the
+ * Location names only a document left live (a PUT with `_deleted: true` has none) and comes with
+ * a batch=ok answer too.
  */
 async function writeOne(
   req: Request, p: RouteParams, svc: Services, db: Database, doc: IncomingDoc, status: number, withLocation: boolean,
   follow?: (name: string) => AsyncIterable<Buffer>,
 ): Promise<Reply> {
   const id = doc.id!;
-  const location: HeaderMap = withLocation ? { Location: absoluteUrl(req, docPath(p.db, id), svc.config) } : {};
+  const location: HeaderMap = withLocation && !doc.deleted ? { Location: absoluteUrl(req, docPath(p.db, id), svc.config) } : {};
   if (isLocalId(id)) {
     const rev = await db.putLocal(doc, durableWrite(req, svc));
     return json(status, { ok: true, id, rev }, { ETag: quote(rev), ...location });
@@ -314,7 +316,7 @@ async function writeOne(
   // A streamed (multipart) body must be read before answering, so batch mode cannot apply.
   if (req.string('batch') === 'ok' && !follow) {
     void editDocs(req, svc, db, [doc], { newEdits, allOrNothing: false, durable: false }).catch(() => undefined);
-    return json(202, { ok: true, id });
+    return json(202, { ok: true, id }, location);
   }
   const [result] = await editDocs(req, svc, db, [doc], { newEdits, allOrNothing: false, durable: durableWrite(req, svc) }, follow);
   if (!result!.ok) raiseResult(result!);

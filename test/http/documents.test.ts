@@ -382,6 +382,8 @@ test('PUT with _deleted:true deletes and answers 200', async () => {
   assert.equal(r.status, 200);
   assert.equal(r.body.ok, true);
   assert.match(r.body.rev, /^2-/);
+  assert.equal(r.headers.etag, `"${r.body.rev}"`);
+  assert.equal(r.headers.location, undefined, 'no Location for a document left deleted (couch_httpd_db:update_doc)');
   assertError(await c.get(`/${db}/x`), 404, 'not_found', 'deleted');
 });
 
@@ -451,12 +453,21 @@ test('batch=ok answers 202 {ok,id} without rev, and the write lands (PUT and POS
   assert.equal(put.body.ok, true);
   assert.equal(put.body.id, 'b1');
   assert.equal(put.body.rev, undefined);
+  // The PUT's Location comes with the 202 (couch_httpd_db:update_doc); POST /db's batch answer has none.
+  assert.equal(put.headers.location, `${server.url}${db}/b1`);
+  assert.equal(put.headers.etag, undefined);
 
   const post = await c.post(`/${db}?batch=ok`, { v: 2 });
   assert.equal(post.status, 202);
   assert.equal(post.body.ok, true);
   assert.equal(typeof post.body.id, 'string');
   assert.equal(post.body.rev, undefined);
+  assert.equal(post.headers.location, undefined);
+
+  const copy = await c.copy(`/${db}/b1?batch=ok`, { headers: { Destination: 'b1copy' } });
+  assert.equal(copy.status, 202, copy.text);
+  assert.deepEqual(copy.body, { ok: true, id: 'b1copy' });
+  assert.equal(copy.headers.location, `${server.url}${db}/b1copy`);
 
   const g1 = await eventually(`/${db}/b1`);
   assert.equal(g1.status, 200);
