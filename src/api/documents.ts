@@ -217,8 +217,7 @@ async function deleteDocument(req: Request, p: RouteParams, svc: Services): Prom
   const doc: IncomingDoc = emptyDoc(p.docId, undefined, true);
   if (isLocalId(p.docId)) {
     resolveRev(req, doc);
-    await db.putLocal(doc, durableWrite(req, svc));
-    return json(200, { ok: true, id: p.docId, rev: '0-0' });
+    return writeOne(req, p, svc, db, doc, 200, false);
   }
   // As CouchDB, look the document up first: a missing or already deleted one is a 404 whatever
   // revision was given, well-formed or not (deleting a tombstone must not stack another

@@ -987,6 +987,9 @@ test('_local documents: 0-N revisions, conflicts, delete, If-None-Match', async 
   const d = await c.del(`/${db}/_local/cp?rev=0-3`);
   assert.equal(d.status, 200);
   assert.deepEqual(d.body, { ok: true, id: '_local/cp', rev: '0-0' });
+  // As every DELETE answered by couch_httpd_db:update_doc: the new revision as ETag, no Location.
+  assert.equal(d.headers.etag, '"0-0"');
+  assert.equal(d.headers.location, undefined);
   assertError(await c.get(`/${db}/_local/cp`), 404, 'not_found', 'missing');
   assertError(await c.del(`/${db}/_local/cp?rev=0-3`), 404, 'not_found');
 
