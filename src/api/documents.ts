@@ -354,16 +354,19 @@ function copiedAttachments(stubsJson: string | undefined): Map<string, Attachmen
   return new Map(Object.entries(stubs).map(([name, s]) => [name, { kind: 'content', contentType: s.content_type, digest: s.digest, length: s.length, revpos: s.revpos, stored: true }]));
 }
 
-/** `Destination: id` or `Destination: id?rev=N-x` (the rev being the destination's current one). */
+/**
+ * `Destination: id` or `Destination: id?rev=N-x` (the destination's current revision), read as
+ * couch_httpd_db:parse_copy_destination_header reads it: the id as written, not percent-decoded
+ * (the header's bytes are its UTF-8); after the `?`, one `key=value` whose key is not looked at and
+ * whose value must be a revision. Any other query (a second `?`, no `=` or several) made CouchDB
+ * 1.6 crash (badmatch): a 400 here.
+ */
 function parseDestination(header: string): { id: string; rev: string | undefined } {
   if (/^https?:\/\//.test(header)) throw badRequest('Destination URL must be relative.');
-  const q = header.indexOf('?');
-  // The id as written, not percent-decoded (couch_httpd_db:parse_copy_destination_header); the
-  // header's bytes are its UTF-8.
-  const id = Buffer.from(q === -1 ? header : header.slice(0, q), 'latin1').toString('utf8');
-  let rev: string | undefined;
-  if (q !== -1) {
-    rev = givenRev(new URLSearchParams(header.slice(q + 1)).get('rev') ?? undefined);
-  }
-  return { id, rev };
+  const [idPart, query, ...more] = header.split('?');
+  const id = Buffer.from(idPart!, 'latin1').toString('utf8');
+  if (query === undefined) return { id, rev: undefined };
+  const pair = query.split('=');
+  if (more.length > 0 || pair.length !== 2) throw badRequest('Destination may only add ?rev= and a revision to the document id.');
+  return { id, rev: givenRev(pair[1]!) };
 }

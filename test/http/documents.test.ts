@@ -1090,6 +1090,28 @@ test('COPY onto an existing document needs ?rev= in Destination', async () => {
   assert.equal(over.body.v, 1);
 });
 
+test('COPY reads the Destination query as couch_httpd_db:parse_copy_destination_header: one key=revision, its key not looked at', async () => {
+  const db = await freshDb('copydestq');
+  await create(db, 'src', { v: 1 });
+  const target = await create(db, 'dst', { v: 2 });
+  // Whatever the key, the value is the destination's revision.
+  const r = await c.copy(`/${db}/src`, { headers: { Destination: `dst?current=${target}` } });
+  assert.equal(r.status, 201, r.text);
+  assert.match(r.body.rev, /^2-/);
+  assert.equal((await c.get(`/${db}/dst`)).body.v, 1);
+  // A value that is no revision is 400 Invalid rev format, and nothing is written.
+  for (const destination of ['fresh?foo=bar', 'fresh?rev=']) {
+    assertError(await c.copy(`/${db}/src`, { headers: { Destination: destination } }), 400, 'bad_request', 'Invalid rev format');
+  }
+  // Other queries (CouchDB 1.6 crashed on them) are 400 bad_request too.
+  for (const destination of ['fresh?', 'fresh?rev', `fresh?rev=${target}&batch=ok`, `fresh?rev=${target}?x`]) {
+    const bad = await c.copy(`/${db}/src`, { headers: { Destination: destination } });
+    assert.equal(bad.status, 400, `${destination}: ${bad.text}`);
+    assert.equal(bad.body.error, 'bad_request');
+  }
+  assertError(await c.get(`/${db}/fresh`), 404, 'not_found', 'missing');
+});
+
 test('COPY of an old source revision (?rev=), and COPY errors', async () => {
   const db = await freshDb('copyrev');
   const rev1 = await create(db, 'src', { v: 1 });
