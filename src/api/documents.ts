@@ -329,21 +329,22 @@ async function copyDocument(req: Request, p: RouteParams, svc: Services): Promis
   const { id: targetId, rev: targetRev } = parseDestination(destination);
   validateDocId(targetId);
 
-  let source: { body: Record<string, unknown>; atts: Map<string, AttachmentInput> | undefined };
+  let source: { body: Record<string, unknown>; atts: Map<string, AttachmentInput> | undefined; deleted: boolean };
   if (isLocalId(p.docId)) {
     // CouchDB looks a source revision up in the document tree, where no _local document is.
     if (requestRev(req) !== undefined) throw notFound('missing');
     const rec = await db.getLocal(p.docId);
     if (!rec) throw notFound('missing');
-    source = { body: JSON.parse(rec.body) as Record<string, unknown>, atts: undefined };
+    source = { body: JSON.parse(rec.body) as Record<string, unknown>, atts: undefined, deleted: false };
   } else {
+    // A deleted winner is 404 deleted; a deleted revision named by ?rev= is copied as it is, a
+    // tombstone (couch_httpd_db:couch_doc_open returns it; update_doc answers 200 for it).
     const opened: OpenedDoc = await db.openDoc(p.docId, { rev: requestRev(req) });
-    if (opened.deleted) throw notFound('deleted');
     const parsed = parseIncomingDoc(JSON.parse(opened.json));
-    source = { body: parsed.body, atts: copiedAttachments(opened.attachments) };
+    source = { body: parsed.body, atts: copiedAttachments(opened.attachments), deleted: opened.deleted };
   }
-  const doc: IncomingDoc = { ...emptyDoc(targetId, targetRev, false), body: source.body, bodyJson: JSON.stringify(source.body), atts: source.atts };
-  return writeOne(req, { ...p, docId: targetId }, svc, db, doc, 201, true);
+  const doc: IncomingDoc = { ...emptyDoc(targetId, targetRev, source.deleted), body: source.body, bodyJson: JSON.stringify(source.body), atts: source.atts };
+  return writeOne(req, { ...p, docId: targetId }, svc, db, doc, source.deleted ? 200 : 201, true);
 }
 
 /** The source's attachments as content the copy stores again by digest (no upload needed). */

@@ -1132,9 +1132,17 @@ test('COPY of an old source revision (?rev=), and COPY errors', async () => {
     'Destination URL must be relative.');
   assertError(await c.copy(`/${db}/nope`, { headers: { Destination: 'x' } }), 404, 'not_found', 'missing');
 
-  await c.del(`/${db}/src?rev=${rev2}`);
+  const tomb = (await c.del(`/${db}/src?rev=${rev2}`)).body.rev as string;
   assertError(await c.copy(`/${db}/src`, { headers: { Destination: 'from_deleted' } }), 404, 'not_found', 'deleted');
   assert.equal((await c.get(`/${db}/from_deleted`)).status, 404);
+  // The tombstone named by ?rev= is copied as it is: a deleted document, answered 200 without Location.
+  const copiedTomb = await c.copy(`/${db}/src?rev=${tomb}`, { headers: { Destination: 'from_tomb' } });
+  assert.equal(copiedTomb.status, 200, copiedTomb.text);
+  assert.equal(copiedTomb.headers.etag, `"${copiedTomb.body.rev}"`);
+  assert.equal(copiedTomb.headers.location, undefined);
+  assertError(await c.get(`/${db}/from_tomb`), 404, 'not_found', 'deleted');
+  const stored = await c.get(`/${db}/from_tomb?rev=${copiedTomb.body.rev}`);
+  assert.equal(stored.body._deleted, true);
 });
 
 // Kept last: when it fails, it takes the server down with it.
