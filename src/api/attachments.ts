@@ -235,7 +235,8 @@ async function commit(req: Request, p: RouteParams, svc: Services, db: Database,
     // As a document's batch=ok: 202 whatever becomes of the edit, written without waiting for
     // the disk. It is made before the answer (its upload is held only until then).
     await editDocs(req, svc, db, [doc], { newEdits: true, allOrNothing: false, durable: false }).catch(() => undefined);
-    return json(202, { ok: true, id: doc.id });
+    // The PUT's Location comes along (couch_httpd_db:update_doc sends its headers with the 202).
+    return json(202, { ok: true, id: doc.id }, location ? { Location: absoluteUrl(req, location, svc.config) } : {});
   }
   const [result] = await editDocs(req, svc, db, [doc], { newEdits: true, allOrNothing: false, durable: durableWrite(req, svc) });
   if (!result!.ok) raiseResult(result!);

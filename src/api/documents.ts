@@ -79,9 +79,10 @@ async function getDocument(req: Request, p: RouteParams, svc: Services): Promise
     if (etagMatches(req, localEtag)) return raw(304, '', 'application/json', { ETag: localEtag });
     return json(200, db.openLocal(rec, req.flag('revs')), { ETag: localEtag });
   }
-  const { options, openRevs: revs } = parseDocQuery(req);
+  const { options: asked, openRevs: revs } = parseDocQuery(req);
   // An empty list asks for nothing in particular: the document, as without open_revs.
-  if (revs !== undefined && (revs === 'all' || revs.length > 0)) return openRevs(req, db, p.docId, revs, options);
+  if (revs !== undefined && (revs === 'all' || revs.length > 0)) return openRevs(req, db, p.docId, revs, withoutMeta(asked));
+  const options = asked.rev === undefined ? asked : withoutMeta(asked);
 
   // Attachment content goes as multipart/related whenever the client takes it, as mochiweb's
   // accepts_content_type decides for couch_httpd_db:send_doc_efficiently: no Accept header, or
@@ -98,6 +99,16 @@ async function getDocument(req: Request, p: RouteParams, svc: Services): Promise
   // Without content to follow (no attachments, or all older than atts_since) the answer is JSON.
   if (doc.follows && doc.follows.length > 0) return relatedReply(db, doc, headers);
   return json(200, doc.json, headers);
+}
+
+/**
+ * The options of a read naming its revisions (`rev`, `open_revs`): couch_httpd_db:couch_doc_open
+ * then reads through couch_db:open_doc_revs, whose make_doc gives the revision no meta
+ * information, so revs_info, conflicts, deleted_conflicts and local_seq add nothing (and the
+ * answer keeps its ETag); revs, latest and the attachment options still apply.
+ */
+function withoutMeta(options: OpenOptions): OpenOptions {
+  return { ...options, revsInfo: false, conflicts: false, deletedConflicts: false, localSeq: false };
 }
 
 /**
@@ -206,8 +217,7 @@ async function deleteDocument(req: Request, p: RouteParams, svc: Services): Prom
   const doc: IncomingDoc = emptyDoc(p.docId, undefined, true);
   if (isLocalId(p.docId)) {
     resolveRev(req, doc);
-    await db.putLocal(doc, durableWrite(req, svc));
-    return json(200, { ok: true, id: p.docId, rev: '0-0' });
+    return writeOne(req, p, svc, db, doc, 200, false);
   }
   // As CouchDB, look the document up first: a missing or already deleted one is a 404 whatever
   // revision was given, well-formed or not (deleting a tombstone must not stack another
@@ -287,14 +297,16 @@ function* relatedParts(db: Database, doc: OpenedDoc): Iterable<OutgoingPart> {
 
 /**
  * Writes one document and answers as CouchDB does: 201 (200 for a deletion), 202 for batch=ok,
- * ETag, and Location for PUT and COPY (not DELETE).
+ * ETag, and Location for PUT and COPY (not DELETE). As couch_httpd_db:update_doc gives it, the
+ * Location names only a document left live (a PUT with `_deleted: true` has none) and comes with
+ * a batch=ok answer too.
  */
 async function writeOne(
   req: Request, p: RouteParams, svc: Services, db: Database, doc: IncomingDoc, status: number, withLocation: boolean,
   follow?: (name: string) => AsyncIterable<Buffer>,
 ): Promise<Reply> {
   const id = doc.id!;
-  const location: HeaderMap = withLocation ? { Location: absoluteUrl(req, docPath(p.db, id), svc.config) } : {};
+  const location: HeaderMap = withLocation && !doc.deleted ? { Location: absoluteUrl(req, docPath(p.db, id), svc.config) } : {};
   if (isLocalId(id)) {
     const rev = await db.putLocal(doc, durableWrite(req, svc));
     return json(status, { ok: true, id, rev }, { ETag: quote(rev), ...location });
@@ -303,7 +315,7 @@ async function writeOne(
   // A streamed (multipart) body must be read before answering, so batch mode cannot apply.
   if (req.string('batch') === 'ok' && !follow) {
     void editDocs(req, svc, db, [doc], { newEdits, allOrNothing: false, durable: false }).catch(() => undefined);
-    return json(202, { ok: true, id });
+    return json(202, { ok: true, id }, location);
   }
   const [result] = await editDocs(req, svc, db, [doc], { newEdits, allOrNothing: false, durable: durableWrite(req, svc) }, follow);
   if (!result!.ok) raiseResult(result!);
@@ -317,21 +329,22 @@ async function copyDocument(req: Request, p: RouteParams, svc: Services): Promis
   const { id: targetId, rev: targetRev } = parseDestination(destination);
   validateDocId(targetId);
 
-  let source: { body: Record<string, unknown>; atts: Map<string, AttachmentInput> | undefined };
+  let source: { body: Record<string, unknown>; atts: Map<string, AttachmentInput> | undefined; deleted: boolean };
   if (isLocalId(p.docId)) {
     // CouchDB looks a source revision up in the document tree, where no _local document is.
     if (requestRev(req) !== undefined) throw notFound('missing');
     const rec = await db.getLocal(p.docId);
     if (!rec) throw notFound('missing');
-    source = { body: JSON.parse(rec.body) as Record<string, unknown>, atts: undefined };
+    source = { body: JSON.parse(rec.body) as Record<string, unknown>, atts: undefined, deleted: false };
   } else {
+    // A deleted winner is 404 deleted; a deleted revision named by ?rev= is copied as it is, a
+    // tombstone (couch_httpd_db:couch_doc_open returns it; update_doc answers 200 for it).
     const opened: OpenedDoc = await db.openDoc(p.docId, { rev: requestRev(req) });
-    if (opened.deleted) throw notFound('deleted');
     const parsed = parseIncomingDoc(JSON.parse(opened.json));
-    source = { body: parsed.body, atts: copiedAttachments(opened.attachments) };
+    source = { body: parsed.body, atts: copiedAttachments(opened.attachments), deleted: opened.deleted };
   }
-  const doc: IncomingDoc = { ...emptyDoc(targetId, targetRev, false), body: source.body, bodyJson: JSON.stringify(source.body), atts: source.atts };
-  return writeOne(req, { ...p, docId: targetId }, svc, db, doc, 201, true);
+  const doc: IncomingDoc = { ...emptyDoc(targetId, targetRev, source.deleted), body: source.body, bodyJson: JSON.stringify(source.body), atts: source.atts };
+  return writeOne(req, { ...p, docId: targetId }, svc, db, doc, source.deleted ? 200 : 201, true);
 }
 
 /** The source's attachments as content the copy stores again by digest (no upload needed). */
@@ -342,16 +355,19 @@ function copiedAttachments(stubsJson: string | undefined): Map<string, Attachmen
   return new Map(Object.entries(stubs).map(([name, s]) => [name, { kind: 'content', contentType: s.content_type, digest: s.digest, length: s.length, revpos: s.revpos, stored: true }]));
 }
 
-/** `Destination: id` or `Destination: id?rev=N-x` (the rev being the destination's current one). */
+/**
+ * `Destination: id` or `Destination: id?rev=N-x` (the destination's current revision), read as
+ * couch_httpd_db:parse_copy_destination_header reads it: the id as written, not percent-decoded
+ * (the header's bytes are its UTF-8); after the `?`, one `key=value` whose key is not looked at and
+ * whose value must be a revision. Any other query (a second `?`, no `=` or several) made CouchDB
+ * 1.6 crash (badmatch): a 400 here.
+ */
 function parseDestination(header: string): { id: string; rev: string | undefined } {
   if (/^https?:\/\//.test(header)) throw badRequest('Destination URL must be relative.');
-  const q = header.indexOf('?');
-  // The id as written, not percent-decoded (couch_httpd_db:parse_copy_destination_header); the
-  // header's bytes are its UTF-8.
-  const id = Buffer.from(q === -1 ? header : header.slice(0, q), 'latin1').toString('utf8');
-  let rev: string | undefined;
-  if (q !== -1) {
-    rev = givenRev(new URLSearchParams(header.slice(q + 1)).get('rev') ?? undefined);
-  }
-  return { id, rev };
+  const [idPart, query, ...more] = header.split('?');
+  const id = Buffer.from(idPart!, 'latin1').toString('utf8');
+  if (query === undefined) return { id, rev: undefined };
+  const pair = query.split('=');
+  if (more.length > 0 || pair.length !== 2) throw badRequest('Destination may only add ?rev= and a revision to the document id.');
+  return { id, rev: givenRev(pair[1]!) };
 }

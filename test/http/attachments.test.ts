@@ -869,11 +869,13 @@ test('batch=ok on attachment PUT and DELETE answers 202 {ok, id}, and the edit i
   const put = await c.request('PUT', `/${db}/bt/a.txt?batch=ok`, { raw: 'x', headers: { 'Content-Type': 'text/plain' } });
   assert.equal(put.status, 202, put.text);
   assert.deepEqual(put.body, { ok: true, id: 'bt' });
+  assert.match(String(put.headers['location'] ?? ''), /\/bt\/a\.txt$/, 'the PUT\'s Location comes with the 202');
   const doc = (await c.get(`/${db}/bt`)).body;
   assert.equal(doc._attachments['a.txt'].length, 1);
   const del = await c.del(`/${db}/bt/a.txt?batch=ok&rev=${doc._rev}`);
   assert.equal(del.status, 202, del.text);
   assert.deepEqual(del.body, { ok: true, id: 'bt' });
+  assert.equal(del.headers['location'], undefined);
   assert.equal((await c.get(`/${db}/bt`)).body._attachments, undefined);
 });
 

@@ -382,6 +382,8 @@ test('PUT with _deleted:true deletes and answers 200', async () => {
   assert.equal(r.status, 200);
   assert.equal(r.body.ok, true);
   assert.match(r.body.rev, /^2-/);
+  assert.equal(r.headers.etag, `"${r.body.rev}"`);
+  assert.equal(r.headers.location, undefined, 'no Location for a document left deleted (couch_httpd_db:update_doc)');
   assertError(await c.get(`/${db}/x`), 404, 'not_found', 'deleted');
 });
 
@@ -451,12 +453,21 @@ test('batch=ok answers 202 {ok,id} without rev, and the write lands (PUT and POS
   assert.equal(put.body.ok, true);
   assert.equal(put.body.id, 'b1');
   assert.equal(put.body.rev, undefined);
+  // The PUT's Location comes with the 202 (couch_httpd_db:update_doc); POST /db's batch answer has none.
+  assert.equal(put.headers.location, `${server.url}${db}/b1`);
+  assert.equal(put.headers.etag, undefined);
 
   const post = await c.post(`/${db}?batch=ok`, { v: 2 });
   assert.equal(post.status, 202);
   assert.equal(post.body.ok, true);
   assert.equal(typeof post.body.id, 'string');
   assert.equal(post.body.rev, undefined);
+  assert.equal(post.headers.location, undefined);
+
+  const copy = await c.copy(`/${db}/b1?batch=ok`, { headers: { Destination: 'b1copy' } });
+  assert.equal(copy.status, 202, copy.text);
+  assert.deepEqual(copy.body, { ok: true, id: 'b1copy' });
+  assert.equal(copy.headers.location, `${server.url}${db}/b1copy`);
 
   const g1 = await eventually(`/${db}/b1`);
   assert.equal(g1.status, 200);
@@ -677,14 +688,48 @@ test('revs=true gives _revisions; revs_info=true gives _revs_info newest first',
   assert.equal(old.headers.etag, `"${rev2}"`);
   assert.deepEqual(old.body._revisions, { start: 2, ids: [rev2, rev1].map((r) => r.split('-')[1]) });
 
-  // A deleted revision reports itself as deleted.
+  // A deleted revision named by rev is served, as its tombstone.
   const del = await c.del(`/${db}/r?rev=${rev3}`);
-  const tomb = await c.get(`/${db}/r?rev=${del.body.rev}&revs_info=true`);
+  const tomb = await c.get(`/${db}/r?rev=${del.body.rev}&revs=true`);
   assert.equal(tomb.status, 200);
-  assert.deepEqual(tomb.body._revs_info[0], { rev: del.body.rev, status: 'deleted' });
-  assert.equal(tomb.body._revs_info.length, 4);
+  assert.equal(tomb.body._deleted, true);
+  assert.equal(tomb.body._revisions.start, 4);
 
   assertError(await c.get(`/${db}/r?rev=9-${HASH_A}`), 404, 'not_found', 'missing');
+});
+
+test('a revision named by rev or open_revs comes without meta information, and with its ETag (couch_db:open_doc_revs)', async () => {
+  const db = await freshDb('revnometa');
+  const { loser, winner } = await conflicted(db, 'm');
+  const meta = 'revs_info=true&conflicts=true&deleted_conflicts=true&local_seq=true';
+
+  // The winner by rev: none of _revs_info, _conflicts, _local_seq (meta=true alike); ETag and If-None-Match apply.
+  for (const query of [meta, 'meta=true']) {
+    const byRev = await c.get(`/${db}/m?rev=${winner}&${query}`);
+    assert.equal(byRev.status, 200, byRev.text);
+    assert.deepEqual(Object.keys(byRev.body).filter((k) => k.startsWith('_')).sort(), ['_id', '_rev']);
+    assert.equal(byRev.headers.etag, `"${winner}"`);
+    const cached = await c.get(`/${db}/m?rev=${winner}&${query}`, { headers: { 'If-None-Match': `"${winner}"` } });
+    assert.equal(cached.status, 304);
+  }
+  // revs still applies.
+  const withRevs = await c.get(`/${db}/m?rev=${loser}&revs=true&${meta}`);
+  assert.deepEqual(withRevs.body._revisions, { start: 1, ids: [loser.split('-')[1]] });
+  assert.equal(withRevs.body._conflicts, undefined);
+
+  // open_revs: each revision without meta information.
+  const all = await c.get(`/${db}/m?open_revs=all&${meta}`, { headers: { Accept: 'application/json' } });
+  assert.equal(all.status, 200);
+  assert.equal(all.body.length, 2);
+  for (const r of all.body as { ok: Record<string, unknown> }[]) {
+    assert.deepEqual(Object.keys(r.ok).filter((k) => k.startsWith('_')).sort(), ['_id', '_rev']);
+  }
+
+  // Without rev the winner carries them.
+  const plain = await c.get(`/${db}/m?${meta}`);
+  assert.deepEqual(plain.body._conflicts, [loser]);
+  assert.equal(typeof plain.body._local_seq, 'number');
+  assert.equal(plain.headers.etag, undefined);
 });
 
 test('local_seq=true gives the document\'s update sequence', async () => {
@@ -942,6 +987,9 @@ test('_local documents: 0-N revisions, conflicts, delete, If-None-Match', async 
   const d = await c.del(`/${db}/_local/cp?rev=0-3`);
   assert.equal(d.status, 200);
   assert.deepEqual(d.body, { ok: true, id: '_local/cp', rev: '0-0' });
+  // As every DELETE answered by couch_httpd_db:update_doc: the new revision as ETag, no Location.
+  assert.equal(d.headers.etag, '"0-0"');
+  assert.equal(d.headers.location, undefined);
   assertError(await c.get(`/${db}/_local/cp`), 404, 'not_found', 'missing');
   assertError(await c.del(`/${db}/_local/cp?rev=0-3`), 404, 'not_found');
 
@@ -1042,6 +1090,28 @@ test('COPY onto an existing document needs ?rev= in Destination', async () => {
   assert.equal(over.body.v, 1);
 });
 
+test('COPY reads the Destination query as couch_httpd_db:parse_copy_destination_header: one key=revision, its key not looked at', async () => {
+  const db = await freshDb('copydestq');
+  await create(db, 'src', { v: 1 });
+  const target = await create(db, 'dst', { v: 2 });
+  // Whatever the key, the value is the destination's revision.
+  const r = await c.copy(`/${db}/src`, { headers: { Destination: `dst?current=${target}` } });
+  assert.equal(r.status, 201, r.text);
+  assert.match(r.body.rev, /^2-/);
+  assert.equal((await c.get(`/${db}/dst`)).body.v, 1);
+  // A value that is no revision is 400 Invalid rev format, and nothing is written.
+  for (const destination of ['fresh?foo=bar', 'fresh?rev=']) {
+    assertError(await c.copy(`/${db}/src`, { headers: { Destination: destination } }), 400, 'bad_request', 'Invalid rev format');
+  }
+  // Other queries (CouchDB 1.6 crashed on them) are 400 bad_request too.
+  for (const destination of ['fresh?', 'fresh?rev', `fresh?rev=${target}&batch=ok`, `fresh?rev=${target}?x`]) {
+    const bad = await c.copy(`/${db}/src`, { headers: { Destination: destination } });
+    assert.equal(bad.status, 400, `${destination}: ${bad.text}`);
+    assert.equal(bad.body.error, 'bad_request');
+  }
+  assertError(await c.get(`/${db}/fresh`), 404, 'not_found', 'missing');
+});
+
 test('COPY of an old source revision (?rev=), and COPY errors', async () => {
   const db = await freshDb('copyrev');
   const rev1 = await create(db, 'src', { v: 1 });
@@ -1062,9 +1132,17 @@ test('COPY of an old source revision (?rev=), and COPY errors', async () => {
     'Destination URL must be relative.');
   assertError(await c.copy(`/${db}/nope`, { headers: { Destination: 'x' } }), 404, 'not_found', 'missing');
 
-  await c.del(`/${db}/src?rev=${rev2}`);
+  const tomb = (await c.del(`/${db}/src?rev=${rev2}`)).body.rev as string;
   assertError(await c.copy(`/${db}/src`, { headers: { Destination: 'from_deleted' } }), 404, 'not_found', 'deleted');
   assert.equal((await c.get(`/${db}/from_deleted`)).status, 404);
+  // The tombstone named by ?rev= is copied as it is: a deleted document, answered 200 without Location.
+  const copiedTomb = await c.copy(`/${db}/src?rev=${tomb}`, { headers: { Destination: 'from_tomb' } });
+  assert.equal(copiedTomb.status, 200, copiedTomb.text);
+  assert.equal(copiedTomb.headers.etag, `"${copiedTomb.body.rev}"`);
+  assert.equal(copiedTomb.headers.location, undefined);
+  assertError(await c.get(`/${db}/from_tomb`), 404, 'not_found', 'deleted');
+  const stored = await c.get(`/${db}/from_tomb?rev=${copiedTomb.body.rev}`);
+  assert.equal(stored.body._deleted, true);
 });
 
 // Kept last: when it fails, it takes the server down with it.
