@@ -73,7 +73,9 @@ export const databaseRoutes: Route[] = [
     methods: {
       POST: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
-        if (p.rest.length > 0) return compactViews(req, db, `_design/${p.rest.join('/')}`, svc);
+        // Only the segment after `_compact` names the design document; more are ignored, as
+        // couch_httpd_db:handle_compact_req matches `[_, <<"_compact">>, DesignName | _]`.
+        if (p.rest.length > 0) return compactViews(req, db, `_design/${p.rest[0]!}`, svc);
         requireDbAdmin(req, db);
         req.requireJsonContentType();
         startCompaction(db, svc);

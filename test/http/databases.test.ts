@@ -427,6 +427,18 @@ test('_compact needs application/json (415), then answers 202 and keeps the docu
   assert.equal((await c.get('/dbs-compact')).body.doc_count, 1);
 });
 
+test('_compact/{ddoc} names the design document by the one segment after _compact; later ones are ignored', async () => {
+  assert.equal((await c.put('/dbs-compact-ddoc')).status, 201);
+  assert.equal((await c.put('/dbs-compact-ddoc/_design/v', { views: { v: { map: 'function (doc) { emit(doc._id, null); }' } } })).status, 201);
+  const json = { headers: { 'Content-Type': 'application/json' } };
+  const extra = await c.post('/dbs-compact-ddoc/_compact/v/extra', undefined, json);
+  assert.equal(extra.status, 202, extra.text);
+  assert.deepEqual(extra.body, { ok: true });
+  const missing = await c.post('/dbs-compact-ddoc/_compact/nope/v', undefined, json);
+  assert.equal(missing.status, 404);
+  assert.deepEqual(missing.body, { error: 'not_found', reason: 'missing' });
+});
+
 test('PUT or POST to an unknown _name under a database is 400 bad_request (invalid_docids.js)', async () => {
   assert.equal((await c.put('/dbs-unknown-handler')).status, 201);
   const put = await c.put('/dbs-unknown-handler/_other', {});
