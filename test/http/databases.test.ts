@@ -69,6 +69,12 @@ test('PUT creates databases with every allowed character (201, ok, absolute Loca
   for (const name of VALID_NAMES) assert.ok(listed.includes(name), `${name} in _all_dbs`);
 });
 
+test("Location writes the name as couch_util:url_encode does: only letters, digits and _.-: stay as they are", async () => {
+  const r = await c.put(urlName('dbs-loc$(a)+b/c'));
+  assert.equal(r.status, 201, r.text);
+  assert.equal(new URL(String(r.headers.location)).pathname, '/dbs-loc%24%28a%29%2Bb%2Fc');
+});
+
 test('GET on each valid name reports that name as db_name', async () => {
   for (const name of VALID_NAMES) {
     const r = await c.get(urlName(name));
