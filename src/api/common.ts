@@ -199,6 +199,19 @@ export function absoluteUrl(req: Request, path: string, config: Config): string 
 }
 
 /** Encodes a document id for a URL, keeping the `/` after `_design` and `_local` readable. */
+/**
+ * couch_util:url_encode: letters, digits and `_.-:` as they are, every other UTF-8 byte as an
+ * upper-case `%XX`.
+ */
+export function couchUrlEncode(text: string): string {
+  let out = '';
+  for (const byte of Buffer.from(text, 'utf8')) {
+    const ch = String.fromCharCode(byte);
+    out += /[A-Za-z0-9_.:-]/.test(ch) ? ch : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
 export function docPath(db: string, id: string): string {
   // A lone surrogate (possible in an id sent as a JSON escape) has no UTF-8 form for a URL: it is
   // written as U+FFFD there rather than failing a write that already succeeded.

@@ -9,7 +9,7 @@ import { json, ok, type Reply } from './reply.js';
 import type { Route } from './route.js';
 import { requireDbAdmin, requireServerAdmin } from './authorize.js';
 import {
-  absoluteUrl, docPath, durableWrite, givenRev, maxDocumentSize, openDb, quote, raiseResult, readObject, requestLimit, editDocs } from './common.js';
+  absoluteUrl, couchUrlEncode, docPath, durableWrite, givenRev, maxDocumentSize, openDb, quote, raiseResult, readObject, requestLimit, editDocs } from './common.js';
 import type { Services } from './services.js';
 import { parseJson, type Request } from './request.js';
 import { tooLarge } from '../errors.js';
@@ -26,7 +26,8 @@ export const databaseRoutes: Route[] = [
       GET: async (req, p, svc) => json(200, await (await openDb(svc, p.db, req)).info()),
       PUT: async (req, p, svc) => {
         await svc.dbs.create(p.db);
-        return json(201, { ok: true }, { Location: absoluteUrl(req, `/${encodeURIComponent(p.db)}`, svc.config) });
+        // couch_httpd_db:create_db_req writes the name with couch_util:url_encode (`(` is %28).
+        return json(201, { ok: true }, { Location: absoluteUrl(req, `/${couchUrlEncode(p.db)}`, svc.config) });
       },
       DELETE: async (req, p, svc) => {
         if (req.has('rev')) {
@@ -73,7 +74,9 @@ export const databaseRoutes: Route[] = [
     methods: {
       POST: async (req, p, svc) => {
         const db = await openDb(svc, p.db, req);
-        if (p.rest.length > 0) return compactViews(req, db, `_design/${p.rest.join('/')}`, svc);
+        // Only the segment after `_compact` names the design document; more are ignored, as
+        // couch_httpd_db:handle_compact_req matches `[_, <<"_compact">>, DesignName | _]`.
+        if (p.rest.length > 0) return compactViews(req, db, `_design/${p.rest[0]!}`, svc);
         requireDbAdmin(req, db);
         req.requireJsonContentType();
         startCompaction(db, svc);

@@ -12,9 +12,13 @@ export function illegalDbNameReason(name: string): string {
   return `Name: '${name}'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.`;
 }
 
+/**
+ * couch_server:check_dbname: the pattern alone, no length limit (CouchDB 2's 238 came later);
+ * the store names a long database by a digest (storage/lmdb.ts), so any length is kept.
+ */
 export function validateDbName(name: string): void {
   if (isSystemDbName(name)) return;
-  if (!DB_NAME.test(name) || name.length > 238 || name.split('/').includes('..')) {
+  if (!DB_NAME.test(name) || name.split('/').includes('..')) {
     throw new CouchError(400, 'illegal_database_name', illegalDbNameReason(name));
   }
 }

@@ -12,7 +12,7 @@ import type { Config } from '../config/config.js';
 import type { CouchError } from '../errors.js';
 import type { HeaderMap } from '../api/reply.js';
 import type { Request } from '../api/request.js';
-import { absoluteUrl } from '../api/common.js';
+import { absoluteUrl, couchUrlEncode } from '../api/common.js';
 import { AUTH_SECTIONS, HEADER_WWW_AUTHENTICATE, HTTPD_SECTIONS } from '../couchdb-names.js';
 import { requireValidUser } from '../auth/authenticator.js';
 
@@ -39,17 +39,4 @@ function decodedPath(raw: string): string {
   } catch {
     return raw;
   }
-}
-
-/**
- * couch_util:url_encode: letters, digits and `_.-:` as they are, every other UTF-8 byte as an
- * upper-case `%XX`.
- */
-function couchUrlEncode(text: string): string {
-  let out = '';
-  for (const byte of Buffer.from(text, 'utf8')) {
-    const ch = String.fromCharCode(byte);
-    out += /[A-Za-z0-9_.:-]/.test(ch) ? ch : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out;
 }

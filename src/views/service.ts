@@ -99,7 +99,7 @@ export class ViewService {
     if (!index) {
       index = (async () => {
         const store = await this.backend.open(name, { create: true });
-        return ViewIndex.open(store!, ddoc, signature);
+        return ViewIndex.open(store!, ddoc, signature, db.purgeSeq);
       })();
       this.indexes.set(name, index);
       index.catch(() => this.indexes.delete(name));

@@ -171,7 +171,12 @@ export class ViewIndex {
     this.rawViews = this.names.map((name) => allRaw || ddoc.views?.[name]?.options?.collation === 'raw');
   }
 
-  static async open(store: KeyValueStore, ddoc: DesignDoc, signature: string): Promise<ViewIndex> {
+  /**
+   * `dbPurgeSeq`: the database's purge sequence, which a fresh (or reset) index starts at, as
+   * couch_mrview_util:init_state gives a new index's header the database's purge_seq (`_info`
+   * reports it before the first build).
+   */
+  static async open(store: KeyValueStore, ddoc: DesignDoc, signature: string, dbPurgeSeq = 0): Promise<ViewIndex> {
     const index = new ViewIndex(store, ddoc, signature);
     if (index.names.length > MAX_VIEWS) throw badRequest(`A design document may hold at most ${MAX_VIEWS} views`);
     const stored = await store.get(META);
@@ -179,7 +184,7 @@ export class ViewIndex {
     if (info && info.signature === signature && info.collation === COLLATION_VERSION && info.rowFormat === ROW_FORMAT && info.counts.length === index.names.length) {
       index.info = info;
     } else {
-      await index.reset();
+      await index.reset(dbPurgeSeq);
     }
     index.reductions = index.names.map((_, view) => new ViewReductions(store, view, index.storesReduceValues(view)));
     return index;
@@ -257,14 +262,14 @@ export class ViewIndex {
   }
 
   /** Empties the index (signature or collation changed, or a purge it cannot follow). */
-  private async reset(): Promise<void> {
+  private async reset(purgeSeq = 0): Promise<void> {
     const ops: WriteOp[] = [];
     for await (const entries of this.store.rangeChunks({}, 1024)) {
       for (const { key } of entries) ops.push({ type: 'del', key: Buffer.from(key) });
       if (ops.length >= 4096) await this.store.write(ops.splice(0), { durable: false });
     }
     this.info = {
-      signature: this.signature, collation: COLLATION_VERSION, seq: 0, purgeSeq: 0, counts: this.names.map(() => 0),
+      signature: this.signature, collation: COLLATION_VERSION, seq: 0, purgeSeq, counts: this.names.map(() => 0),
       reductionsValid: false, rowFormat: ROW_FORMAT, generation: (this.info?.generation ?? 0) + 1,
     };
     ops.push({ type: 'put', key: META, value: Buffer.from(JSON.stringify(this.info)) });

@@ -69,6 +69,12 @@ test('PUT creates databases with every allowed character (201, ok, absolute Loca
   for (const name of VALID_NAMES) assert.ok(listed.includes(name), `${name} in _all_dbs`);
 });
 
+test("Location writes the name as couch_util:url_encode does: only letters, digits and _.-: stay as they are", async () => {
+  const r = await c.put(urlName('dbs-loc$(a)+b/c'));
+  assert.equal(r.status, 201, r.text);
+  assert.equal(new URL(String(r.headers.location)).pathname, '/dbs-loc%24%28a%29%2Bb%2Fc');
+});
+
 test('GET on each valid name reports that name as db_name', async () => {
   for (const name of VALID_NAMES) {
     const r = await c.get(urlName(name));
@@ -244,10 +250,13 @@ test('DELETE of a database with a %2F in its name', async () => {
   assert.ok(!(await allDbs()).includes('dbs-del/nested'));
 });
 
-test('databases with the longest names, and names of many slashes, are created, listed, used and deleted', async () => {
+test('databases with long names, and names of many slashes, are created, listed, used and deleted', async () => {
   const longest = `l${'x'.repeat(237)}`;
   const slashes = `s${'/b'.repeat(110)}`;
-  for (const name of [longest, `${longest.slice(0, 230)}y`, slashes]) {
+  // CouchDB 1.6's check_dbname has no length limit (2.x's 238 came later).
+  const longer = `m${'x'.repeat(238)}`;
+  const longerStill = `n${'y'.repeat(600)}`;
+  for (const name of [longest, `${longest.slice(0, 230)}y`, slashes, longer, longerStill, `${longerStill}/z`]) {
     const path = `/${encodeURIComponent(name)}`;
     assert.equal((await c.put(path)).status, 201, name);
     assert.equal((await c.put(`${path}/doc`, { v: 1 })).status, 201, name);
@@ -425,6 +434,18 @@ test('_compact needs application/json (415), then answers 202 and keeps the docu
   assert.deepEqual(r.body, { ok: true });
   assert.equal((await c.get('/dbs-compact/d')).body.a, 1);
   assert.equal((await c.get('/dbs-compact')).body.doc_count, 1);
+});
+
+test('_compact/{ddoc} names the design document by the one segment after _compact; later ones are ignored', async () => {
+  assert.equal((await c.put('/dbs-compact-ddoc')).status, 201);
+  assert.equal((await c.put('/dbs-compact-ddoc/_design/v', { views: { v: { map: 'function (doc) { emit(doc._id, null); }' } } })).status, 201);
+  const json = { headers: { 'Content-Type': 'application/json' } };
+  const extra = await c.post('/dbs-compact-ddoc/_compact/v/extra', undefined, json);
+  assert.equal(extra.status, 202, extra.text);
+  assert.deepEqual(extra.body, { ok: true });
+  const missing = await c.post('/dbs-compact-ddoc/_compact/nope/v', undefined, json);
+  assert.equal(missing.status, 404);
+  assert.deepEqual(missing.body, { error: 'not_found', reason: 'missing' });
 });
 
 test('PUT or POST to an unknown _name under a database is 400 bad_request (invalid_docids.js)', async () => {

@@ -235,6 +235,24 @@ test('ETag and 304, _info, _temp_view, _view_cleanup', async () => {
   assert.equal((await c.get('/v-misc/_design/test/_view/by_n')).body.rows.length, 3);
 });
 
+test("a new index starts at the database's purge_seq: _info reports it before the first build", async () => {
+  await setup('v-purged-info', numbers(3), { by_n: { map: 'function(doc) { emit(doc.n, null); }' } });
+  const d0 = (await c.get('/v-purged-info/d000')).body;
+  const purged = await c.post('/v-purged-info/_purge', { d000: [d0._rev] });
+  assert.equal(purged.status, 200, purged.text);
+  // Another design document, so its index is created after the purge.
+  assert.equal((await c.put('/v-purged-info/_design/later', { views: { v: { map: 'function(doc) { emit(doc._id, null); }' } } })).status, 201);
+  const info = await c.get('/v-purged-info/_design/later/_info');
+  assert.equal(info.status, 200, info.text);
+  assert.equal(info.body.view_index.purge_seq, 1);
+  assert.equal(info.body.view_index.update_seq, 0);
+  const rows = await c.get('/v-purged-info/_design/later/_view/v');
+  assert.deepEqual(rows.body.rows.map((x: { id: string }) => x.id), ['d001', 'd002']);
+  const built = await c.get('/v-purged-info/_design/later/_info');
+  assert.equal(built.body.view_index.purge_seq, 1);
+  assert.equal(built.body.view_index.update_seq, (await c.get('/v-purged-info')).body.update_seq);
+});
+
 test('_changes?filter=_view passes documents the map function emits for', async () => {
   await setup('v-chfilter', numbers(6), { odd: { map: 'function(doc) { if (doc.type === "odd") emit(doc.n, null); }' } });
   const r = await c.get('/v-chfilter/_changes?filter=_view&view=test/odd');
