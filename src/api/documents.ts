@@ -216,6 +216,8 @@ async function deleteDocument(req: Request, p: RouteParams, svc: Services): Prom
   const db = await openDb(svc, p.db, req);
   const doc: IncomingDoc = emptyDoc(p.docId, undefined, true);
   if (isLocalId(p.docId)) {
+    // As couch_httpd_db's DELETE, look the document up first: a missing one is a 404.
+    if (!(await db.getLocal(p.docId))) throw notFound('missing');
     resolveRev(req, doc);
     return writeOne(req, p, svc, db, doc, 200, false);
   }

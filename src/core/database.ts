@@ -625,10 +625,11 @@ export class Database {
     return this.exclusive(async () => {
       const current = await this.getLocal(id);
       const given = doc.rev === undefined ? undefined : Number(doc.rev.split('-')[1]);
-      if (current ? given !== current.rev : given !== undefined && !doc.deleted && given !== 0) throw conflict();
+      if (current ? given !== current.rev : given !== undefined && given !== 0) throw conflict();
       if (doc.deleted) {
-        if (!current) throw notFound('missing');
-        await this.store.write([{ type: 'del', key: localKey(id) }], { durable });
+        // Deleting what is not there, from revision 0, changes nothing and answers 0-0 (as
+        // couch_db_updater:update_local_docs: a DELETE looks the document up first, a 404).
+        if (current) await this.store.write([{ type: 'del', key: localKey(id) }], { durable });
         return `0-0`;
       }
       const rec: LocalRecord = { id, rev: (current?.rev ?? 0) + 1, body: JSON.stringify(doc.body) };

@@ -992,6 +992,14 @@ test('_local documents: 0-N revisions, conflicts, delete, If-None-Match', async 
   assert.equal(d.headers.location, undefined);
   assertError(await c.get(`/${db}/_local/cp`), 404, 'not_found', 'missing');
   assertError(await c.del(`/${db}/_local/cp?rev=0-3`), 404, 'not_found');
+  assertError(await c.del(`/${db}/_local/cp?rev=0-0`), 404, 'not_found');
+  // A PUT of a deletion is not looked up first (couch_db_updater:update_local_docs): from revision
+  // 0 it changes nothing and answers 0-0; from another revision it is a conflict.
+  const tombstone = await c.put(`/${db}/_local/never`, { _deleted: true });
+  assert.equal(tombstone.status, 200, tombstone.text);
+  assert.deepEqual(tombstone.body, { ok: true, id: '_local/never', rev: '0-0' });
+  assertError(await c.put(`/${db}/_local/never`, { _deleted: true, _rev: '0-3' }), 409, 'conflict');
+  assertError(await c.get(`/${db}/_local/never`), 404, 'not_found', 'missing');
 
   // Recreated from scratch.
   const again = await c.put(`/${db}/_local/cp`, { last_seq: 9 });
