@@ -483,7 +483,9 @@ async function* longpollFeed(db: Database, q: ChangesQuery, life: FeedLife): Asy
       const result = await waitForChange(db, since, wait, life.stop);
       if (result === 'changed') break;
       if (result === 'closed' || life.stop.aborted || Date.now() >= deadline) ended = true;
-      else {
+      else if (q.heartbeat > 0) {
+        // (Without heartbeats a wait ends early only when its timer fires a moment before the
+        // deadline: the loop then waits out the rest.)
         yield '\n';
         heartbeat.sent();
       }
