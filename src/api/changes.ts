@@ -12,7 +12,7 @@ import type { ChangeRow, Database } from '../core/database.js';
 import { revsInfo, type RevTree } from '../core/revtree.js';
 import { endedByNewline, raw, stream, type Reply } from './reply.js';
 import type { Route, RouteParams } from './route.js';
-import { viewedDocJson, type DocView, type Request } from './request.js';
+import { parseJson, viewedDocJson, type DocView, type Request } from './request.js';
 import type { Services } from './services.js';
 import { dbStateEtag, etagMatches, openDb } from './common.js';
 import { HTTPD_SECTIONS } from '../couchdb-names.js';
@@ -111,7 +111,10 @@ function parseQuery(req: Request, db: Database, svc: Services, body: JsonObject 
   let designFilterName: { ddocId: string; name: string } | undefined;
   let selector: Selector | undefined;
   if (filterName === '_doc_ids') {
-    const ids = body?.['doc_ids'] ?? req.json('doc_ids');
+    // A query string's ids that are no JSON are couch_httpd's bad_request invalid_json (its
+    // ?JSON_DECODE throws invalid_json), not a view parameter's query_parse_error.
+    const given = req.string('doc_ids');
+    const ids = body?.['doc_ids'] ?? (given === undefined ? undefined : parseJson(given));
     if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
       throw badRequest('`doc_ids` filter parameter is not a list.');
     }

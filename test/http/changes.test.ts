@@ -271,6 +271,17 @@ test('normal: filter=_doc_ids with GET doc_ids and with POST {doc_ids}', async (
   r = await c.get(`/${db}/_changes?filter=_doc_ids&limit=1&doc_ids=${encodeURIComponent(ids)}`);
   assert.deepEqual(r.body.results.map((x: any) => x.id), ['something']);
   assert.equal(r.body.last_seq, 2);
+
+  // Ids that are no JSON are couch_httpd's invalid_json; JSON that is no list of strings is
+  // couch_changes' own reason.
+  r = await c.get(`/${db}/_changes?filter=_doc_ids&doc_ids=abc`);
+  assert.equal(r.status, 400, r.text);
+  assert.deepEqual(r.body, { error: 'bad_request', reason: 'invalid_json' });
+  for (const bad of ['5', '[1]', '"x"']) {
+    r = await c.get(`/${db}/_changes?filter=_doc_ids&doc_ids=${encodeURIComponent(bad)}`);
+    assert.equal(r.status, 400, r.text);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: '`doc_ids` filter parameter is not a list.' }, bad);
+  }
 });
 
 test('normal: filter=_doc_ids with many ids behaves the same', async () => {
