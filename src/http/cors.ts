@@ -11,11 +11,12 @@
  * whatever it is. Requests from origins not allowed get no CORS headers (the browser then
  * withholds the reply); the server still answers them.
  */
-import type { Config } from '../config/config.js';
+import { LayeredSection, type Config } from '../config/config.js';
 import type { HeaderMap } from '../api/reply.js';
 import type { Request } from '../api/request.js';
 import { HTTPD_SECTIONS } from '../couchdb-names.js';
 import { addressedHost } from '../api/common.js';
+import { hostAndPort } from './vhosts.js';
 
 const DEFAULT_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'TRACE', 'CONNECT', 'COPY', 'OPTIONS'];
 const DEFAULT_HEADERS = ['accept', 'accept-language', 'authorization', 'content-type', 'expires', 'last-modified', 'pragma',
@@ -37,24 +38,24 @@ export function corsFor(req: Request, config: Config): CorsOutcome {
   if (!config.layered(HTTPD_SECTIONS).getBool('enable_cors', false)) return { kind: 'none' };
   const origin = req.header('origin');
   if (!origin) return { kind: 'none' };
-  const setting = corsSettings(req, config);
-  const origins = list(setting('origins')).map((o) => o.toLowerCase().replace(/\/$/, ''));
+  const settings = corsSettings(req, config);
+  const origins = list(settings.get('origins')).map((o) => o.toLowerCase().replace(/\/$/, ''));
   const anyOrigin = origins.includes('*');
   if (!anyOrigin && !origins.includes(origin.toLowerCase())) return { kind: 'none' };
   // couch_httpd_cors:make_cors_header names the origin, also when any is allowed (never `*`);
   // allow_credentials refuses credentials only to an Origin that is literally `*`.
-  const credentials = origin !== '*' && isTrue(setting('credentials'));
+  const credentials = origin !== '*' && settings.getBool('credentials', false);
   // Vary (which CouchDB does not send) keeps shared caches from serving one origin's answer to another.
   const base: HeaderMap = { 'Access-Control-Allow-Origin': origin, Vary: 'Origin' };
   if (credentials) base['Access-Control-Allow-Credentials'] = 'true';
 
   const actual: CorsOutcome = { kind: 'actual', headers: { ...base, 'Access-Control-Expose-Headers': EXPOSED_HEADERS } };
   if (req.method !== 'OPTIONS') return actual;
-  const configuredMethods = list(setting('methods')).map((m) => m.toUpperCase());
+  const configuredMethods = list(settings.get('methods')).map((m) => m.toUpperCase());
   const methods = configuredMethods.length > 0 ? configuredMethods : DEFAULT_METHODS;
   const preflight: HeaderMap = {
     ...base,
-    'Access-Control-Max-Age': maxAge(setting('max_age')),
+    'Access-Control-Max-Age': maxAge(settings.get('max_age')),
     'Access-Control-Allow-Methods': methods.join(', '),
   };
   // couch_httpd_cors:handle_preflight_request: an OPTIONS without a requested method is still
@@ -63,7 +64,7 @@ export function corsFor(req: Request, config: Config): CorsOutcome {
   const requestedMethod = req.header('access-control-request-method');
   if (requestedMethod === undefined) return { kind: 'preflight', headers: preflight };
   if (!methods.includes(requestedMethod.trim().toUpperCase())) return actual;
-  const allowedHeaders = new Set([...DEFAULT_HEADERS, ...list(setting('headers')).map((h) => h.toLowerCase())]);
+  const allowedHeaders = new Set([...DEFAULT_HEADERS, ...list(settings.get('headers')).map((h) => h.toLowerCase())]);
   const requestedHeaders = req.header('access-control-request-headers');
   if (list(requestedHeaders).some((h) => !allowedHeaders.has(h.toLowerCase()))) return actual;
   // The headers allowed are those asked for, as they were asked.
@@ -71,23 +72,12 @@ export function corsFor(req: Request, config: Config): CorsOutcome {
 }
 
 /**
- * A `[cors]` setting as it applies to this request: from `[cors:<host>]` when that section has
- * it (couch_httpd_cors:cors_config; the host as couch_httpd_vhost:host reads it, without a port).
+ * The `[cors]` settings as they apply to this request: from `[cors:<host>]` when that section has
+ * the key (couch_httpd_cors:cors_config; the host as couch_httpd_vhost:host reads it, without a port).
  */
-function corsSettings(req: Request, config: Config): (key: string) => string | undefined {
-  const host = hostWithoutPort(addressedHost((name) => req.header(name), config) ?? '');
-  const section = `cors:${host}`;
-  return (key) => config.get(section, key) ?? config.get('cors', key);
-}
-
-/** couch_httpd_cors:split_host_port: the text before the last `:` when an integer follows it. */
-function hostWithoutPort(host: string): string {
-  const colon = host.lastIndexOf(':');
-  return colon !== -1 && /^[+-]?\d+$/.test(host.slice(colon + 1)) ? host.slice(0, colon) : host;
-}
-
-function isTrue(value: string | undefined): boolean {
-  return value?.trim().toLowerCase() === 'true';
+function corsSettings(req: Request, config: Config): LayeredSection {
+  const { host } = hostAndPort(addressedHost((name) => req.header(name), config) ?? '');
+  return new LayeredSection(config, [`cors:${host}`, 'cors']);
 }
 
 function maxAge(value: string | undefined): string {

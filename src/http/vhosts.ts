@@ -87,13 +87,19 @@ function partOf(token: string): Part {
   return { kind: 'literal', text: token };
 }
 
-/** `host[:port]`: a port only when what follows the last `:` is an integer. */
-function splitHostPort(text: string): { labels: string[]; port: number | '*' } {
+/**
+ * `host[:port]` as CouchDB splits it (couch_httpd_vhost, couch_httpd_cors:split_host_port): a
+ * port only when what follows the last `:` is an integer.
+ */
+export function hostAndPort(text: string): { host: string; port: number | undefined } {
   const colon = text.lastIndexOf(':');
-  if (colon !== -1 && /^[+-]?\d+$/.test(text.slice(colon + 1))) {
-    return { labels: tokens(text.slice(0, colon), '.'), port: Number(text.slice(colon + 1)) };
-  }
-  return { labels: tokens(text, '.'), port: '*' };
+  if (colon !== -1 && /^[+-]?\d+$/.test(text.slice(colon + 1))) return { host: text.slice(0, colon), port: Number(text.slice(colon + 1)) };
+  return { host: text, port: undefined };
+}
+
+function splitHostPort(text: string): { labels: string[]; port: number | '*' } {
+  const { host, port } = hostAndPort(text);
+  return { labels: tokens(host, '.'), port: port ?? '*' };
 }
 
 /** Matches rule labels against host labels, both right to left (couch_httpd_vhost:bind_vhost). */
