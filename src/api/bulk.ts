@@ -6,6 +6,7 @@ import { canonicalRev } from '../core/revtree.js';
 import type { Database, EditResult, OpenOptions, OpenedDoc } from '../core/database.js';
 import { json } from './reply.js';
 import type { Route } from './route.js';
+import type { Request } from './request.js';
 import { durableWrite, maxDocumentSize, openDb, readObject, editDocs } from './common.js';
 import { openOptions } from './documents.js';
 
@@ -77,6 +78,7 @@ export const bulkRoutes: Route[] = [
         const body = await readObject(req, svc);
         const requests = body['docs'];
         if (requests === undefined) throw badRequest("Missing JSON list of 'docs'.");
+        refuseItemQueryParams(req);
         if (!Array.isArray(requests)) throw badRequest('`docs` member must be an array.');
         const options = { ...openOptions(req), rev: undefined };
         const parts: string[] = [];
@@ -94,6 +96,18 @@ export const bulkRoutes: Route[] = [
     },
   },
 ];
+
+/**
+ * The query parameters that name revisions or writes, which only each item may give: a 400
+ * naming the first of them in the query, as chttpd_db's validate_query_param refuses them.
+ */
+function refuseItemQueryParams(req: Request): void {
+  for (const name of req.query.keys()) {
+    if (ITEM_ONLY_QUERY_PARAMS.has(name)) throw badRequest(`"${name}" query parameter is not acceptable`);
+  }
+}
+
+const ITEM_ONLY_QUERY_PARAMS: ReadonlySet<string> = new Set(['open_revs', 'new_edits', 'w', 'rev', 'atts_since']);
 
 /**
  * One `_bulk_get` item as CouchDB 2 answers it: the asked revision, or every leaf (conflicts and

@@ -442,6 +442,20 @@ test('_bulk_get body errors: no docs is 400, a non-JSON content type 415', async
   assert.deepEqual(empty.body, { results: [] });
 });
 
+test('_bulk_get refuses the query parameters only an item may give (chttpd_db validate_query_param)', async () => {
+  await createDb('bg_query');
+  for (const name of ['rev', 'open_revs', 'atts_since', 'new_edits', 'w']) {
+    const r = await c.post(`/bg_query/_bulk_get?revs=true&${name}=x`, { docs: [] });
+    assert.equal(r.status, 400, name);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: `"${name}" query parameter is not acceptable` });
+  }
+  // The first of them in the query is named; the body's docs are checked before the query.
+  const first = await c.post('/bg_query/_bulk_get?w=1&rev=x', { docs: [] });
+  assert.equal(first.body.reason, '"w" query parameter is not acceptable');
+  const noDocs = await c.post('/bg_query/_bulk_get?rev=x', {});
+  assert.equal(noDocs.body.reason, "Missing JSON list of 'docs'.");
+});
+
 // ------------------------------------------------------------------ _revs_diff and _missing_revs
 
 test('_revs_diff lists missing revisions with possible ancestors; complete documents are omitted', async () => {
