@@ -83,7 +83,12 @@ export const bulkRoutes: Route[] = [
         const options = { ...openOptions(req), rev: undefined };
         const parts: string[] = [];
         for (const item of requests) {
-          const r = (item !== null && typeof item === 'object' ? item : {}) as { id?: unknown; rev?: unknown; atts_since?: unknown };
+          // An item must be an object with members: CouchDB matches a non-empty one only.
+          if (item === null || typeof item !== 'object' || Array.isArray(item) || Object.keys(item).length === 0) {
+            parts.push(`{"id":null,"docs":[${bulkGetError(null, null, 'bad_request', 'document must be a JSON object')}]}`);
+            continue;
+          }
+          const r = item as { id?: unknown; rev?: unknown; atts_since?: unknown };
           if (r.id === undefined || r.id === null) {
             parts.push(`{"id":null,"docs":[${bulkGetError(null, null, 'bad_request', 'document id missed')}]}`);
             continue;

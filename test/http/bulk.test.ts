@@ -394,6 +394,16 @@ test('_bulk_get: items without an id, or with an invalid one, are errors in plac
   assert.equal(r.body.results[2].docs[0].ok._id, 'a');
 });
 
+test('_bulk_get: items that are no object, or an empty one, are errors in place (chttpd_db bulk_get_parse_arg)', async () => {
+  await createDb('bg_items');
+  await save('bg_items', [{ _id: 'a' }]);
+  const r = await c.post('/bg_items/_bulk_get', { docs: ['a', 1, null, [], {}, { id: 'a' }] });
+  assert.equal(r.status, 200, r.text);
+  const notObject = { id: null, docs: [{ error: { id: null, rev: null, error: 'bad_request', reason: 'document must be a JSON object' } }] };
+  assert.deepEqual(r.body.results.slice(0, 5), [notObject, notObject, notObject, notObject, notObject]);
+  assert.equal(r.body.results[5].docs[0].ok._id, 'a');
+});
+
 test('_bulk_get: an atts_since that is no list of revisions is an error in place, naming the offending value (CouchDB 2)', async () => {
   await createDb('bg_atts_since');
   const v1 = await save('bg_atts_since', [{ _id: 'a', _attachments: { 'x.txt': { content_type: 'text/plain', data: Buffer.from('x').toString('base64') } } }]);
