@@ -127,7 +127,7 @@ export const serverRoutes: Route[] = [
       // with a heartbeat (the default, except for longpoll) it sends a newline then and goes on.
       GET: async (req, _p, svc) => {
         const feed = req.string('feed') ?? 'longpoll';
-        const timeout = req.int('timeout', 60000);
+        const timeout = nonNegativeInt(req, 'timeout', 60000);
         const heartbeat = feed !== 'longpoll' && req.string('heartbeat') !== 'false';
         const updates = dbUpdates(svc.dbs, feed, timeout, heartbeat, req.signal);
         // Whatever ends the feed (longpoll's one event, a timeout without heartbeat), it ends with
@@ -198,6 +198,20 @@ async function* dbUpdates(
     off();
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * A count or duration in milliseconds: CouchDB 1.6 crashes on one list_to_integer cannot read (a
+ * 500) or a negative one (once the feed has begun); CouchDB 3's global_changes_httpd
+ * to_non_neg_int refuses both with a 400 `invalid_integer`, which Settee answers.
+ */
+function nonNegativeInt(req: Request, name: string, fallback: number): number {
+  const value = req.string(name);
+  if (value === undefined) return fallback;
+  if (!/^[+-]?\d+$/.test(value)) throw badRequest('invalid_integer');
+  const parsed = Number.parseInt(value, 10);
+  if (parsed < 0) throw badRequest('invalid_integer');
+  return parsed;
 }
 
 /** A database's info, or undefined when there is no such database. */

@@ -89,6 +89,14 @@ test('eventsource sends data events as text/event-stream', async () => {
   assert.equal(text, 'data: {"ok":true,"type":"created","db_name":"dbu-es"}\n\n');
 });
 
+test('a timeout that is no non-negative integer is a 400 invalid_integer (1.6 crashes; global_changes_httpd to_non_neg_int)', async () => {
+  for (const timeout of ['abc', '-5', '1.5', '']) {
+    const r = await c.get(`/_db_updates?feed=continuous&timeout=${timeout}`);
+    assert.equal(r.status, 400, timeout);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'invalid_integer' }, timeout);
+  }
+});
+
 test('only GET: other methods are 405', async () => {
   const r = await c.post('/_db_updates', {});
   assert.equal(r.status, 405);
