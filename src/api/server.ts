@@ -19,6 +19,9 @@ export const NODE_NAME = 'settee@127.0.0.1';
 /** How long the icon may be cached: 365 days. */
 const FAVICON_LIFETIME_MS = 365 * 24 * 60 * 60 * 1000;
 
+/** The longest wait one Node timer can take. */
+const MAX_TIMER_MS = 0x7fffffff;
+
 /** How many databases one `POST /_dbs_info` may name, unless `[chttpd] max_db_number_for_dbs_info_req` says. */
 const MAX_DBS_INFO_KEYS = 100;
 
@@ -186,7 +189,15 @@ async function* dbUpdates(
       let timer: NodeJS.Timeout | undefined;
       const hit = await new Promise<boolean>((resolve) => {
         wake = () => resolve(true);
-        timer = setTimeout(() => resolve(false), timeout);
+        // Erlang's `after` waits up to 2^32-1 ms, a Node timer only 2^31-1 (a longer one fires
+        // at once): a long wait is several timers in turn.
+        const deadline = Date.now() + timeout;
+        const arm = () => {
+          const left = deadline - Date.now();
+          if (left <= 0) resolve(false);
+          else timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+        };
+        timer = setTimeout(arm, Math.min(timeout, MAX_TIMER_MS));
       });
       clearTimeout(timer);
       wake = undefined;

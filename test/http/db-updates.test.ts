@@ -97,6 +97,13 @@ test('a timeout that is no non-negative integer is a 400 invalid_integer (1.6 cr
   }
 });
 
+test('a timeout longer than a Node timer can wait still waits for the event (Erlang waits up to 2^32-1 ms)', async () => {
+  const s = await feed('?feed=longpoll&timeout=3000000000');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal((await c.put('/dbu-long-timeout')).status, 201);
+  assert.equal(await s.waitForEnd(), '{"ok":true,"type":"created","db_name":"dbu-long-timeout"}\n');
+});
+
 test('only GET: other methods are 405', async () => {
   const r = await c.post('/_db_updates', {});
   assert.equal(r.status, 405);
