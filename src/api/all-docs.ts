@@ -70,7 +70,7 @@ function within(q: AllDocsQuery, span: IdSpan): AllDocsQuery {
   return { ...q, start, end: below ? span.low : q.end, inclusiveEnd: below ? true : q.inclusiveEnd };
 }
 
-interface AllDocsQuery {
+export interface AllDocsQuery {
   start: string | undefined;
   end: string | undefined;
   inclusiveEnd: boolean;
@@ -88,7 +88,8 @@ interface AllDocsQuery {
   docView: DocView | undefined;
 }
 
-function parseQuery(given: Request, bodyKeys: unknown[] | undefined): AllDocsQuery {
+/** `_all_docs` parameters as couch_mrview_http:parse_params reads them (CouchDB 3's `_all_dbs` too). */
+export function parseQuery(given: Request, bodyKeys: unknown[] | undefined): AllDocsQuery {
   checkViewQuerySyntax(given);
   const req = foldViewParams(given);
   const keyParam = viewJsonParam(req, 'key');

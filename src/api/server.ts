@@ -2,13 +2,14 @@
  * Server-level endpoints: welcome, _all_dbs, _uuids, _restart, _active_tasks, _membership,
  * _db_updates, favicon; and CouchDB 2's `_up` and `_dbs_info`.
  */
-import { CouchError, badRequest, forbidden, queryParseError } from '../errors.js';
+import { CouchError, badRequest, forbidden } from '../errors.js';
 import { HTTPD_SECTIONS, MAIN_CONFIG_SECTION, ROOT_FIELD, SERVER_VERSION, VENDOR_NAME, WELCOME } from '../couchdb-names.js';
 import { endedByNewline, json, raw, stream } from './reply.js';
 import type { Route } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { readObject } from './common.js';
+import { parseQuery } from './all-docs.js';
 import { FAVICON } from './favicon.js';
 
 const PACKAGE_VERSION = '0.1.0';
@@ -242,21 +243,17 @@ async function dbInfo(svc: Services, name: string): Promise<Record<string, unkno
   }
 }
 
-/** Database names as a view query pages them: start/end keys, inclusive_end, descending, skip, limit. */
+/**
+ * Database names as a view query pages them: CouchDB 3's chttpd_misc reads `_all_dbs`' query
+ * with couch_mrview_http:parse_params, as `_all_docs` reads its own (`key` included; errors alike).
+ */
 function pageOfNames(all: readonly string[], req: Request): string[] {
-  const descending = req.bool('descending');
-  const start = req.has('startkey') ? req.json('startkey') : req.json('start_key');
-  const end = req.has('endkey') ? req.json('endkey') : req.json('end_key');
-  const inclusiveEnd = req.bool('inclusive_end', true);
-  const skip = req.int('skip', 0);
-  const limit = req.int('limit');
-  if (skip < 0) throw queryParseError('Invalid value for `skip`: must be a non-negative integer');
-  if (limit !== undefined && limit < 0) throw queryParseError('Invalid value for `limit`: must be a non-negative integer');
+  const { start, end, inclusiveEnd, descending, skip, limit } = parseQuery(req, undefined);
   const ordered = descending ? [...all].reverse() : [...all];
   const after = (a: string, b: string) => (descending ? a < b : a > b);
   const names = ordered.filter((name) => {
-    if (typeof start === 'string' && after(start, name)) return false;
-    if (typeof end === 'string' && (after(name, end) || (!inclusiveEnd && name === end))) return false;
+    if (start !== undefined && after(start, name)) return false;
+    if (end !== undefined && (after(name, end) || (!inclusiveEnd && name === end))) return false;
     return true;
   });
   return names.slice(skip, limit === undefined ? undefined : skip + limit);

@@ -99,6 +99,19 @@ test('GET /_all_dbs pages like a view, as in CouchDB 2: start and end keys, desc
   assert.equal((await c.get('/_all_dbs?limit=-1')).status, 400);
 });
 
+test('GET /_all_dbs and /_dbs_info read their query as _all_docs does (couch_mrview_http:parse_params): key, and its errors', async () => {
+  assert.deepEqual((await c.get('/_all_dbs?key="c2"')).body, ['c2']);
+  assert.deepEqual((await c.get('/_dbs_info?key="c2"')).body.map((e: { key: string }) => e.key), ['c2']);
+  for (const path of ['/_all_dbs', '/_dbs_info']) {
+    for (const query of ['startkey=abc', 'limit=-1', 'skip=x', 'stale=bad', 'reduce=true']) {
+      const listing = await c.get(`${path}?${query}`);
+      const allDocs = await c.get(`/c2/_all_docs?${query}`);
+      assert.equal(allDocs.status, 400, query);
+      assert.deepEqual([listing.status, listing.body], [allDocs.status, allDocs.body], `${path}?${query}`);
+    }
+  }
+});
+
 test('_dbs_info is for server admins', async () => {
   const other = await startServer();
   try {
