@@ -667,3 +667,25 @@ test("an error a function raises by name has the status couch_httpd:error_info g
   assert.deepEqual(await status('parse'), [400, 'query_parse_error', 'bad q']);
   assert.deepEqual(await status('forbidden'), [403, 'forbidden', 'no']);
 });
+
+test("a design function whose source is empty is missing, as the query server's ddoc command finds it falsy: 404 missing <group> function", async () => {
+  await freshDb('a16-empty-fun');
+  await c.put('/a16-empty-fun/_design/e', {
+    views: { v: { map: 'function (doc) { emit(doc._id, null); }' } },
+    shows: { s: '' },
+    lists: { l: '' },
+    updates: { u: '' },
+    filters: { f: '' },
+  });
+  await c.put('/a16-empty-fun/d', {});
+  const answers = [
+    ['shows', 's', await c.get('/a16-empty-fun/_design/e/_show/s/d')],
+    ['lists', 'l', await c.get('/a16-empty-fun/_design/e/_list/l/v')],
+    ['updates', 'u', await c.post('/a16-empty-fun/_design/e/_update/u/d', {})],
+    ['filters', 'f', await c.get('/a16-empty-fun/_changes?filter=e/f')],
+  ] as const;
+  for (const [group, name, r] of answers) {
+    assert.equal(r.status, 404, `${group}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'not_found', reason: `missing ${group} function ${name} on design doc _design/e` });
+  }
+});
