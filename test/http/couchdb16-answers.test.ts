@@ -689,3 +689,16 @@ test("a design function whose source is empty is missing, as the query server's 
     assert.deepEqual(r.body, { error: 'not_found', reason: `missing ${group} function ${name} on design doc _design/e` });
   }
 });
+
+test('a view whose map or reduce source is empty is 404 not_found "missing function", as util.js Couch.compileFunction answers an empty source', async () => {
+  await freshDb('a16-empty-view');
+  await c.put('/a16-empty-view/_design/e', {
+    views: { m: { map: '' }, r: { map: 'function (doc) { emit(1, 1); }', reduce: '' } },
+  });
+  await c.put('/a16-empty-view/d', {});
+  for (const view of ['m', 'r']) {
+    const r = await c.get(`/a16-empty-view/_design/e/_view/${view}`);
+    assert.equal(r.status, 404, `${view}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'not_found', reason: 'missing function' });
+  }
+});
