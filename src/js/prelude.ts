@@ -353,7 +353,8 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     return out;
   }
   function send(chunk) {
-    var s = StringOf(chunk);
+    // render.js send: chunk.toString(), so null and undefined are a TypeError (a render_error).
+    var s = StringOf(chunk.toString());
     chunks[chunks.length] = s;
     chunkBytes += s.length;
     // A list that sends much between rows still streams: flush without asking for rows.

@@ -702,3 +702,20 @@ test('a view whose map or reduce source is empty is 404 not_found "missing funct
     assert.deepEqual(r.body, { error: 'not_found', reason: 'missing function' });
   }
 });
+
+test('send(null) or send(undefined) in a show is a 500 render_error, as render.js send calls chunk.toString()', async () => {
+  await freshDb('a16-send-null');
+  await c.put('/a16-send-null/_design/s', {
+    shows: {
+      nul: 'function (doc, req) { send(null); return "x"; }',
+      undef: 'function (doc, req) { send(undefined); return "x"; }',
+      num: 'function (doc, req) { send(5); return "x"; }',
+    },
+  });
+  for (const name of ['nul', 'undef']) {
+    const r = await c.get(`/a16-send-null/_design/s/_show/${name}`);
+    assert.equal(r.status, 500, `${name}: ${r.text}`);
+    assert.equal(r.body.error, 'render_error');
+  }
+  assert.equal((await c.get('/a16-send-null/_design/s/_show/num')).text, '5x');
+});
