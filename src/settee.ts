@@ -167,7 +167,8 @@ export class Settee {
         timeoutMs: config.getInt(MAIN_CONFIG_SECTION, 'os_process_timeout', 5000),
         memoryLimitBytes: 256 * 1024 * 1024,
         workers: Math.max(1, Math.min(2, availableParallelism())),
-        log: (message) => log.info(message),
+        // As couch_os_process:readjson logs a query server's ["log", Msg]: "OS Process <port> Log :: Msg".
+        log: (message) => log.info(`OS Process #Port<0.${process.pid}> Log :: ${message}`),
         mapInterpreter: () => config.getBool('query_server_config', 'map_interpreter', true),
         // View indexes take their rows encoded by the workers (sort keys, stored rows).
         mapEncoder: new URL('./views/map-rows.js', import.meta.url),

@@ -82,11 +82,14 @@ export class DesignService {
     return { id: opened.id, rev: opened.rev, body: JSON.parse(opened.json) as Record<string, unknown> };
   }
 
-  /** `shows.<name>` (etc.) of a design document, compiled; 404 as CouchDB's query server says when missing. */
+  /**
+   * `shows.<name>` (etc.) of a design document, compiled; 404 as CouchDB's query server says when
+   * missing, which is any falsy member (loop.js DDoc.ddoc tests `!fun`): an empty string too.
+   */
   async function(db: Database, ddoc: DesignDocument, group: FunctionGroup, name: string): Promise<DesignFunction> {
     const members = ddoc.body[group];
     const source = members !== null && typeof members === 'object' ? (members as Record<string, unknown>)[name] : undefined;
-    if (source === undefined || source === null || !Object.hasOwn(members as object, name)) {
+    if (!source || !Object.hasOwn(members as object, name)) {
       throw notFound(`missing ${group} function ${name} on design doc ${ddoc.id}`);
     }
     return this.compiled(db, ddoc, `${group}/${name}`, source);

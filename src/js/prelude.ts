@@ -136,7 +136,9 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
   }
 
   function compileFunction(source, withRequire) {
-    if (typeof source !== "string" || source === "") {
+    // util.js Couch.compileFunction: an empty source is no function at all.
+    if (!source) throw ["error", "not_found", "missing function"];
+    if (typeof source !== "string") {
       throw ["error", "compilation_error", "Expression does not eval to a function. (" + StringOf(source) + ")"];
     }
     var evaluate = withRequire
@@ -351,7 +353,8 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     return out;
   }
   function send(chunk) {
-    var s = StringOf(chunk);
+    // render.js send: chunk.toString(), so null and undefined are a TypeError (a render_error).
+    var s = StringOf(chunk.toString());
     chunks[chunks.length] = s;
     chunkBytes += s.length;
     // A list that sends much between rows still streams: flush without asking for rows.

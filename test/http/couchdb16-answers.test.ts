@@ -667,3 +667,55 @@ test("an error a function raises by name has the status couch_httpd:error_info g
   assert.deepEqual(await status('parse'), [400, 'query_parse_error', 'bad q']);
   assert.deepEqual(await status('forbidden'), [403, 'forbidden', 'no']);
 });
+
+test("a design function whose source is empty is missing, as the query server's ddoc command finds it falsy: 404 missing <group> function", async () => {
+  await freshDb('a16-empty-fun');
+  await c.put('/a16-empty-fun/_design/e', {
+    views: { v: { map: 'function (doc) { emit(doc._id, null); }' } },
+    shows: { s: '' },
+    lists: { l: '' },
+    updates: { u: '' },
+    filters: { f: '' },
+  });
+  await c.put('/a16-empty-fun/d', {});
+  const answers = [
+    ['shows', 's', await c.get('/a16-empty-fun/_design/e/_show/s/d')],
+    ['lists', 'l', await c.get('/a16-empty-fun/_design/e/_list/l/v')],
+    ['updates', 'u', await c.post('/a16-empty-fun/_design/e/_update/u/d', {})],
+    ['filters', 'f', await c.get('/a16-empty-fun/_changes?filter=e/f')],
+  ] as const;
+  for (const [group, name, r] of answers) {
+    assert.equal(r.status, 404, `${group}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'not_found', reason: `missing ${group} function ${name} on design doc _design/e` });
+  }
+});
+
+test('a view whose map or reduce source is empty is 404 not_found "missing function", as util.js Couch.compileFunction answers an empty source', async () => {
+  await freshDb('a16-empty-view');
+  await c.put('/a16-empty-view/_design/e', {
+    views: { m: { map: '' }, r: { map: 'function (doc) { emit(1, 1); }', reduce: '' } },
+  });
+  await c.put('/a16-empty-view/d', {});
+  for (const view of ['m', 'r']) {
+    const r = await c.get(`/a16-empty-view/_design/e/_view/${view}`);
+    assert.equal(r.status, 404, `${view}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'not_found', reason: 'missing function' });
+  }
+});
+
+test('send(null) or send(undefined) in a show is a 500 render_error, as render.js send calls chunk.toString()', async () => {
+  await freshDb('a16-send-null');
+  await c.put('/a16-send-null/_design/s', {
+    shows: {
+      nul: 'function (doc, req) { send(null); return "x"; }',
+      undef: 'function (doc, req) { send(undefined); return "x"; }',
+      num: 'function (doc, req) { send(5); return "x"; }',
+    },
+  });
+  for (const name of ['nul', 'undef']) {
+    const r = await c.get(`/a16-send-null/_design/s/_show/${name}`);
+    assert.equal(r.status, 500, `${name}: ${r.text}`);
+    assert.equal(r.body.error, 'render_error');
+  }
+  assert.equal((await c.get('/a16-send-null/_design/s/_show/num')).text, '5x');
+});

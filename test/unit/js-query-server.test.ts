@@ -130,10 +130,11 @@ describe('compilation errors', () => {
     });
   }
 
-  test('a map that is not a string, and an empty map, are compilation errors', async () => {
+  test('a map that is not a string is a compilation error; an empty map is not_found (util.js compileFunction)', async () => {
     const err = await compileError({ v: { map: 42 as unknown as string } });
     assert.equal(err.error, 'compilation_error');
-    assert.equal((await compileError({ v: { map: '' } })).error, 'compilation_error');
+    const empty = await compileError({ v: { map: '' } });
+    assert.deepEqual([empty.status, empty.error, empty.reason], [404, 'not_found', 'missing function']);
   });
 
   test('code that throws while being evaluated is a compilation_error', async () => {
