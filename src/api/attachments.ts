@@ -96,14 +96,17 @@ interface ByteRange {
 /**
  * The ranges a `Range: bytes=` header asks of `length` bytes, as couch_httpd_db:parse_ranges
  * reads them: none (the whole body) when the header is absent or malformed or a range is `0-`;
- * unsatisfiable when a range ends before it starts or starts past the end.
+ * unsatisfiable when a range ends before it starts or starts past the end. As mochiweb's
+ * parse_range_request splits the list (string:tokens), empty entries between commas are skipped.
  */
 export function parseRanges(header: string | undefined, length: number): ByteRange[] | 'unsatisfiable' | undefined {
   if (!header) return undefined;
   const m = /^bytes=(.+)$/.exec(header.trim());
   if (!m) return undefined;
+  const specs = m[1]!.split(',').filter((spec) => spec.trim() !== '');
+  if (specs.length === 0) return undefined;
   const ranges: ByteRange[] = [];
-  for (const spec of m[1]!.split(',')) {
+  for (const spec of specs) {
     const r = /^\s*(\d*)\s*-\s*(\d*)\s*$/.exec(spec);
     if (!r || (r[1] === '' && r[2] === '')) return undefined;
     const [, first, last] = r as unknown as [string, string, string];

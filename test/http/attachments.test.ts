@@ -581,6 +581,17 @@ test('Range on an identity attachment: 206 with Content-Range, as attachment_ran
     { head: ['Content-Range: bytes 26-28/29', 'Content-Type: application/octet-stream'], body: 'ext' },
   ]);
   assert.equal((await range('bytes=0-3,5-4')).status, 416);
+  // Empty entries in the list are skipped, as mochiweb's parse_range_request (string:tokens)
+  // splits it: a trailing comma leaves one range, doubled commas separate two.
+  const trailing = await range('bytes=0-3,');
+  assert.equal(trailing.status, 206);
+  assert.equal(trailing.text, 'This');
+  assert.equal(trailing.headers['content-range'], 'bytes 0-3/29');
+  const doubled = await range('bytes=0-3,,10-15');
+  assert.equal(doubled.status, 206);
+  assert.match(String(doubled.headers['content-type']), /^multipart\/byteranges; /);
+  assert.match(doubled.text, /Content-Range: bytes 0-3\/29\r\n\r\nThis\r\n/);
+  assert.match(doubled.text, /Content-Range: bytes 10-15\/29\r\n\r\nbase64\r\n/);
   const plain = await rawRequest('GET', `/${db}/bin_doc/foo.txt`);
   assert.equal(plain.headers['accept-ranges'], 'bytes');
 });
