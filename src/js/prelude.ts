@@ -206,7 +206,8 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     if (isOutOfMemory(e)) throw e;
     if (nativeIsArray(e) && (e[0] === "error" || e[0] === "fatal") && e.length >= 3) return e;
     try {
-      if (e !== null && typeof e === "object" && e.error !== undefined && e.reason !== undefined) {
+      // loop.js handleError and render.js renderError test both members for truth.
+      if (e !== null && typeof e === "object" && e.error && e.reason) {
         return ["error", StringOf(e.error), typeof e.reason === "string" ? e.reason : describe(e.reason)];
       }
       if (e instanceof ErrorType) return ["error", "render_error", "function raised error: " + describe(e)];
@@ -295,29 +296,34 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     for (var k in h) if (k.toLowerCase() === lower) return h[k];
     return undefined;
   }
+  // render.js runProvides: a truthy "format" names the key (one never registered is a TypeError,
+  // so a render_error); else Accept picks among the provided types, last provides() first (it
+  // reverses its list for that, and only then); else the first provided. The refusal names the
+  // Accept header if there is one, and lists the types in the list's order at that point.
   function runProvides(req) {
-    var bestKey = null, accept = headerOf(req, "Accept"), supported = [], i;
-    // The types of the last provides() first, as render.js lists them (it reverses its list).
-    for (i = provided.length - 1; i >= 0; i--) {
-      var ms = mimesByKey[provided[i][0]];
-      if (ms) supported = supported.concat(ms);
-    }
-    var format = req && req.query ? req.query.format : undefined;
-    if (format !== undefined) {
+    var bestKey = null, accept = headerOf(req, "Accept"), format = req && req.query ? req.query.format : undefined;
+    var order = provided, i;
+    if (format) {
       bestKey = StringOf(format);
-      responseContentType = mimesByKey[bestKey] ? mimesByKey[bestKey][0] : null;
+      responseContentType = mimesByKey[bestKey][0];
     } else if (accept) {
+      order = provided.slice().reverse();
+      var supported = [];
+      for (i = 0; i < order.length; i++) {
+        var ms = mimesByKey[order[i][0]];
+        if (ms) supported = supported.concat(ms);
+      }
       responseContentType = bestMatch(supported, accept);
       bestKey = keysByMime[responseContentType] || null;
-    } else if (provided.length > 0) {
+    } else {
       bestKey = provided[0][0];
-      responseContentType = mimesByKey[bestKey] ? mimesByKey[bestKey][0] : null;
+      responseContentType = mimesByKey[bestKey][0];
     }
-    for (i = 0; i < provided.length; i++) {
-      if (provided[i][0] === bestKey) return provided[i][1]();
+    for (i = 0; i < order.length; i++) {
+      if (order[i][0] === bestKey) return order[i][1]();
     }
-    throw ["error", "not_acceptable", "Content-Type " + (format !== undefined ? format : (accept || bestKey)) +
-      " not supported, try one of: " + supported.join(", ")];
+    var types = order.map(function (p) { return mimesByKey[p[0]].join(", ") || p[0]; });
+    throw ["error", "not_acceptable", "Content-Type " + (accept || bestKey) + " not supported, try one of: " + types.join(", ")];
   }
   // A Content-Type the function set itself stays (render.js's applyContentType).
   function applyContentType(resp) {

@@ -21,6 +21,7 @@ before(async () => {
       req: 'function(doc, req) { return {json: {method: req.method, path: req.path, requested_path: req.requested_path, id: req.id, body: req.body, form: req.form, query: req.query, uuid: typeof req.uuid, raw_path: req.raw_path, peer: req.peer, secObj: req.secObj, userCtx: req.userCtx, info: req.info.db_name, cookie: req.cookie, header: req.headers["X-Custom"]}}; }',
       notfound: 'function() { throw(["error", "not_found", "nothing here"]); }',
       forbidden: 'function() { throw({error: "forbidden", reason: "go away"}); }',
+      noreason: 'function() { throw({error: "forbidden", reason: ""}); }',
       crash: 'function(doc) { return doc.missing.field; }',
       loop: 'function() { while (true) {} }',
       undef: 'function() { return 42; }',
@@ -82,6 +83,19 @@ test('provides() negotiates on Accept and format=', async () => {
   const none = await c.get('/shw/_design/s/_show/nego/hello', { headers: { Accept: 'image/png' } });
   assert.equal(none.status, 406);
   assert.equal(none.body.error, 'not_acceptable');
+  // render.js runProvides: Accept reverses the provided list, so the refusal lists the last first.
+  assert.equal(none.body.reason, 'Content-Type image/png not supported, try one of: application/x-foo, application/json, text/x-json, text/html; charset=utf-8');
+  // A format names the key; its refusal names the Accept header and keeps provides() order.
+  const xml = await c.get('/shw/_design/s/_show/nego/hello?format=xml', { headers: { Accept: 'text/plain' } });
+  assert.equal(xml.status, 406);
+  assert.equal(xml.body.reason, 'Content-Type text/plain not supported, try one of: text/html; charset=utf-8, application/json, text/x-json, application/x-foo');
+  // A format never registered fails the function (mimesByKey has no such key): a render_error.
+  const unknown = await c.get('/shw/_design/s/_show/nego/hello?format=nonesuch');
+  assert.equal(unknown.status, 500);
+  assert.equal(unknown.body.error, 'render_error');
+  // An empty format is no format: Accept decides.
+  const empty = await c.get('/shw/_design/s/_show/nego/hello?format=', { headers: { Accept: 'application/x-foo' } });
+  assert.equal(empty.text, 'FOO');
 });
 
 test('the req object', async () => {
@@ -116,6 +130,10 @@ test('errors: thrown CouchDB errors, crashes, timeouts, missing functions', asyn
   const fb = await c.get('/shw/_design/s/_show/forbidden');
   assert.equal(fb.status, 403);
   assert.deepEqual(fb.body, { error: 'forbidden', reason: 'go away' });
+  // render.js renderError keeps an error's id only when both members are true: an empty reason is a render_error.
+  const noReason = await c.get('/shw/_design/s/_show/noreason');
+  assert.equal(noReason.status, 500);
+  assert.equal(noReason.body.error, 'render_error');
   const crash = await c.get('/shw/_design/s/_show/crash/hello');
   assert.equal(crash.status, 500);
   assert.equal(crash.body.error, 'render_error');
