@@ -4,11 +4,12 @@ import { parseIncomingDoc, type IncomingDoc } from '../core/document.js';
 import { validateDocId, isLocalId } from '../core/names.js';
 import { canonicalRev } from '../core/revtree.js';
 import type { Database, EditResult, OpenOptions, OpenedDoc } from '../core/database.js';
-import { json } from './reply.js';
+import { json, stream, type Reply } from './reply.js';
 import type { Route } from './route.js';
 import type { Request } from './request.js';
 import { durableWrite, maxDocumentSize, openDb, readObject, editDocs } from './common.js';
-import { openOptions } from './documents.js';
+import { errorPart, openOptions, revisionPart } from './documents.js';
+import { newBoundary, writeMultipart, type OutgoingPart } from './multipart.js';
 
 export const bulkRoutes: Route[] = [
   {
@@ -81,22 +82,23 @@ export const bulkRoutes: Route[] = [
         refuseItemQueryParams(req);
         if (!Array.isArray(requests)) throw badRequest('`docs` member must be an array.');
         const options = { ...openOptions(req), rev: undefined };
-        const parts: string[] = [];
+        const multipartType = bulkGetMultipartType(req);
+        const items: BulkGetItem[] = [];
         for (const item of requests) {
           // An item must be an object with members: CouchDB matches a non-empty one only.
           if (item === null || typeof item !== 'object' || Array.isArray(item) || Object.keys(item).length === 0) {
-            parts.push(`{"id":null,"docs":[${bulkGetError(null, null, 'bad_request', 'document must be a JSON object')}]}`);
+            items.push({ id: null, error: { rev: null, error: 'bad_request', reason: 'document must be a JSON object' } });
             continue;
           }
           const r = item as { id?: unknown; rev?: unknown; atts_since?: unknown };
           if (r.id === undefined || r.id === null) {
-            parts.push(`{"id":null,"docs":[${bulkGetError(null, null, 'bad_request', 'document id missed')}]}`);
+            items.push({ id: null, error: { rev: null, error: 'bad_request', reason: 'document id missed' } });
             continue;
           }
-          const id = r.id;
-          parts.push(`{"id":${JSON.stringify(id)},"docs":[${(await bulkGetOne(db, id, r.rev, r.atts_since, options)).join(',')}]}`);
+          items.push(await bulkGetOne(db, r.id, r.rev, r.atts_since, options, multipartType !== undefined));
         }
-        return json(200, `{"results":[${parts.join(',')}]}`);
+        if (multipartType !== undefined) return bulkGetMultipart(db, items, multipartType);
+        return json(200, `{"results":[${items.map(bulkGetItemJson).join(',')}]}`);
       },
     },
   },
@@ -114,33 +116,109 @@ function refuseItemQueryParams(req: Request): void {
 
 const ITEM_ONLY_QUERY_PARAMS: ReadonlySet<string> = new Set(['open_revs', 'new_edits', 'w', 'rev', 'atts_since']);
 
+/** One `_bulk_get` item's answer: the revisions it asked for (found or missing), or one error for the whole item. */
+type BulkGetItem =
+  | { id: unknown; revisions: ({ ok: OpenedDoc } | { missing: string })[] }
+  | { id: unknown; error: { rev: unknown; error: string; reason: string } };
+
 /**
  * One `_bulk_get` item as CouchDB 2 answers it: the asked revision, or every leaf (conflicts and
- * deletions included) when no `rev` is given; errors name the id and rev they concern.
+ * deletions included) when no `rev` is given. For a multipart answer, the revisions are opened
+ * with their attachments' content following, as send_docs_multipart_bulk_get opens them.
  */
-async function bulkGetOne(db: Database, id: unknown, revValue: unknown, attsSinceValue: unknown, options: OpenOptions): Promise<string[]> {
+async function bulkGetOne(db: Database, id: unknown, revValue: unknown, attsSinceValue: unknown, options: OpenOptions, multipart: boolean): Promise<BulkGetItem> {
   try {
     validateDocId(id);
   } catch (err) {
     if (!(err instanceof CouchError)) throw err;
-    return [bulkGetError(id, null, err.error, err.reason)];
+    return { id, error: { rev: null, error: err.error, reason: err.reason } };
   }
   const rev = typeof revValue === 'string' ? canonicalRev(revValue) : undefined;
-  if (revValue !== undefined && rev === undefined) return [bulkGetError(id, revValue, 'bad_request', 'Invalid rev format')];
+  if (revValue !== undefined && rev === undefined) return { id, error: { rev: revValue, error: 'bad_request', reason: 'Invalid rev format' } };
   // A replicator names, per document, the revisions whose attachments it already has.
   const attsSince = bulkGetAttsSince(attsSinceValue);
-  if ('error' in attsSince) return [bulkGetError(id, attsSince.rev, 'bad_request', attsSince.error)];
-  const itemOptions = attsSince.revs.length > 0 ? { ...options, attsSince: attsSince.revs } : options;
-  let results: ({ ok: OpenedDoc } | { missing: string })[];
+  if ('error' in attsSince) return { id, error: { rev: attsSince.rev, error: 'bad_request', reason: attsSince.error } };
+  const sinceOptions = attsSince.revs.length > 0 ? { ...options, attsSince: attsSince.revs } : options;
+  // chttpd_db's multipart answer always carries the content (what atts_since lacks), encoded.
+  const itemOptions: OpenOptions = multipart ? { ...sinceOptions, attachments: true, attachmentsAs: 'follows', attEncodingInfo: true } : sinceOptions;
+  let revisions: ({ ok: OpenedDoc } | { missing: string })[];
   try {
-    results = await db.openRevs(id, rev === undefined ? 'all' : [rev], itemOptions);
+    revisions = await db.openRevs(id, rev === undefined ? 'all' : [rev], itemOptions);
   } catch (err) {
     if (!(err instanceof CouchError) || err.status !== 404) throw err;
-    results = [];
+    revisions = [];
   }
-  // CouchDB 2 prints the absent rev of an unknown document as the string "undefined".
-  if (results.length === 0) return [bulkGetError(id, rev ?? 'undefined', 'not_found', 'missing')];
-  return results.map((o) => ('ok' in o ? `{"ok":${o.ok.json}}` : bulkGetError(id, o.missing, 'not_found', 'missing')));
+  // An asked revision of a document CouchDB does not have is missing, as couch_db's
+  // open_doc_revs answers it; no leaves at all is an error of the item, whose absent rev
+  // CouchDB 2 prints as the string "undefined" (chttpd_db bulk_get_rev_error).
+  if (revisions.length === 0 && rev !== undefined) revisions = [{ missing: rev }];
+  if (revisions.length === 0) return { id, error: { rev: 'undefined', error: 'not_found', reason: 'missing' } };
+  return { id, revisions };
+}
+
+/** An item of the JSON answer: `{id, docs}`, errors naming the id and rev they concern. */
+function bulkGetItemJson(item: BulkGetItem): string {
+  const docs = 'error' in item
+    ? [bulkGetError(item.id, item.error.rev, item.error.error, item.error.reason)]
+    : item.revisions.map((o) => ('ok' in o ? `{"ok":${o.ok.json}}` : bulkGetError(item.id, o.missing, 'not_found', 'missing')));
+  return `{"id":${JSON.stringify(item.id)},"docs":[${docs.join(',')}]}`;
+}
+
+/**
+ * The multipart type a `_bulk_get` answers in, or undefined for JSON: chttpd_db's
+ * bulk_get_is_multipart answers multipart only to a client that takes multipart/mixed or
+ * multipart/related but not application/json (so no Accept header, or `*\/*`, keeps JSON);
+ * bulk_get_ret_multipart then names multipart/mixed when the client takes it.
+ */
+function bulkGetMultipartType(req: Request): 'multipart/mixed' | 'multipart/related' | undefined {
+  if (req.acceptsContentType('application/json')) return undefined;
+  if (req.acceptsContentType('multipart/mixed')) return 'multipart/mixed';
+  if (req.acceptsContentType('multipart/related')) return 'multipart/related';
+  return undefined;
+}
+
+/**
+ * The multipart answer, as chttpd_db's bulk_get_ret_multipart streams it: each found revision
+ * a part (send_docs_multipart_bulk_get: multipart/related, with X-Doc-Id and X-Rev-Id, when
+ * attachment content follows, else the JSON alone), each missing revision an error part with
+ * its rev, each failed item an error part with the bare `{id, rev, error, reason}`; parts
+ * framed with a CRLF before every delimiter, and no closing delimiter when there were no items.
+ */
+function bulkGetMultipart(db: Database, items: BulkGetItem[], type: string): Reply {
+  const boundary = bulkGetBoundary();
+  const parts: OutgoingPart[] = [];
+  for (const item of items) {
+    if ('error' in item) {
+      parts.push(errorPart(JSON.stringify({ id: item.id, ...item.error })));
+      continue;
+    }
+    // One inner boundary per item, as send_docs_multipart_bulk_get draws it.
+    const inner = bulkGetBoundary();
+    for (const o of item.revisions) {
+      if ('ok' in o) parts.push(revisionPart(db, o.ok, (b) => bulkGetRelatedHeaders(o.ok, b), inner));
+      else parts.push(errorPart(JSON.stringify({ rev: o.missing, error: 'not_found', reason: 'missing' })));
+    }
+  }
+  const body = writeMultipart(boundary, parts, { crlfBeforeFirst: true, crlfAfterClose: true, emptyWithoutParts: true });
+  return stream(200, body, {}, `${type}; boundary="${boundary}"`);
+}
+
+/**
+ * The headers of a revision's multipart/related part, as chttpd_db's bulk_get_multipart_headers
+ * writes them: the boundary unquoted. An id with a line break (or NUL) cannot go in a header
+ * line, so its X-Doc-Id is left out; the document JSON names it anyway.
+ */
+function bulkGetRelatedHeaders(doc: OpenedDoc, boundary: string): Record<string, string> {
+  return {
+    ...(/[\r\n\0]/.test(doc.id) ? {} : { 'X-Doc-Id': doc.id }),
+    'X-Rev-Id': doc.rev,
+    'Content-Type': `multipart/related; boundary=${boundary}`,
+  };
+}
+
+/** A boundary as chttpd_db's bulk_get_multipart_boundary draws one: a random one after `--`. */
+function bulkGetBoundary(): string {
+  return `--${newBoundary()}`;
 }
 
 /**

@@ -167,14 +167,7 @@ async function openRevs(req: Request, db: Database, id: string, revs: 'all' | st
     // What CouchDB's replicator reads: one part per revision, a multipart/related one when the
     // revision's attachment content comes along.
     const boundary = newBoundary();
-    const parts: OutgoingPart[] = results.map((r) => {
-      if (!('ok' in r)) return { headers: { 'Content-Type': 'application/json; error="true"' }, body: JSON.stringify({ missing: r.missing }) };
-      if (r.ok.follows && r.ok.follows.length > 0) {
-        const inner = newBoundary();
-        return { headers: { 'Content-Type': `multipart/related; boundary="${inner}"` }, body: writeMultipart(inner, relatedParts(db, r.ok)) };
-      }
-      return { headers: { 'Content-Type': 'application/json' }, body: r.ok.json };
-    });
+    const parts: OutgoingPart[] = results.map((r) => ('ok' in r ? revisionPart(db, r.ok) : errorPart(JSON.stringify({ missing: r.missing }))));
     return stream(200, writeMultipart(boundary, parts), {}, `multipart/mixed; boundary="${boundary}"`);
   }
   const parts = results.map((r) => ('ok' in r ? `{"ok":${r.ok.json}}` : JSON.stringify(r)));
@@ -279,6 +272,28 @@ async function putMultipart(req: Request, p: RouteParams, svc: Services, db: Dat
 function relatedReply(db: Database, doc: OpenedDoc, headers: HeaderMap): Reply {
   const boundary = newBoundary();
   return stream(200, writeMultipart(boundary, relatedParts(db, doc)), headers, `multipart/related; boundary="${boundary}"`);
+}
+
+/**
+ * One revision as a part of a multipart/mixed reply (`open_revs`, `_bulk_get`): multipart/related,
+ * the JSON then the content of its `follows` attachments, when any content follows, else the
+ * JSON alone, as CouchDB's send_docs_multipart and send_docs_multipart_bulk_get choose.
+ * `relatedHeaders` gives the headers of a multipart/related part from its boundary; by default
+ * send_docs_multipart's quoted Content-Type.
+ */
+export function revisionPart(
+  db: Database,
+  doc: OpenedDoc,
+  relatedHeaders: (boundary: string) => Record<string, string> = (b) => ({ 'Content-Type': `multipart/related; boundary="${b}"` }),
+  boundary: string = newBoundary(),
+): OutgoingPart {
+  if (doc.follows && doc.follows.length > 0) return { headers: relatedHeaders(boundary), body: writeMultipart(boundary, relatedParts(db, doc)) };
+  return { headers: { 'Content-Type': 'application/json' }, body: doc.json };
+}
+
+/** A part of a multipart/mixed reply holding an error object, flagged as CouchDB flags it. */
+export function errorPart(json: string): OutgoingPart {
+  return { headers: { 'Content-Type': 'application/json; error="true"' }, body: json };
 }
 
 function* relatedParts(db: Database, doc: OpenedDoc): Iterable<OutgoingPart> {

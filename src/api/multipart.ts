@@ -456,30 +456,47 @@ function checkHeaders(headers: Record<string, string>): string {
   return text;
 }
 
-/** The bytes before a part's body: its delimiter (none before the first), headers and blank line. */
-function partHead(boundary: string, headers: Record<string, string>, first: boolean): string {
-  return `${first ? '' : '\r\n'}--${boundary}\r\n${checkHeaders(headers)}\r\n`;
+/**
+ * Where CouchDB's multipart writers frame a body differently. The default is couch_doc's
+ * (`--b CRLF ... CRLF --b--`); chttpd_db's `_bulk_get` writer (bulk_get_ret_multipart) starts
+ * every part with CRLF, the first too, ends with CRLF, and writes nothing for no parts.
+ */
+export interface MultipartFraming {
+  /** A CRLF before the first delimiter as before every other one. */
+  crlfBeforeFirst?: boolean;
+  /** A CRLF after the closing delimiter. */
+  crlfAfterClose?: boolean;
+  /** No parts: an empty body, without even the closing delimiter. */
+  emptyWithoutParts?: boolean;
 }
 
-function closing(boundary: string, empty: boolean): string {
-  return `${empty ? '' : '\r\n'}--${boundary}--`;
+/** The bytes before a part's body: its delimiter (no CRLF before the first unless framed so), headers and blank line. */
+function partHead(boundary: string, headers: Record<string, string>, first: boolean, framing: MultipartFraming): string {
+  return `${first && !framing.crlfBeforeFirst ? '' : '\r\n'}--${boundary}\r\n${checkHeaders(headers)}\r\n`;
+}
+
+function closing(boundary: string, empty: boolean, framing: MultipartFraming): string {
+  if (empty && framing.emptyWithoutParts) return '';
+  return `${empty && !framing.crlfBeforeFirst ? '' : '\r\n'}--${boundary}--${framing.crlfAfterClose ? '\r\n' : ''}`;
 }
 
 /**
  * Writes a multipart body as CouchDB does: `--b CRLF headers CRLF body CRLF --b ... --b--`, no
- * trailing CRLF. String bodies are UTF-8; iterable bodies are streamed through chunk by chunk
- * (a nested `writeMultipart` works as a body). Header names must be tokens and values must not
- * contain line breaks (an Error otherwise: quote parameters with `quoteHeaderParam`).
+ * trailing CRLF, unless `framing` says otherwise. String bodies are UTF-8; iterable bodies are
+ * streamed through chunk by chunk (a nested `writeMultipart` works as a body). Header names must
+ * be tokens and values must not contain line breaks (an Error otherwise: quote parameters with
+ * `quoteHeaderParam`).
  */
 export async function* writeMultipart(
   boundary: string,
   parts: AsyncIterable<OutgoingPart> | Iterable<OutgoingPart>,
+  framing: MultipartFraming = {},
 ): AsyncGenerator<Buffer | string> {
   const problem = boundaryProblem(boundary);
   if (problem) throw new Error(problem);
   let first = true;
   for await (const part of parts) {
-    const head = partHead(boundary, part.headers, first);
+    const head = partHead(boundary, part.headers, first, framing);
     first = false;
     const body = part.body;
     if (typeof body === 'string') {
@@ -492,7 +509,8 @@ export async function* writeMultipart(
       for await (const chunk of body) if (chunk.length > 0) yield chunk;
     }
   }
-  yield closing(boundary, first);
+  const close = closing(boundary, first, framing);
+  if (close !== '') yield close;
 }
 
 /**
@@ -506,8 +524,8 @@ export function multipartLength(
   let total = 0;
   let first = true;
   for (const part of parts) {
-    total += Buffer.byteLength(partHead(boundary, part.headers, first)) + part.length;
+    total += Buffer.byteLength(partHead(boundary, part.headers, first, {})) + part.length;
     first = false;
   }
-  return total + Buffer.byteLength(closing(boundary, first));
+  return total + Buffer.byteLength(closing(boundary, first, {}));
 }

@@ -1,6 +1,8 @@
 /**
  * CouchDB's multipart attachment protocols over real HTTP: multipart/related document PUTs and
  * GETs, and multipart/mixed open_revs (what CouchDB's replicator reads).
+ * `_bulk_get` answers multipart/mixed (or multipart/related) to a client that does not take JSON,
+ * as CouchDB 3 chttpd_db bulk_get_ret_multipart does.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -219,4 +221,143 @@ test('a multipart answer with nothing to follow is JSON whose stubs carry their 
   const parts = await partsOf(String(mixed.headers['content-type']), mixed.body);
   assert.match(parts[0]!.headers['content-type']!, /^application\/json/);
   assert.equal(JSON.parse(parts[0]!.body.toString())._attachments['note.txt'].encoding, 'gzip');
+});
+
+// ------------------------------------------------------------------ _bulk_get (chttpd_db bulk_get_ret_multipart)
+
+/** A `_bulk_get` POST of `docs` with the given Accept header (none when undefined). */
+function bulkGet(db: string, docs: unknown[], accept: string | undefined, query = '') {
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', ...(accept === undefined ? {} : { Accept: accept }) };
+  return send('POST', `/${db}/_bulk_get${query}`, headers, Buffer.from(JSON.stringify({ docs })));
+}
+
+test('_bulk_get multipart: a part per revision, related with X-Doc-Id/X-Rev-Id when content follows, error parts bare (send_docs_multipart_bulk_get)', async () => {
+  assert.equal((await c.put('/mp-bg')).status, 201);
+  const withAtts = await c.put('/mp-bg/a', { v: 1, _attachments: {
+    'bin.dat': { content_type: 'application/octet-stream', data: binary.toString('base64') },
+    'note.txt': { content_type: 'text/plain', data: text.toString('base64') },
+  } });
+  const plain = await c.put('/mp-bg/b', { v: 'b' });
+  const missing = `9-${'0'.repeat(32)}`;
+  const r = await bulkGet('mp-bg', [
+    { id: 'a' }, { id: 'b' }, { id: 'a', rev: missing }, { id: 'nope' }, { id: 'nope', rev: missing }, { rev: missing }, 'x', { id: '_bad' },
+  ], 'multipart/mixed', '?revs=true');
+  assert.equal(r.status, 200);
+  const contentType = String(r.headers['content-type']);
+  // bulk_get_multipart_boundary: a random boundary after `--`, quoted in the Content-Type.
+  const boundary = /^multipart\/mixed; boundary="(--[0-9a-f]{32})"$/.exec(contentType)?.[1];
+  assert.ok(boundary, contentType);
+  const body = r.body.toString('latin1');
+  // Every part starts with CRLF and the delimiter, the first too; the close ends with CRLF.
+  assert.ok(body.startsWith(`\r\n--${boundary}\r\n`), JSON.stringify(body.slice(0, 80)));
+  assert.ok(body.endsWith(`\r\n--${boundary}--\r\n`), JSON.stringify(body.slice(-80)));
+
+  const parts = await partsOf(contentType, r.body);
+  assert.equal(parts.length, 8);
+  // A revision with attachments: multipart/related, the boundary unquoted, after X-Doc-Id and X-Rev-Id.
+  const related = parts[0]!;
+  assert.equal(related.headers['x-doc-id'], 'a');
+  assert.equal(related.headers['x-rev-id'], withAtts.body.rev);
+  assert.match(related.headers['content-type']!, /^multipart\/related; boundary=--[0-9a-f]{32}$/);
+  assert.ok(body.includes(`X-Doc-Id: a\r\nX-Rev-Id: ${withAtts.body.rev}\r\nContent-Type: multipart/related; boundary=--`));
+  const inner = await partsOf(related.headers['content-type']!, related.body);
+  assert.equal(inner.length, 3);
+  assert.match(inner[0]!.headers['content-type']!, /^application\/json$/);
+  const doc = JSON.parse(inner[0]!.body.toString());
+  assert.equal(doc._rev, withAtts.body.rev);
+  assert.equal(doc._revisions.start, 1); // the query's options apply
+  assert.equal(doc._attachments['bin.dat'].follows, true);
+  const byName = new Map(inner.slice(1).map((p) => [/filename="([^"]+)"/.exec(p.headers['content-disposition']!)![1]!, p]));
+  assert.deepEqual(byName.get('bin.dat')!.body, binary);
+  assert.equal(byName.get('bin.dat')!.headers['content-length'], String(binary.length));
+  // Compressed content goes as stored, as send_docs_multipart_bulk_get's SendEncodedAtts says.
+  assert.equal(byName.get('note.txt')!.headers['content-encoding'], 'gzip');
+  assert.equal(doc._attachments['note.txt'].encoding, 'gzip');
+  assert.deepEqual(gunzipSync(byName.get('note.txt')!.body), text);
+
+  // A revision without attachments: its JSON alone.
+  assert.deepEqual(parts[1]!.headers, { 'content-type': 'application/json' });
+  const b = JSON.parse(parts[1]!.body.toString());
+  assert.equal(b._rev, plain.body.rev);
+  assert.equal(b.v, 'b');
+
+  const errors = parts.slice(2).map((p) => {
+    assert.deepEqual(p.headers, { 'content-type': 'application/json; error="true"' });
+    return JSON.parse(p.body.toString());
+  });
+  assert.deepEqual(errors, [
+    // A missing revision names its rev only, as send_docs_multipart_bulk_get writes it.
+    { rev: missing, error: 'not_found', reason: 'missing' },
+    // An item's own error is the bare error object of the JSON answer.
+    { id: 'nope', rev: 'undefined', error: 'not_found', reason: 'missing' },
+    { rev: missing, error: 'not_found', reason: 'missing' },
+    { id: null, rev: null, error: 'bad_request', reason: 'document id missed' },
+    { id: null, rev: null, error: 'bad_request', reason: 'document must be a JSON object' },
+    { id: '_bad', rev: null, error: 'bad_request', reason: 'Only reserved document ids may start with underscore.' },
+  ]);
+});
+
+test('_bulk_get multipart: conflicts are a part each; atts_since leaves the JSON alone with stubs', async () => {
+  assert.equal((await c.put('/mp-bg-revs')).status, 201);
+  const h = (ch: string) => ch.repeat(32);
+  const put = await c.post('/mp-bg-revs/_bulk_docs', { new_edits: false, docs: [
+    { _id: 'c', _rev: `1-${h('a')}`, v: 'a' },
+    { _id: 'c', _rev: `1-${h('b')}`, v: 'b' },
+  ] });
+  assert.equal(put.status, 201);
+  const v1 = await c.put('/mp-bg-revs/d', { _attachments: { 'bin.dat': { content_type: 'application/octet-stream', data: binary.toString('base64') } } });
+  const v2 = await c.put('/mp-bg-revs/d', { _rev: v1.body.rev, v: 2, _attachments: { 'bin.dat': { stub: true } } });
+  const r = await bulkGet('mp-bg-revs', [{ id: 'c' }, { id: 'd', atts_since: [v1.body.rev] }, { id: 'd', rev: v1.body.rev }], 'multipart/mixed');
+  const parts = await partsOf(String(r.headers['content-type']), r.body);
+  assert.equal(parts.length, 4);
+  assert.deepEqual(parts.slice(0, 2).map((p) => JSON.parse(p.body.toString())._rev).sort(), [`1-${h('a')}`, `1-${h('b')}`]);
+  // Nothing follows past atts_since: the JSON part alone, its stub with its revpos.
+  assert.deepEqual(parts[2]!.headers, { 'content-type': 'application/json' });
+  const lean = JSON.parse(parts[2]!.body.toString());
+  assert.equal(lean._rev, v2.body.rev);
+  assert.equal(lean._attachments['bin.dat'].stub, true);
+  // Without atts_since the content follows whether or not attachments=true is given.
+  assert.equal(parts[3]!.headers['x-rev-id'], v1.body.rev);
+  const inner = await partsOf(parts[3]!.headers['content-type']!, parts[3]!.body);
+  assert.deepEqual(inner[1]!.body, binary);
+});
+
+test('_bulk_get answers multipart only to a client that takes no JSON (chttpd_db bulk_get_is_multipart)', async () => {
+  assert.equal((await c.put('/mp-bg-accept')).status, 201);
+  const put = await c.put('/mp-bg-accept/a', { v: 1 });
+  const expectedJson = `{"results":[{"id":"a","docs":[{"ok":{"_id":"a","_rev":"${put.body.rev}","v":1}}]}]}`;
+  // No Accept header, */* and lists naming JSON all take JSON: the answer is the JSON one, unchanged.
+  for (const accept of [undefined, '*/*', 'application/json', 'multipart/mixed, application/json', 'multipart/*, */*;q=0.5', 'text/plain']) {
+    const r = await bulkGet('mp-bg-accept', [{ id: 'a' }], accept);
+    assert.equal(r.status, 200, String(accept));
+    assert.match(String(r.headers['content-type']), /^(application\/json|text\/plain)/, String(accept));
+    assert.equal(r.body.toString().trimEnd(), expectedJson, String(accept));
+  }
+  // Multipart/mixed when taken; multipart/related (the outer type too) when only it is.
+  for (const [accept, type] of [
+    ['multipart/mixed', 'multipart/mixed'],
+    ['multipart/*', 'multipart/mixed'],
+    ['multipart/mixed, application/json;q=0', 'multipart/mixed'],
+    ['multipart/related', 'multipart/related'],
+    ['multipart/related, multipart/mixed;q=0', 'multipart/related'],
+  ] as const) {
+    const r = await bulkGet('mp-bg-accept', [{ id: 'a' }], accept);
+    assert.equal(r.status, 200, accept);
+    assert.match(String(r.headers['content-type']), new RegExp(`^${type}; boundary="--[0-9a-f]{32}"$`), accept);
+    const parts = await partsOf(String(r.headers['content-type']), r.body);
+    assert.equal(parts.length, 1, accept);
+    assert.equal(JSON.parse(parts[0]!.body.toString())._rev, put.body.rev, accept);
+  }
+});
+
+test('_bulk_get multipart with no docs is an empty body: no closing delimiter without an item', async () => {
+  assert.equal((await c.put('/mp-bg-empty')).status, 201);
+  const r = await bulkGet('mp-bg-empty', [], 'multipart/mixed');
+  assert.equal(r.status, 200);
+  assert.match(String(r.headers['content-type']), /^multipart\/mixed; boundary="--[0-9a-f]{32}"$/);
+  assert.equal(r.body.length, 0);
+  // The body's own errors stay JSON errors, before any part.
+  const noDocs = await send('POST', '/mp-bg-empty/_bulk_get', { 'Content-Type': 'application/json', Accept: 'multipart/mixed' }, Buffer.from('{}'));
+  assert.equal(noDocs.status, 400);
+  assert.deepEqual(JSON.parse(noDocs.body.toString()), { error: 'bad_request', reason: "Missing JSON list of 'docs'." });
 });
