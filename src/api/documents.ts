@@ -11,7 +11,7 @@ import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import {
-  absoluteUrl, docPath, durableWrite, etagMatches, givenRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit, requestRev, editDocs } from './common.js';
+  absoluteUrl, countRead, docPath, durableWrite, etagMatches, givenRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit, requestRev, editDocs } from './common.js';
 import { checkDocSize } from './databases.js';
 
 /**
@@ -64,7 +64,7 @@ export function parseDocQuery(req: Request): { options: OpenOptions; openRevs: '
 
 async function getDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
-  svc.stats.collector.databaseReads++;
+  countRead(svc, db);
   if (isLocalId(p.docId)) {
     // CouchDB parses the query as for any document (a bad rev or atts_since is a 400), then
     // looks revisions up in the document tree, where no _local document is.

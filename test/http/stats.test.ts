@@ -188,3 +188,15 @@ test('a request counts its method as it arrives: the first request to a fresh se
     await fresh.stop();
   }
 });
+
+test('reads and writes in the users and replicator databases are not counted, as couch_db:increment_stat skips sys_db', async () => {
+  await c.put('/_replicator');
+  const user = { _id: 'org.couchdb.user:stats_sys', name: 'stats_sys', password: 'pw', roles: [], type: 'user' };
+  assert.equal(await growth('couchdb', 'database_writes', () => c.put('/_users/org.couchdb.user:stats_sys', user)), 0);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get('/_users/org.couchdb.user:stats_sys')), 0);
+  assert.equal(await growth('couchdb', 'database_writes', () => c.put('/_replicator/stats_sys', { source: 'a', target: 'b' })), 0);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get('/_replicator/stats_sys')), 0);
+  // An ordinary database still counts both.
+  assert.equal(await growth('couchdb', 'database_writes', () => c.put(`/${DB}/not_sys`, {})), 1);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}/not_sys`)), 1);
+});
