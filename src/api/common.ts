@@ -173,10 +173,6 @@ export function durableWrite(req: Request, services: Services): boolean {
 }
 
 /**
- * Opens a database for the duration of a request: it stays open (the LRU cannot close it)
- * until the response, streamed or not, is finished.
- */
-/**
  * Counts a document read (`database_reads`) as couch_db:open_doc and open_doc_revs do through
  * increment_stat: never in a system database (sys_db: the users and replicator databases).
  */
@@ -189,6 +185,10 @@ export function countWrite(services: Services, db: Database): void {
   if (!services.dbs.isSystemDb(db.name)) services.stats.collector.databaseWrites++;
 }
 
+/**
+ * Opens a database for the duration of a request: it stays open (the LRU cannot close it)
+ * until the response, streamed or not, is finished.
+ */
 export async function openDb(services: Services, name: string, req: Request): Promise<Database> {
   const db = await services.dbs.get(name);
   req.onFinish(db.retain());

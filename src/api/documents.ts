@@ -214,6 +214,8 @@ async function putDocument(req: Request, p: RouteParams, svc: Services): Promise
 
 async function deleteDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
+  // couch_httpd_db's DELETE opens the document first (couch_doc_open): a read.
+  countRead(svc, db);
   const doc: IncomingDoc = emptyDoc(p.docId, undefined, true);
   if (isLocalId(p.docId)) {
     // As couch_httpd_db's DELETE, look the document up first: a missing one is a 404.
@@ -330,6 +332,8 @@ async function copyDocument(req: Request, p: RouteParams, svc: Services): Promis
   if (!destination) throw badRequest('Destination header is mandatory for COPY.');
   const { id: targetId, rev: targetRev } = parseDestination(destination);
   validateDocId(targetId);
+  // couch_httpd_db's COPY opens its source (couch_doc_open): a read, beside the write.
+  countRead(svc, db);
 
   let source: { body: Record<string, unknown>; atts: Map<string, AttachmentInput> | undefined; deleted: boolean };
   if (isLocalId(p.docId)) {

@@ -165,6 +165,23 @@ test('unknown stats and malformed paths', async () => {
   assert.equal((await c.post('/_stats', {})).status, 405);
 });
 
+test('database_reads: DELETE and COPY open their document, design-document requests their design document (couch_httpd_db)', async () => {
+  await c.put(`/${DB}/opened`, { a: 1 });
+  assert.equal(await growth('couchdb', 'database_reads', () => c.copy(`/${DB}/opened`, { headers: { Destination: 'opened_copy' } })), 1);
+  const rev = (await c.get(`/${DB}/opened_copy`)).body._rev as string;
+  assert.equal(await growth('couchdb', 'database_reads', () => c.del(`/${DB}/opened_copy?rev=${rev}`)), 1);
+  assert.equal((await c.put(`/${DB}/_design/reads`, {
+    views: { all: { map: 'function(doc) { emit(doc._id, null); }' } },
+    shows: { s: 'function(doc) { return "shown"; }' },
+  })).status, 201);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}/_design/reads/_view/all`)), 1);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}/_design/reads/_info`)), 1);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}/_design/reads/_show/s`)), 1);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}/_design/reads/_nothing`)), 1);
+  // A show of a document opens the design document and the document.
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}/_design/reads/_show/s/opened`)), 2);
+});
+
 test('/_stats is public when the server has admins', async () => {
   assert.equal((await c.put('/_config/admins/boss', 'secret')).status, 200);
   assert.equal((await c.get('/_active_tasks')).status, 401);
