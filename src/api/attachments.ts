@@ -14,7 +14,7 @@ import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { parseDocQuery } from './documents.js';
-import { absoluteUrl, docPath, durableWrite, etagMatches, openDb, quote, raiseResult, editDocs, requestRev } from './common.js';
+import { absoluteUrl, countRead, docPath, durableWrite, etagMatches, openDb, quote, raiseResult, editDocs, requestRev } from './common.js';
 
 export const attachmentRoutes: Route[] = [
   { shape: 'attachment', methods: { GET: getAttachment, PUT: putAttachment, DELETE: deleteAttachment } },
@@ -37,7 +37,7 @@ function attachmentPath(db: string, docId: string, name: string): string {
 
 async function getAttachment(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
-  svc.stats.collector.databaseReads++;
+  countRead(svc, db);
   if (isLocalId(p.docId)) throw notFound('missing');
   // CouchDB 1.6 reads the whole document query here (parse_doc_query), so a bad rev, open_revs
   // or atts_since is the 400 a document GET answers; only rev chooses what is served.

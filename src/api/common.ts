@@ -173,6 +173,19 @@ export function durableWrite(req: Request, services: Services): boolean {
 }
 
 /**
+ * Counts a document read (`database_reads`) as couch_db:open_doc and open_doc_revs do through
+ * increment_stat: never in a system database (sys_db: the users and replicator databases).
+ */
+export function countRead(services: Services, db: Database): void {
+  if (!services.dbs.isSystemDb(db.name)) services.stats.collector.databaseReads++;
+}
+
+/** Counts a write (`database_writes`) as couch_db:update_docs does, system databases excepted. */
+export function countWrite(services: Services, db: Database): void {
+  if (!services.dbs.isSystemDb(db.name)) services.stats.collector.databaseWrites++;
+}
+
+/**
  * Opens a database for the duration of a request: it stays open (the LRU cannot close it)
  * until the response, streamed or not, is finished.
  */
@@ -294,7 +307,7 @@ export async function editDocs(
   follow?: (name: string) => AsyncIterable<Buffer>,
 ): Promise<EditResult[]> {
   // One write per request, as couch_db:update_docs counts, whatever the number of documents.
-  svc.stats.collector.databaseWrites++;
+  countWrite(svc, db);
   const refusals = withDesignRefusals(await svc.auth.screenWrites(db, docs, req.userCtx, options), docs);
   const accepted = refusals ? docs.filter((_, i) => refusals[i] === undefined) : docs;
   const uploads: { release(): void }[] = [];

@@ -7,7 +7,7 @@ import { raw, type HeaderMap, type Reply } from './reply.js';
 import { requestObject } from '../design/request-object.js';
 import { decodeSegment, type Request } from './request.js';
 import type { Services } from './services.js';
-import { openDb, requestLimit } from './common.js';
+import { countRead, openDb, requestLimit } from './common.js';
 import { everyMethod, OTHER_DESIGN_HANDLER, type Route, type RouteParams } from './route.js';
 
 const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
@@ -102,5 +102,7 @@ export async function openDocFunction(req: Request, p: RouteParams, svc: Service
   const ddoc = await svc.design.designDoc(db, p.docId);
   const fn = await svc.design.function(db, ddoc, group, name);
   const docId = idParts.length > 0 ? idParts.join('/') : undefined;
+  // couch_httpd_show opens the document with couch_doc_open: a read, found or not.
+  if (docId !== undefined) countRead(svc, db);
   return { db, ddoc, fn, docId, doc: await docForFunction(db, docId) };
 }

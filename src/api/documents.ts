@@ -11,7 +11,7 @@ import type { Route, RouteParams } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import {
-  absoluteUrl, docPath, durableWrite, etagMatches, givenRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit, requestRev, editDocs } from './common.js';
+  absoluteUrl, countRead, docPath, durableWrite, etagMatches, givenRev, maxDocumentSize, openDb, quote, raiseResult, requestLimit, requestRev, editDocs } from './common.js';
 import { checkDocSize } from './databases.js';
 
 /**
@@ -64,7 +64,7 @@ export function parseDocQuery(req: Request): { options: OpenOptions; openRevs: '
 
 async function getDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
-  svc.stats.collector.databaseReads++;
+  countRead(svc, db);
   if (isLocalId(p.docId)) {
     // CouchDB parses the query as for any document (a bad rev or atts_since is a 400), then
     // looks revisions up in the document tree, where no _local document is.
@@ -207,6 +207,8 @@ async function putDocument(req: Request, p: RouteParams, svc: Services): Promise
 
 async function deleteDocument(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
+  // couch_httpd_db's DELETE opens the document first (couch_doc_open): a read.
+  countRead(svc, db);
   const doc: IncomingDoc = emptyDoc(p.docId, undefined, true);
   if (isLocalId(p.docId)) {
     // As couch_httpd_db's DELETE, look the document up first: a missing one is a 404.
@@ -345,6 +347,8 @@ async function copyDocument(req: Request, p: RouteParams, svc: Services): Promis
   if (!destination) throw badRequest('Destination header is mandatory for COPY.');
   const { id: targetId, rev: targetRev } = parseDestination(destination);
   validateDocId(targetId);
+  // couch_httpd_db's COPY opens its source (couch_doc_open): a read, beside the write.
+  countRead(svc, db);
 
   let source: { body: Record<string, unknown>; atts: Map<string, AttachmentInput> | undefined; deleted: boolean };
   if (isLocalId(p.docId)) {

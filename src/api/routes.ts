@@ -1,5 +1,6 @@
 /** Every endpoint group's routes, in one list for the router. */
-import type { Route } from './route.js';
+import type { Handler, Route } from './route.js';
+import { countRead, openDb } from './common.js';
 import { serverRoutes } from './server.js';
 import { configRoutes } from './config.js';
 import { nodeRoutes } from './node.js';
@@ -25,7 +26,7 @@ import { utilsRoutes } from './utils.js';
 import { findRoutes } from './find.js';
 import { otherDesignHandlerRoutes } from './design-request.js';
 
-export const routes: Route[] = [
+export const routes: Route[] = ([
   ...serverRoutes,
   ...configRoutes,
   ...nodeRoutes,
@@ -50,4 +51,22 @@ export const routes: Route[] = [
   ...utilsRoutes,
   ...findRoutes,
   ...otherDesignHandlerRoutes,
-];
+]).map(openingDesignDoc);
+
+/**
+ * A request under a design document (`/{db}/_design/{ddoc}/_name...`) opens the design document
+ * first, as couch_httpd_db:handle_design_req does with couch_doc_open whatever the handler: one
+ * `database_reads`, before the handler runs (its 404s and 400s included).
+ */
+function openingDesignDoc(route: Route): Route {
+  if (route.shape !== 'designHandler') return route;
+  const methods: Partial<Record<string, Handler>> = {};
+  for (const [method, handler] of Object.entries(route.methods)) {
+    if (!handler) continue;
+    methods[method] = async (req, p, svc) => {
+      countRead(svc, await openDb(svc, p.db, req));
+      return handler(req, p, svc);
+    };
+  }
+  return { ...route, methods };
+}

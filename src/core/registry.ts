@@ -224,6 +224,14 @@ export class DatabaseRegistry {
     return count;
   }
 
+  /**
+   * Whether a name is a system database (the users and replicator databases), which CouchDB 1.6
+   * opens with its sys_db option: no LRU, no `open_databases`, no read or write statistics.
+   */
+  isSystemDb(name: string): boolean {
+    return (this.settings().systemDbs ?? []).includes(name);
+  }
+
   async closeAll(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);

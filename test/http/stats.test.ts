@@ -165,6 +165,23 @@ test('unknown stats and malformed paths', async () => {
   assert.equal((await c.post('/_stats', {})).status, 405);
 });
 
+test('database_reads: DELETE and COPY open their document, design-document requests their design document (couch_httpd_db)', async () => {
+  await c.put(`/${DB}/opened`, { a: 1 });
+  assert.equal(await growth('couchdb', 'database_reads', () => c.copy(`/${DB}/opened`, { headers: { Destination: 'opened_copy' } })), 1);
+  const rev = (await c.get(`/${DB}/opened_copy`)).body._rev as string;
+  assert.equal(await growth('couchdb', 'database_reads', () => c.del(`/${DB}/opened_copy?rev=${rev}`)), 1);
+  assert.equal((await c.put(`/${DB}/_design/reads`, {
+    views: { all: { map: 'function(doc) { emit(doc._id, null); }' } },
+    shows: { s: 'function(doc) { return "shown"; }' },
+  })).status, 201);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}/_design/reads/_view/all`)), 1);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}/_design/reads/_info`)), 1);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}/_design/reads/_show/s`)), 1);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}/_design/reads/_nothing`)), 1);
+  // A show of a document opens the design document and the document.
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}/_design/reads/_show/s/opened`)), 2);
+});
+
 test('/_stats is public when the server has admins', async () => {
   assert.equal((await c.put('/_config/admins/boss', 'secret')).status, 200);
   assert.equal((await c.get('/_active_tasks')).status, 401);
@@ -187,4 +204,16 @@ test('a request counts its method as it arrives: the first request to a fresh se
   } finally {
     await fresh.stop();
   }
+});
+
+test('reads and writes in the users and replicator databases are not counted, as couch_db:increment_stat skips sys_db', async () => {
+  await c.put('/_replicator');
+  const user = { _id: 'org.couchdb.user:stats_sys', name: 'stats_sys', password: 'pw', roles: [], type: 'user' };
+  assert.equal(await growth('couchdb', 'database_writes', () => c.put('/_users/org.couchdb.user:stats_sys', user)), 0);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get('/_users/org.couchdb.user:stats_sys')), 0);
+  assert.equal(await growth('couchdb', 'database_writes', () => c.put('/_replicator/stats_sys', { source: 'a', target: 'b' })), 0);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get('/_replicator/stats_sys')), 0);
+  // An ordinary database still counts both.
+  assert.equal(await growth('couchdb', 'database_writes', () => c.put(`/${DB}/not_sys`, {})), 1);
+  assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}/not_sys`)), 1);
 });
