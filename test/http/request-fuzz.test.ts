@@ -56,7 +56,7 @@ const BODIES = [
 const METHODS = ['GET', 'GET', 'GET', 'PUT', 'POST', 'POST', 'DELETE', 'HEAD', 'COPY', 'OPTIONS'];
 const CONTENT_TYPES = ['application/json', 'application/json', 'text/plain', 'multipart/related; boundary=abc', 'application/x-www-form-urlencoded'];
 const HEADER_NAMES = ['Destination', 'If-Match', 'If-None-Match', 'Accept', 'X-Couch-Full-Commit', 'Range', 'Content-Encoding', 'Last-Event-ID'];
-const HEADER_VALUES = ['doc2', '"1-x"', '*', 'text/html', 'false', 'bytes=0-1', 'gzip', '5', 'doc3?rev=1-abc', ''];
+const HEADER_VALUES = ['doc2', '"1-x"', '*', 'text/html', 'multipart/mixed', 'false', 'bytes=0-1', 'gzip', '5', 'doc3?rev=1-abc', ''];
 
 interface Answer {
   status: number;
