@@ -816,6 +816,23 @@ test('checkpoint_interval of the request shows in _active_tasks', async () => {
   }
 });
 
+test('a task lists pid first, then its properties in the order of their names (couch_task_status)', async () => {
+  const src = await mkdb('task-order');
+  const tgt = await mkdb('task-order-target');
+  const started = await replicate({ source: src, target: tgt, continuous: true });
+  assert.equal(started.status, 202, started.text);
+  try {
+    const task = (await c.get('/_active_tasks')).body.find((t: { replication_id?: string }) => t.replication_id === started.body._local_id);
+    assert.ok(task, 'the replication task');
+    const keys = Object.keys(task);
+    assert.equal(keys[0], 'pid');
+    assert.deepEqual(keys.slice(1), [...keys.slice(1)].sort());
+    for (const key of ['type', 'started_on', 'updated_on', 'progress', 'replication_id']) assert.ok(keys.includes(key), key);
+  } finally {
+    await replicate({ source: src, target: tgt, continuous: true, cancel: true });
+  }
+});
+
 test('integer options are read as couch_util:to_integer reads them; others are CouchDB\'s 500s', async () => {
   const cases: [Record<string, unknown>, string][] = [
     [{ worker_processes: 'four' }, 'badarg'],
