@@ -158,7 +158,7 @@ async function putAttachment(req: Request, p: RouteParams, svc: Services): Promi
   }
 
   // The edit it extends: the named revision, or none (a new document).
-  const base = rev === undefined ? undefined : await openForEdit(db, p.docId, rev);
+  const base = rev === undefined ? undefined : await openForEdit(svc, db, p.docId, rev);
   if (rev === undefined) {
     // Without a rev only a new (or deleted) document may take the attachment.
     const info = await db.docInfo(p.docId);
@@ -197,7 +197,7 @@ async function deleteAttachment(req: Request, p: RouteParams, svc: Services): Pr
     await db.openDoc(p.docId);
     throw conflict();
   }
-  const base = await openForEdit(db, p.docId, rev);
+  const base = await openForEdit(svc, db, p.docId, rev);
   if (!stubsOf(base)[p.attachment]) throw notFound('Document is missing attachment');
   const doc = editOf(p.docId, rev, base);
   doc.atts!.delete(p.attachment);
@@ -207,8 +207,10 @@ async function deleteAttachment(req: Request, p: RouteParams, svc: Services): Pr
 /**
  * The revision an attachment edit names; one the document does not have (or a document that
  * does not exist) is a conflict, as couch_httpd_db says of open_doc_revs' `{not_found, missing}`.
+ * open_doc_revs counts it in `database_reads`, found or not.
  */
-async function openForEdit(db: Database, id: string, rev: string): Promise<OpenedDoc> {
+async function openForEdit(svc: Services, db: Database, id: string, rev: string): Promise<OpenedDoc> {
+  countRead(svc, db);
   try {
     return await db.openDoc(id, { rev });
   } catch (err) {

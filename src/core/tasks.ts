@@ -32,9 +32,16 @@ export class TaskRegistry {
     };
   }
 
+  /**
+   * Every task as couch_task_status:all lists it: `pid` first, then the task's properties in the
+   * order of their names (add_task and update keep them sorted with lists:ukeysort).
+   */
   list(): Record<string, unknown>[] {
-    return [...this.tasks.values()].map((t) => ({
-      pid: t.pid, type: t.type, started_on: t.started_on, updated_on: t.updated_on, ...t.fields,
-    }));
+    return [...this.tasks.values()].map((t) => {
+      const props: Record<string, unknown> = { ...t.fields, type: t.type, started_on: t.started_on, updated_on: t.updated_on };
+      const task: Record<string, unknown> = { pid: t.pid };
+      for (const key of Object.keys(props).sort()) task[key] = props[key];
+      return task;
+    });
   }
 }

@@ -125,6 +125,8 @@ export class Replication {
   private task: TaskHandle | undefined;
   private sourceSeq: number | string = 0;
   private checkpointedSeq: number | string = 0;
+  /** The sequence every change before which is replicated (CouchDB's current_through_seq). */
+  private throughSeq: number | string = 0;
   /** When the job was created, and its events since, newest first. */
   readonly startTime = new Date();
   readonly history: JobEvent[] = [{ timestamp: isoSeconds(this.startTime), type: 'added' }];
@@ -220,6 +222,7 @@ export class Replication {
     const start = this.options.sinceSeq === undefined ? found : { ...found, since: this.options.sinceSeq };
     const revs = { source: sourceLog?.['_rev'] as string | undefined, target: targetLog?.['_rev'] as string | undefined };
     this.checkpointedSeq = start.since;
+    this.throughSeq = start.since;
     this.openTask();
     this.hooks.onTriggered?.();
 
@@ -302,6 +305,7 @@ export class Replication {
         const work = this.processBatch(item.batch, sessionStats).then(() => {
           item.finished = true;
           while (pending.length > 0 && pending[0]!.finished) through = pending.shift()!.batch.lastSeq;
+          this.throughSeq = through;
           this.updateTask();
           maybeCheckpoint();
         }, (err) => {
@@ -465,8 +469,13 @@ export class Replication {
   }
 
   private taskFields(): Record<string, string | number | boolean | null> {
-    const source = Number(this.sourceSeq);
-    const done = Number(this.checkpointedSeq);
+    // couch_replicator:update_task: the share of the source's sequence replicated through (not
+    // checkpointed), 0 for an empty source, null for sequences that are not numbers.
+    const source = this.sourceSeq;
+    const through = this.throughSeq;
+    const progress = typeof source === 'number' && typeof through === 'number'
+      ? (source === 0 ? 0 : Math.floor((through * 100) / source))
+      : null;
     return {
       replication_id: this.options.id.full,
       source: this.options.sourceDisplay,
@@ -481,7 +490,7 @@ export class Replication {
       missing_revisions_found: this.stats.missing_found,
       revisions_checked: this.stats.missing_checked,
       checkpoint_interval: this.settings.checkpointIntervalMs,
-      progress: source > 0 && Number.isFinite(done) ? Math.min(100, Math.floor((done / source) * 100)) : 100,
+      progress,
     };
   }
 }

@@ -816,6 +816,51 @@ test('checkpoint_interval of the request shows in _active_tasks', async () => {
   }
 });
 
+test('a task lists pid first, then its properties in the order of their names (couch_task_status)', async () => {
+  const src = await mkdb('task-order');
+  const tgt = await mkdb('task-order-target');
+  const started = await replicate({ source: src, target: tgt, continuous: true });
+  assert.equal(started.status, 202, started.text);
+  try {
+    const task = (await c.get('/_active_tasks')).body.find((t: { replication_id?: string }) => t.replication_id === started.body._local_id);
+    assert.ok(task, 'the replication task');
+    const keys = Object.keys(task);
+    assert.equal(keys[0], 'pid');
+    assert.deepEqual(keys.slice(1), [...keys.slice(1)].sort());
+    for (const key of ['type', 'started_on', 'updated_on', 'progress', 'replication_id']) assert.ok(keys.includes(key), key);
+  } finally {
+    await replicate({ source: src, target: tgt, continuous: true, cancel: true });
+  }
+});
+
+test('a replication task\'s progress is the share of source_seq replicated through, checkpointed or not, and 0 for an empty source (couch_replicator:update_task)', async () => {
+  const empty = await mkdb('progress-empty');
+  const emptyTarget = await mkdb('progress-empty-target');
+  const idle = await replicate({ source: empty, target: emptyTarget, continuous: true });
+  assert.equal(idle.status, 202, idle.text);
+  const src = await mkdb('progress');
+  const tgt = await mkdb('progress-target');
+  await bulk(src, [{ _id: 'a' }, { _id: 'b' }, { _id: 'c' }]);
+  const started = await replicate({ source: src, target: tgt, continuous: true, use_checkpoints: false });
+  assert.equal(started.status, 202, started.text);
+  try {
+    const tasks = (await c.get('/_active_tasks')).body as { replication_id?: string; progress?: unknown; source_seq?: unknown }[];
+    const idleTask = tasks.find((t) => t.replication_id === idle.body._local_id);
+    assert.equal(idleTask?.source_seq, 0);
+    assert.equal(idleTask?.progress, 0);
+    const task = await waitFor('the three documents written', async () => {
+      const t = (await c.get('/_active_tasks')).body.find((x: { replication_id?: string }) => x.replication_id === started.body._local_id);
+      return t?.docs_written === 3 ? t : undefined;
+    });
+    assert.equal(task.checkpointed_source_seq, 0);
+    assert.equal(task.source_seq, 3);
+    assert.equal(task.progress, 100);
+  } finally {
+    await replicate({ source: empty, target: emptyTarget, continuous: true, cancel: true });
+    await replicate({ source: src, target: tgt, continuous: true, use_checkpoints: false, cancel: true });
+  }
+});
+
 test('integer options are read as couch_util:to_integer reads them; others are CouchDB\'s 500s', async () => {
   const cases: [Record<string, unknown>, string][] = [
     [{ worker_processes: 'four' }, 'badarg'],

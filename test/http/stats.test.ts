@@ -217,3 +217,18 @@ test('reads and writes in the users and replicator databases are not counted, as
   assert.equal(await growth('couchdb', 'database_writes', () => c.put(`/${DB}/not_sys`, {})), 1);
   assert.equal(await growth('couchdb', 'database_reads', () => c.get(`/${DB}/not_sys`)), 1);
 });
+
+test('database_reads: an attachment PUT or DELETE with a rev opens that revision (couch_httpd_db:db_attachment_req, open_doc_revs)', async () => {
+  const made = await c.put(`/${DB}/att_reads`, { n: 1 });
+  assert.equal(made.status, 201);
+  let rev = made.body.rev as string;
+  let put: { status: number; body: { rev: string } } | undefined;
+  assert.equal(await growth('couchdb', 'database_reads', async () => {
+    put = await c.request('PUT', `/${DB}/att_reads/a.txt?rev=${rev}`, { raw: 'hi', headers: { 'Content-Type': 'text/plain' } });
+  }), 1);
+  assert.equal(put?.status, 201);
+  rev = put!.body.rev;
+  assert.equal(await growth('couchdb', 'database_reads', () => c.del(`/${DB}/att_reads/a.txt?rev=${rev}`)), 1);
+  // Without a rev, a new document's attachment opens no revision.
+  assert.equal(await growth('couchdb', 'database_reads', () => c.request('PUT', `/${DB}/att_new/a.txt`, { raw: 'hi', headers: { 'Content-Type': 'text/plain' } })), 0);
+});
