@@ -79,7 +79,9 @@ export const findRoutes: Route[] = [
 /** `/{db}/_index[/...]`: the list and creation, `_bulk_delete`, and one index's deletion. */
 async function indexRequest(req: Request, p: RouteParams, svc: Services): Promise<Reply> {
   const method = req.method === 'HEAD' ? 'GET' : req.method;
-  const rest = p.rest[0] === '_design' && p.rest.length > 1 ? [`_design/${p.rest[1]}`, ...p.rest.slice(2)] : p.rest;
+  // Only `_design/{ddoc}/{type}/{name}` joins its first two parts: `_design/{ddoc}/{type}` is
+  // the {ddoc}/{type}/{name} shape, as mango_httpd matches raw path parts.
+  const rest = p.rest[0] === '_design' && p.rest.length === 4 ? [`_design/${p.rest[1]}`, ...p.rest.slice(2)] : p.rest;
   if (rest.length === 0) {
     if (method === 'GET') {
       const db = await openDb(svc, p.db, req);
