@@ -4,7 +4,7 @@
  * `completed`, `error`), `_replication_state_time` and `_replication_id` on it, as CouchDB 1.6
  * does. Deleting the document cancels the job; a job that fails starts again after 5 s, then
  * 10, 20... (`max_replication_retry_count` times); at start-up every document not `completed`
- * starts again. Changes arrive through the registry's update events: no polling.
+ * starts again, as does one written again without `_replication_state` once its job has ended. Changes arrive through the registry's update events: no polling.
  *
  * The database holds `_design/_replicator`, written when missing (at start, when the database
  * is created again, before the replicator records a state), as CouchDB 1.6's manager keeps it.
@@ -152,7 +152,7 @@ export class ReplicatorDatabase {
     }
     const request = requestKey(doc);
     const tracked = this.tracked.get(docId);
-    if (tracked && tracked.request === request) return;
+    if (tracked && tracked.request === request && !runsAgain(tracked, doc)) return;
     clearTimeout(tracked?.retry);
     if (tracked?.job) tracked.job.replication.cancel();
     let parsed: ReplicationRequest | undefined;
@@ -224,6 +224,7 @@ export class ReplicatorDatabase {
     job.done.then(
       (result) => {
         status.job = undefined;
+        if (entry.job === job) entry.job = undefined;
         if (!job.replication.cancelled) moveTo(status, 'completed');
         if (!job.replication.options.continuous && !job.replication.cancelled) {
           void this.record(docId, request, { _replication_state: 'completed', _replication_id: job.id.base, _replication_stats: completionStats(result, job.replication.progress()) });
@@ -231,6 +232,7 @@ export class ReplicatorDatabase {
       },
       (err) => {
         status.job = undefined;
+        if (entry.job === job) entry.job = undefined;
         if (!job.replication.cancelled) failed(err, { _replication_id: job.id.base });
       },
     );
@@ -266,6 +268,17 @@ export class ReplicatorDatabase {
       }
     }
   }
+}
+
+/**
+ * Whether a document stating the replication it stated before starts it again: when it no longer
+ * says how that went (no `_replication_state`, as after an edit that leaves the replicator's
+ * fields out) and no job of its own runs or waits to retry, as CouchDB 1.6's
+ * couch_replicator_manager:process_update starts a state-less document whose replication is not
+ * running (one that completed or failed for good included).
+ */
+function runsAgain(tracked: TrackedDoc, doc: Record<string, unknown>): boolean {
+  return doc['_replication_state'] === undefined && tracked.job === undefined && tracked.retry === undefined;
 }
 
 /** What `_scheduler/docs` shows of a document from now on. */

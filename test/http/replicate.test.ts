@@ -939,3 +939,26 @@ test('a _replicator job that fails starts again after 5 s: a source created mean
   await waitFor('the retry to complete', async () => (await c.get(`/_replicator/${src}`)).body._replication_state === 'completed' || undefined, 15000);
   assert.equal((await c.get(`/${src}-copy/a`)).status, 200);
 });
+
+test('a completed _replicator document edited without its _replication_state runs again (CouchDB 1.6 process_update)', async () => {
+  const src = await mkdb('rerun-src');
+  const tgt = `${src}-copy`;
+  await bulk(src, [{ _id: 'first' }]);
+  const id = `rerun-${Date.now()}`;
+  assert.equal((await c.put(`/_replicator/${id}`, { source: src, target: tgt, create_target: true })).status, 201);
+  const done = await waitFor('completed', async () => {
+    const doc = (await c.get(`/_replicator/${id}`)).body;
+    return doc._replication_state === 'completed' ? doc : undefined;
+  });
+  await bulk(src, [{ _id: 'second' }]);
+  // The same replication, written again without the replicator's fields: it runs again.
+  const edit = await c.put(`/_replicator/${id}`, { _rev: done._rev, source: src, target: tgt, create_target: true });
+  assert.equal(edit.status, 201, edit.text);
+  const again = await waitFor('completed again', async () => {
+    const doc = (await c.get(`/_replicator/${id}`)).body;
+    return doc._replication_state === 'completed' ? doc : undefined;
+  });
+  assert.equal(again._replication_id, done._replication_id);
+  assert.equal(again._replication_stats.docs_written, 1);
+  assert.equal((await c.get(`/${tgt}/second`)).status, 200);
+});
