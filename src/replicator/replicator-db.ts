@@ -3,8 +3,10 @@
  * replicator starts it as the document's `user_ctx` and records `_replication_state` (`triggered`,
  * `completed`, `error`), `_replication_state_time` and `_replication_id` on it, as CouchDB 1.6
  * does. Deleting the document cancels the job; a job that fails starts again after 5 s, then
- * 10, 20... (`max_replication_retry_count` times); at start-up every document not `completed`
- * starts again, as does one written again without `_replication_state` once its job has ended. Changes arrive through the registry's update events: no polling.
+ * 10, 20... (`max_replication_retry_count` times; a document stating no replication it can
+ * start, such as a filter it cannot read, is not retried); at start-up every document not
+ * `completed` starts again, as does one written again without `_replication_state` once its
+ * job has ended. Changes arrive through the registry's update events: no polling.
  *
  * The database holds `_design/_replicator`, written when missing (at start, when the database
  * is created again, before the replicator records a state), as CouchDB 1.6's manager keeps it.
@@ -176,12 +178,20 @@ export class ReplicatorDatabase {
     // couch_replicator_manager:rep_user_ctx runs it (so it writes no design document), but with
     // its admin writer's right to create the target (where 1.6 refuses).
     const owner = userContextOf(doc) ?? { name: null, roles: [], createsDatabases: true };
-    if (!parsed) {
-      moveTo(status, 'failed', reasonOf(invalid));
-      await this.record(docId, request, { _replication_state: 'error', _replication_state_reason: reasonOf(invalid) });
-      return;
-    }
+    if (!parsed) return this.refuse(docId, entry, invalid);
     await this.launch(docId, entry, parsed, owner, 0);
+  }
+
+  /**
+   * A document that states no replication the replicator can start (its request does not parse,
+   * or its replication id cannot be computed: a filter it cannot read) ends in `error` with the
+   * reason alone, and is not retried: CouchDB 1.6's couch_replicator_manager:parse_rep_doc turns
+   * these failures into `bad_rep_doc`, which rep_db_update_error records.
+   */
+  private async refuse(docId: string, entry: TrackedDoc, err: unknown): Promise<void> {
+    const reason = badDocReason(err);
+    moveTo(entry.status, 'failed', reason);
+    await this.record(docId, entry.request, { _replication_state: 'error', _replication_state_reason: reason });
   }
 
   /**
@@ -210,7 +220,9 @@ export class ReplicatorDatabase {
         },
       });
     } catch (err) {
-      failed(err, {});
+      // Its first start computes the replication id: what fails there is the document's fault.
+      if (failures === 0) await this.refuse(docId, entry, err);
+      else failed(err, {});
       return;
     }
     if (job.docId !== docId) {
@@ -293,6 +305,16 @@ function requestKey(doc: Record<string, unknown>): string {
 function reasonOf(err: unknown): string {
   if (err instanceof CouchError) return `${err.error}: ${err.reason}`;
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Why a document states no replication, as CouchDB 1.6 records it: the text thrown as
+ * `{error, Reason}` (couch_replicator_utils' messages), or a crash's `{Class,Reason}` term
+ * printed (couch_util:to_binary of what parse_rep_doc caught), without the error's name.
+ */
+function badDocReason(err: unknown): string {
+  if (err instanceof CouchError) return err.error === 'unknown_error' ? `{error,${err.reason}}` : err.reason;
+  return reasonOf(err);
 }
 
 /** A document's `user_ctx` as a job identity (checked when written: a user names only themselves and roles they have). */

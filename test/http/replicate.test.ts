@@ -962,3 +962,23 @@ test('a completed _replicator document edited without its _replication_state run
   assert.equal(again._replication_stats.docs_written, 1);
   assert.equal((await c.get(`/${tgt}/second`)).status, 200);
 });
+
+test('a _replicator document stating no replication it can start records CouchDB 1.6\'s reason alone (bad_rep_doc)', async () => {
+  const src = await mkdb('badrep');
+  const cases: [Record<string, unknown>, string][] = [
+    [{ source: src, target: `${src}-copy`, filter: 'nofilter' }, 'Invalid filter. Must match `ddocname/filtername`.'],
+    [{ source: src, target: `${src}-copy`, filter: 'nodesign/f' },
+      `Couldn't open document \`_design/nodesign\` from source database \`${src}\`: {error,<<"not_found">>}`],
+    [{ source: src, target: `${src}-copy`, worker_processes: 'abc' }, '{error,badarg}'],
+  ];
+  for (const [i, [body, reason]] of cases.entries()) {
+    const id = `badrep-${Date.now()}-${i}`;
+    assert.equal((await c.put(`/_replicator/${id}`, body)).status, 201);
+    const doc = await waitFor(`${id} in error`, async () => {
+      const d = (await c.get(`/_replicator/${id}`)).body;
+      return d._replication_state === 'error' ? d : undefined;
+    });
+    assert.equal(doc._replication_state_reason, reason);
+    assert.equal(doc._replication_id, undefined);
+  }
+});
