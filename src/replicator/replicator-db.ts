@@ -216,7 +216,9 @@ export class ReplicatorDatabase {
       job = await this.manager.start(parsed, owner, docId, {
         onTriggered: (j) => {
           moveTo(status, 'running');
-          void this.record(docId, request, { _replication_state: 'triggered', _replication_id: j.id.base });
+          void this.record(docId, request, {
+            _replication_state: 'triggered', _replication_state_reason: undefined, _replication_id: j.id.base, _replication_stats: undefined,
+          });
         },
       });
     } catch (err) {
@@ -239,7 +241,10 @@ export class ReplicatorDatabase {
         if (entry.job === job) entry.job = undefined;
         if (!job.replication.cancelled) moveTo(status, 'completed');
         if (!job.replication.options.continuous && !job.replication.cancelled) {
-          void this.record(docId, request, { _replication_state: 'completed', _replication_id: job.id.base, _replication_stats: completionStats(result, job.replication.progress()) });
+          void this.record(docId, request, {
+            _replication_state: 'completed', _replication_state_reason: undefined, _replication_id: job.id.base,
+            _replication_stats: completionStats(result, job.replication.progress()),
+          });
         }
       },
       (err) => {
@@ -250,7 +255,11 @@ export class ReplicatorDatabase {
     );
   }
 
-  /** Writes state fields onto the document, unless it was edited or deleted since. */
+  /**
+   * Writes state fields onto the document (undefined ones are removed), unless it was edited or
+   * deleted since, as couch_replicator_manager:update_rep_doc writes them: a new
+   * `_replication_state_time` only with a new state, and nothing when nothing changes.
+   */
   private async record(docId: string, request: string, fields: Record<string, unknown>): Promise<void> {
     if (this.stopped) return;
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -261,9 +270,13 @@ export class ReplicatorDatabase {
         await ensureReplicatorDesignDoc(db);
         const doc = JSON.parse((await db.openDoc(docId)).json) as Record<string, unknown>;
         if (requestKey(doc) !== request) return;
-        if (Object.entries(fields).every(([k, v]) => doc[k] === v)) return;
-        if (fields['_replication_state'] !== 'error') delete doc['_replication_state_reason'];
-        Object.assign(doc, fields, fields['_replication_state'] === undefined ? {} : { _replication_state_time: isoTime(new Date()) });
+        const before = JSON.stringify(doc);
+        for (const [key, value] of Object.entries(fields)) {
+          if (value === undefined) delete doc[key];
+          else if (key !== '_replication_state') doc[key] = value;
+          else if (doc[key] !== value) Object.assign(doc, { [key]: value, _replication_state_time: isoTime(new Date()) });
+        }
+        if (JSON.stringify(doc) === before) return;
         const incoming = parseIncomingDoc(doc);
         const uploads = await db.prepareAttachments(incoming);
         try {

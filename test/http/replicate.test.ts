@@ -982,3 +982,25 @@ test('a _replicator document stating no replication it can start records CouchDB
     assert.equal(doc._replication_id, undefined);
   }
 });
+
+test('a _replicator document triggered again loses the last run\'s _replication_stats (CouchDB 1.6 replication_started)', async () => {
+  const src = await mkdb('restats-src');
+  const tgt = `${src}-copy`;
+  await bulk(src, [{ _id: 'one' }]);
+  const id = `restats-${Date.now()}`;
+  assert.equal((await c.put(`/_replicator/${id}`, { source: src, target: tgt, create_target: true })).status, 201);
+  const done = await waitFor('completed', async () => {
+    const doc = (await c.get(`/_replicator/${id}`)).body;
+    return doc._replication_state === 'completed' ? doc : undefined;
+  });
+  assert.equal(typeof done._replication_stats, 'object');
+  // Made continuous, the replicator's other fields kept but its state.
+  const { _replication_state: _state, ...rest } = done;
+  assert.equal((await c.put(`/_replicator/${id}`, { ...rest, continuous: true })).status, 201);
+  const triggered = await waitFor('triggered', async () => {
+    const doc = (await c.get(`/_replicator/${id}`)).body;
+    return doc._replication_state === 'triggered' ? doc : undefined;
+  });
+  assert.equal(triggered._replication_stats, undefined);
+  assert.equal((await c.del(`/_replicator/${id}?rev=${triggered._rev}`)).status, 200);
+});
