@@ -3,8 +3,10 @@
  * replicator starts it as the document's `user_ctx` and records `_replication_state` (`triggered`,
  * `completed`, `error`), `_replication_state_time` and `_replication_id` on it, as CouchDB 1.6
  * does. Deleting the document cancels the job; a job that fails starts again after 5 s, then
- * 10, 20... (`max_replication_retry_count` times); at start-up every document not `completed`
- * starts again. Changes arrive through the registry's update events: no polling.
+ * 10, 20... (`max_replication_retry_count` times; a document stating no replication it can
+ * start, such as a filter it cannot read, is not retried); at start-up every document not
+ * `completed` starts again, as does one written again without `_replication_state` once its
+ * job has ended. Changes arrive through the registry's update events: no polling.
  *
  * The database holds `_design/_replicator`, written when missing (at start, when the database
  * is created again, before the replicator records a state), as CouchDB 1.6's manager keeps it.
@@ -152,7 +154,7 @@ export class ReplicatorDatabase {
     }
     const request = requestKey(doc);
     const tracked = this.tracked.get(docId);
-    if (tracked && tracked.request === request) return;
+    if (tracked && tracked.request === request && !runsAgain(tracked, doc)) return;
     clearTimeout(tracked?.retry);
     if (tracked?.job) tracked.job.replication.cancel();
     let parsed: ReplicationRequest | undefined;
@@ -176,12 +178,20 @@ export class ReplicatorDatabase {
     // couch_replicator_manager:rep_user_ctx runs it (so it writes no design document), but with
     // its admin writer's right to create the target (where 1.6 refuses).
     const owner = userContextOf(doc) ?? { name: null, roles: [], createsDatabases: true };
-    if (!parsed) {
-      moveTo(status, 'failed', reasonOf(invalid));
-      await this.record(docId, request, { _replication_state: 'error', _replication_state_reason: reasonOf(invalid) });
-      return;
-    }
+    if (!parsed) return this.refuse(docId, entry, invalid);
     await this.launch(docId, entry, parsed, owner, 0);
+  }
+
+  /**
+   * A document that states no replication the replicator can start (its request does not parse,
+   * or its replication id cannot be computed: a filter it cannot read) ends in `error` with the
+   * reason alone, and is not retried: CouchDB 1.6's couch_replicator_manager:parse_rep_doc turns
+   * these failures into `bad_rep_doc`, which rep_db_update_error records.
+   */
+  private async refuse(docId: string, entry: TrackedDoc, err: unknown): Promise<void> {
+    const reason = badDocReason(err);
+    moveTo(entry.status, 'failed', reason);
+    await this.record(docId, entry.request, { _replication_state: 'error', _replication_state_reason: reason });
   }
 
   /**
@@ -206,11 +216,15 @@ export class ReplicatorDatabase {
       job = await this.manager.start(parsed, owner, docId, {
         onTriggered: (j) => {
           moveTo(status, 'running');
-          void this.record(docId, request, { _replication_state: 'triggered', _replication_id: j.id.base });
+          void this.record(docId, request, {
+            _replication_state: 'triggered', _replication_state_reason: undefined, _replication_id: j.id.base, _replication_stats: undefined,
+          });
         },
       });
     } catch (err) {
-      failed(err, {});
+      // Its first start computes the replication id: what fails there is the document's fault.
+      if (failures === 0) await this.refuse(docId, entry, err);
+      else failed(err, {});
       return;
     }
     if (job.docId !== docId) {
@@ -224,19 +238,28 @@ export class ReplicatorDatabase {
     job.done.then(
       (result) => {
         status.job = undefined;
+        if (entry.job === job) entry.job = undefined;
         if (!job.replication.cancelled) moveTo(status, 'completed');
         if (!job.replication.options.continuous && !job.replication.cancelled) {
-          void this.record(docId, request, { _replication_state: 'completed', _replication_id: job.id.base, _replication_stats: completionStats(result, job.replication.progress()) });
+          void this.record(docId, request, {
+            _replication_state: 'completed', _replication_state_reason: undefined, _replication_id: job.id.base,
+            _replication_stats: completionStats(result, job.replication.progress()),
+          });
         }
       },
       (err) => {
         status.job = undefined;
+        if (entry.job === job) entry.job = undefined;
         if (!job.replication.cancelled) failed(err, { _replication_id: job.id.base });
       },
     );
   }
 
-  /** Writes state fields onto the document, unless it was edited or deleted since. */
+  /**
+   * Writes state fields onto the document (undefined ones are removed), unless it was edited or
+   * deleted since, as couch_replicator_manager:update_rep_doc writes them: a new
+   * `_replication_state_time` only with a new state, and nothing when nothing changes.
+   */
   private async record(docId: string, request: string, fields: Record<string, unknown>): Promise<void> {
     if (this.stopped) return;
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -247,9 +270,13 @@ export class ReplicatorDatabase {
         await ensureReplicatorDesignDoc(db);
         const doc = JSON.parse((await db.openDoc(docId)).json) as Record<string, unknown>;
         if (requestKey(doc) !== request) return;
-        if (Object.entries(fields).every(([k, v]) => doc[k] === v)) return;
-        if (fields['_replication_state'] !== 'error') delete doc['_replication_state_reason'];
-        Object.assign(doc, fields, fields['_replication_state'] === undefined ? {} : { _replication_state_time: isoTime(new Date()) });
+        const before = JSON.stringify(doc);
+        for (const [key, value] of Object.entries(fields)) {
+          if (value === undefined) delete doc[key];
+          else if (key !== '_replication_state') doc[key] = value;
+          else if (doc[key] !== value) Object.assign(doc, { [key]: value, _replication_state_time: isoTime(new Date()) });
+        }
+        if (JSON.stringify(doc) === before) return;
         const incoming = parseIncomingDoc(doc);
         const uploads = await db.prepareAttachments(incoming);
         try {
@@ -268,6 +295,17 @@ export class ReplicatorDatabase {
   }
 }
 
+/**
+ * Whether a document stating the replication it stated before starts it again: when it no longer
+ * says how that went (no `_replication_state`, as after an edit that leaves the replicator's
+ * fields out) and no job of its own runs or waits to retry, as CouchDB 1.6's
+ * couch_replicator_manager:process_update starts a state-less document whose replication is not
+ * running (one that completed or failed for good included).
+ */
+function runsAgain(tracked: TrackedDoc, doc: Record<string, unknown>): boolean {
+  return doc['_replication_state'] === undefined && tracked.job === undefined && tracked.retry === undefined;
+}
+
 /** What `_scheduler/docs` shows of a document from now on. */
 function moveTo(status: ReplicationDocState, state: ReplicationDocState['state'], error?: string): void {
   Object.assign(status, { state, error, lastUpdated: new Date() });
@@ -280,6 +318,16 @@ function requestKey(doc: Record<string, unknown>): string {
 function reasonOf(err: unknown): string {
   if (err instanceof CouchError) return `${err.error}: ${err.reason}`;
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Why a document states no replication, as CouchDB 1.6 records it: the text thrown as
+ * `{error, Reason}` (couch_replicator_utils' messages), or a crash's `{Class,Reason}` term
+ * printed (couch_util:to_binary of what parse_rep_doc caught), without the error's name.
+ */
+function badDocReason(err: unknown): string {
+  if (err instanceof CouchError) return err.error === 'unknown_error' ? `{error,${err.reason}}` : err.reason;
+  return reasonOf(err);
 }
 
 /** A document's `user_ctx` as a job identity (checked when written: a user names only themselves and roles they have). */

@@ -984,3 +984,68 @@ test('a _replicator job that fails starts again after 5 s: a source created mean
   await waitFor('the retry to complete', async () => (await c.get(`/_replicator/${src}`)).body._replication_state === 'completed' || undefined, 15000);
   assert.equal((await c.get(`/${src}-copy/a`)).status, 200);
 });
+
+test('a completed _replicator document edited without its _replication_state runs again (CouchDB 1.6 process_update)', async () => {
+  const src = await mkdb('rerun-src');
+  const tgt = `${src}-copy`;
+  await bulk(src, [{ _id: 'first' }]);
+  const id = `rerun-${Date.now()}`;
+  assert.equal((await c.put(`/_replicator/${id}`, { source: src, target: tgt, create_target: true })).status, 201);
+  const done = await waitFor('completed', async () => {
+    const doc = (await c.get(`/_replicator/${id}`)).body;
+    return doc._replication_state === 'completed' ? doc : undefined;
+  });
+  await bulk(src, [{ _id: 'second' }]);
+  // The same replication, written again without the replicator's fields: it runs again.
+  const edit = await c.put(`/_replicator/${id}`, { _rev: done._rev, source: src, target: tgt, create_target: true });
+  assert.equal(edit.status, 201, edit.text);
+  const again = await waitFor('completed again', async () => {
+    const doc = (await c.get(`/_replicator/${id}`)).body;
+    return doc._replication_state === 'completed' ? doc : undefined;
+  });
+  assert.equal(again._replication_id, done._replication_id);
+  assert.equal(again._replication_stats.docs_written, 1);
+  assert.equal((await c.get(`/${tgt}/second`)).status, 200);
+});
+
+test('a _replicator document stating no replication it can start records CouchDB 1.6\'s reason alone (bad_rep_doc)', async () => {
+  const src = await mkdb('badrep');
+  const cases: [Record<string, unknown>, string][] = [
+    [{ source: src, target: `${src}-copy`, filter: 'nofilter' }, 'Invalid filter. Must match `ddocname/filtername`.'],
+    [{ source: src, target: `${src}-copy`, filter: 'nodesign/f' },
+      `Couldn't open document \`_design/nodesign\` from source database \`${src}\`: {error,<<"not_found">>}`],
+    [{ source: src, target: `${src}-copy`, worker_processes: 'abc' }, '{error,badarg}'],
+  ];
+  for (const [i, [body, reason]] of cases.entries()) {
+    const id = `badrep-${Date.now()}-${i}`;
+    assert.equal((await c.put(`/_replicator/${id}`, body)).status, 201);
+    const doc = await waitFor(`${id} in error`, async () => {
+      const d = (await c.get(`/_replicator/${id}`)).body;
+      return d._replication_state === 'error' ? d : undefined;
+    });
+    assert.equal(doc._replication_state_reason, reason);
+    assert.equal(doc._replication_id, undefined);
+  }
+});
+
+test('a _replicator document triggered again loses the last run\'s _replication_stats (CouchDB 1.6 replication_started)', async () => {
+  const src = await mkdb('restats-src');
+  const tgt = `${src}-copy`;
+  await bulk(src, [{ _id: 'one' }]);
+  const id = `restats-${Date.now()}`;
+  assert.equal((await c.put(`/_replicator/${id}`, { source: src, target: tgt, create_target: true })).status, 201);
+  const done = await waitFor('completed', async () => {
+    const doc = (await c.get(`/_replicator/${id}`)).body;
+    return doc._replication_state === 'completed' ? doc : undefined;
+  });
+  assert.equal(typeof done._replication_stats, 'object');
+  // Made continuous, the replicator's other fields kept but its state.
+  const { _replication_state: _state, ...rest } = done;
+  assert.equal((await c.put(`/_replicator/${id}`, { ...rest, continuous: true })).status, 201);
+  const triggered = await waitFor('triggered', async () => {
+    const doc = (await c.get(`/_replicator/${id}`)).body;
+    return doc._replication_state === 'triggered' ? doc : undefined;
+  });
+  assert.equal(triggered._replication_stats, undefined);
+  assert.equal((await c.del(`/_replicator/${id}?rev=${triggered._rev}`)).status, 200);
+});
