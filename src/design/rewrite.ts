@@ -56,8 +56,9 @@ function segmentsOf(value: unknown): string[] {
 export function applyRewrites(rules: readonly RewriteRule[], method: string, path: readonly string[], query: readonly [string, string][]): RewriteTarget | undefined {
   for (const rule of rules) {
     if (rule === null || typeof rule !== 'object') continue;
+    // The method is compared as written (bind_method): `get` matches no request.
     const ruleMethod = typeof rule.method === 'string' ? rule.method : CATCH_ALL;
-    if (ruleMethod !== CATCH_ALL && ruleMethod.toUpperCase() !== method) continue;
+    if (ruleMethod !== CATCH_ALL && ruleMethod !== method) continue;
     const bound = bindPath(segmentsOf(rule.from ?? CATCH_ALL), path);
     if (!bound) continue;
     if (typeof rule.to !== 'string') throw new CouchError(500, 'rewrite_error', 'A rewrite rule needs a `to` string.');

@@ -172,3 +172,15 @@ test('bind_path as CouchDB 1.6: a trailing * needs a segment and gives a query i
   assert.equal(mid.body.query.seg, 'x');
   assert.equal((await c.get('/rw/_design/star/_rewrite/unbound')).body.id, 'undefined');
 });
+
+test('a rule\'s method is matched as written, as bind_method compares it: "get" is no GET, "*" is any', async () => {
+  const ddoc = await c.put('/rw/_design/methods', {
+    shows: { echo: 'function(doc, req) { return "shown " + req.query.via; }' },
+    rewrites: [
+      { from: 'm', to: '_show/echo', method: 'get', query: { via: 'lower' } },
+      { from: 'm', to: '_show/echo', method: '*', query: { via: 'star' } },
+    ],
+  });
+  assert.equal(ddoc.status, 201, ddoc.text);
+  assert.equal((await c.get('/rw/_design/methods/_rewrite/m')).text, 'shown star');
+});
