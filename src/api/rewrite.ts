@@ -8,7 +8,7 @@
  * (default 100) stops rules that rewrite into `_rewrite` forever.
  */
 import { CouchError, badRequest, notFound } from '../errors.js';
-import { applyRewrites, resolveSegments, type RewriteRule } from '../design/rewrite.js';
+import { applyRewrites, checkRules, resolveSegments, type RewriteRule } from '../design/rewrite.js';
 import type { Reply } from './reply.js';
 import { everyMethod, type Route, type RouteParams } from './route.js';
 import type { Request } from './request.js';
@@ -31,6 +31,7 @@ async function rewrite(req: Request, p: RouteParams, svc: Services): Promise<Rep
   const rules = ddoc.body['rewrites'];
   if (typeof rules === 'string') return functionRewrite(req, p, svc, db, ddoc);
   if (!Array.isArray(rules)) throw new CouchError(404, 'rewrite_error', 'Invalid path.');
+  checkRules(rules as RewriteRule[]);
   const target = applyRewrites(rules as RewriteRule[], handlerMethod(req), p.rest, [...req.query]);
   if (!target) throw notFound('missing');
   const search = new URLSearchParams(target.query).toString();

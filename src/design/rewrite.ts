@@ -52,16 +52,28 @@ function segmentsOf(value: unknown): string[] {
   return (typeof value === 'string' ? value : '').split('/').filter((s) => s !== '');
 }
 
-/** The first rule matching `method` and `path`, applied; undefined when none matches. */
+/**
+ * Checks every rule, matching or not, before any is matched, as couch_httpd_rewrite turns the
+ * whole list into its dispatch list (make_rule) first: a rule without a `to` fails the request,
+ * a 500 `{"error":"error","reason":"invalid_rewrite_target"}` (the `{error, invalid_rewrite_target}`
+ * it throws). Members that are not objects are skipped, as its list comprehension skips them.
+ */
+export function checkRules(rules: readonly RewriteRule[]): void {
+  for (const rule of rules) {
+    if (rule === null || typeof rule !== 'object' || Array.isArray(rule)) continue;
+    if (typeof rule.to !== 'string') throw new CouchError(500, 'error', 'invalid_rewrite_target');
+  }
+}
+
+/** The first rule matching `method` and `path`, applied (rules checked by checkRules); undefined when none matches. */
 export function applyRewrites(rules: readonly RewriteRule[], method: string, path: readonly string[], query: readonly [string, string][]): RewriteTarget | undefined {
   for (const rule of rules) {
-    if (rule === null || typeof rule !== 'object') continue;
+    if (rule === null || typeof rule !== 'object' || Array.isArray(rule)) continue;
     // The method is compared as written (bind_method): `get` matches no request.
     const ruleMethod = typeof rule.method === 'string' ? rule.method : CATCH_ALL;
     if (ruleMethod !== CATCH_ALL && ruleMethod !== method) continue;
     const bound = bindPath(segmentsOf(rule.from ?? CATCH_ALL), path);
     if (!bound) continue;
-    if (typeof rule.to !== 'string') throw new CouchError(500, 'rewrite_error', 'A rewrite rule needs a `to` string.');
     const formats = rule.formats !== null && typeof rule.formats === 'object' ? (rule.formats as Record<string, unknown>) : {};
     const bindings = new Map<string, Binding>();
     for (const [k, v] of bound.vars) bindings.set(k, format(v, formats[k]));

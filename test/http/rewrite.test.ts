@@ -184,3 +184,15 @@ test('a rule\'s method is matched as written, as bind_method compares it: "get" 
   assert.equal(ddoc.status, 201, ddoc.text);
   assert.equal((await c.get('/rw/_design/methods/_rewrite/m')).text, 'shown star');
 });
+
+test('a rule without a `to` fails every request to the rules, matching or not: 500 error/invalid_rewrite_target, as make_rule throws it', async () => {
+  const ddoc = await c.put('/rw/_design/noto', {
+    rewrites: ['not a rule', { from: 'fine', to: '../../d1' }, { from: 'broken' }],
+  });
+  assert.equal(ddoc.status, 201, ddoc.text);
+  for (const path of ['fine', 'broken', 'elsewhere']) {
+    const r = await c.get(`/rw/_design/noto/_rewrite/${path}`);
+    assert.equal(r.status, 500, `${path}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'error', reason: 'invalid_rewrite_target' });
+  }
+});
