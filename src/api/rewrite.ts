@@ -31,17 +31,20 @@ async function rewrite(req: Request, p: RouteParams, svc: Services): Promise<Rep
   const rules = ddoc.body['rewrites'];
   if (typeof rules === 'string') return functionRewrite(req, p, svc, db, ddoc);
   if (!Array.isArray(rules)) throw new CouchError(404, 'rewrite_error', 'Invalid path.');
-  checkRules(rules as RewriteRule[]);
+  const secure = svc.config.layered(HTTPD_SECTIONS).getBool('secure_rewrites', true);
+  checkRules(rules as RewriteRule[], secure);
   const target = applyRewrites(rules as RewriteRule[], handlerMethod(req), p.rest, [...req.query]);
   if (!target) throw notFound('missing');
   const search = new URLSearchParams(target.query).toString();
-  const secure = svc.config.layered(HTTPD_SECTIONS).getBool('secure_rewrites', true);
   return svc.dispatch(req.rewritten(targetUrl(p, target.path, search, secure), req.method));
 }
 
 /**
  * The URL of a target path (segments relative to the design document); `secure`: it must stay
  * inside the database (`secure_rewrites`, which CouchDB applies to rules, not to functions).
+ * For rules, checkRules has already refused the `..` their text holds, as CouchDB does; this
+ * also refuses `..` that path variables bring (`/_rewrite/doc/%2E%2E` through `../../:id`),
+ * which CouchDB would follow up to the server's root.
  */
 function targetUrl(p: RouteParams, path: string[], search: string, secure: boolean): string {
   const base = [p.db, '_design', p.docId.slice('_design/'.length)];

@@ -56,13 +56,22 @@ function segmentsOf(value: unknown): string[] {
  * Checks every rule, matching or not, before any is matched, as couch_httpd_rewrite turns the
  * whole list into its dispatch list (make_rule) first: a rule without a `to` fails the request,
  * a 500 `{"error":"error","reason":"invalid_rewrite_target"}` (the `{error, invalid_rewrite_target}`
- * it throws). Members that are not objects are skipped, as its list comprehension skips them.
+ * it throws); with `secure` (`[httpd] secure_rewrites`), so does a `from` or `to` of more than
+ * two `..` segments, wherever they stand (path_to_list counts them): a 500
+ * `insecure_rewrite_rule`. Members that are not objects are skipped, as its list comprehension
+ * skips them.
  */
-export function checkRules(rules: readonly RewriteRule[]): void {
+export function checkRules(rules: readonly RewriteRule[], secure: boolean): void {
   for (const rule of rules) {
     if (rule === null || typeof rule !== 'object' || Array.isArray(rule)) continue;
+    if (secure && typeof rule.from === 'string') checkDotDots(rule.from);
     if (typeof rule.to !== 'string') throw new CouchError(500, 'error', 'invalid_rewrite_target');
+    if (secure) checkDotDots(rule.to);
   }
+}
+
+function checkDotDots(path: string): void {
+  if (segmentsOf(path).filter((s) => s === '..').length > 2) throw new CouchError(500, 'insecure_rewrite_rule', 'too many ../.. segments');
 }
 
 /** The first rule matching `method` and `path`, applied (rules checked by checkRules); undefined when none matches. */

@@ -23,7 +23,6 @@ before(async () => {
       { from: '/range', to: '../../_all_docs' },
       { from: '/db', to: '../..' },
       { from: '/files/*', to: '*' },
-      { from: '/up', to: '../../../_uuids' },
       { from: '/loop', to: '_rewrite/loop' },
       { from: '/nothing', to: '_show/page' },
     ],
@@ -79,7 +78,8 @@ test('methods select rules; writes pass through', async () => {
 });
 
 test('secure_rewrites, loops and unmatched paths', async () => {
-  const up = await c.get('/rw/_design/app/_rewrite/up');
+  assert.equal((await c.put('/rw/_design/up', { rewrites: [{ from: '/up', to: '../../../_uuids' }] })).status, 201);
+  const up = await c.get('/rw/_design/up/_rewrite/up');
   assert.equal(up.status, 500);
   assert.deepEqual(up.body, { error: 'insecure_rewrite_rule', reason: 'too many ../.. segments' });
   const loop = await c.get('/rw/_design/app/_rewrite/loop');
@@ -89,7 +89,7 @@ test('secure_rewrites, loops and unmatched paths', async () => {
   assert.equal(none.status, 404);
   await c.put('/_config/httpd/secure_rewrites', 'false');
   try {
-    const open = await c.get('/rw/_design/app/_rewrite/up');
+    const open = await c.get('/rw/_design/up/_rewrite/up');
     assert.equal(open.status, 200, open.text);
     assert.equal(open.body.uuids.length, 1);
   } finally {
@@ -194,5 +194,30 @@ test('a rule without a `to` fails every request to the rules, matching or not: 5
     const r = await c.get(`/rw/_design/noto/_rewrite/${path}`);
     assert.equal(r.status, 500, `${path}: ${r.text}`);
     assert.deepEqual(r.body, { error: 'error', reason: 'invalid_rewrite_target' });
+  }
+});
+
+test('secure_rewrites counts the `..` of every rule\'s from and to, as path_to_list does: a third anywhere fails any request to the rules', async () => {
+  const ddoc = await c.put('/rw/_design/dots', {
+    rewrites: [
+      { from: 'fine', to: '../../d1' },
+      { from: 'inside', to: '_show/../../../d2' },
+      { from: 'x/../../..', to: '../../d3' },
+    ],
+  });
+  assert.equal(ddoc.status, 201, ddoc.text);
+  for (const path of ['fine', 'inside', 'other']) {
+    const r = await c.get(`/rw/_design/dots/_rewrite/${path}`);
+    assert.equal(r.status, 500, `${path}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'insecure_rewrite_rule', reason: 'too many ../.. segments' });
+  }
+  assert.equal((await c.put('/rw/_design/dots2', { rewrites: [{ from: 'fine', to: '../../d1' }, { from: 'x/../../..', to: '../../d3' }] })).status, 201);
+  assert.equal((await c.get('/rw/_design/dots2/_rewrite/fine')).status, 500);
+  await c.put('/_config/httpd/secure_rewrites', 'false');
+  try {
+    assert.equal((await c.get('/rw/_design/dots/_rewrite/fine')).body._id, 'd1');
+    assert.equal((await c.get('/rw/_design/dots/_rewrite/inside')).body._id, 'd2');
+  } finally {
+    await c.put('/_config/httpd/secure_rewrites', 'true');
   }
 });
