@@ -8,7 +8,7 @@
  * (default 100) stops rules that rewrite into `_rewrite` forever.
  */
 import { CouchError, badRequest, notFound } from '../errors.js';
-import { applyRewrites, checkRules, resolveSegments, type RewriteRule } from '../design/rewrite.js';
+import { applyRewrites, checkQuery, checkRules, resolveSegments, type RewriteRule } from '../design/rewrite.js';
 import type { Reply } from './reply.js';
 import { everyMethod, type Route, type RouteParams } from './route.js';
 import type { Request } from './request.js';
@@ -30,6 +30,7 @@ async function rewrite(req: Request, p: RouteParams, svc: Services): Promise<Rep
   const ddoc = await svc.design.designDoc(db, p.docId);
   const rules = ddoc.body['rewrites'];
   if (typeof rules === 'string') return functionRewrite(req, p, svc, db, ddoc);
+  checkQuery([...req.query]);
   if (!Array.isArray(rules)) throw new CouchError(404, 'rewrite_error', 'Invalid path.');
   const secure = svc.config.layered(HTTPD_SECTIONS).getBool('secure_rewrites', true);
   checkRules(rules as RewriteRule[], secure);

@@ -12,7 +12,7 @@
  * other values are JSON-encoded unless they are strings. The request's other parameters and the
  * path variables are passed on in the query string too, as CouchDB does.
  */
-import { CouchError } from '../errors.js';
+import { CouchError, invalidJson } from '../errors.js';
 
 export interface RewriteRule {
   from?: unknown;
@@ -39,13 +39,25 @@ function encodeParam(key: string, value: unknown): string {
   return typeof value === 'string' && !JSON_PARAMS.has(key) ? value : JSON.stringify(value);
 }
 
+/**
+ * A request parameter as a binding: the JSON ones decoded, and no JSON there is a 400
+ * `bad_request` `invalid_json` (decode_query_value's ?JSON_DECODE throws it), not a string.
+ */
 function decodeParam(key: string, value: string): unknown {
   if (!JSON_PARAMS.has(key)) return value;
   try {
     return JSON.parse(value);
   } catch {
-    return value;
+    throw invalidJson();
   }
+}
+
+/**
+ * Decodes the request's JSON parameters (`key`, `startkey` ...) as couch_httpd_rewrite does
+ * first of all, whether or not a rule matches: one that is no JSON fails the request (decodeParam).
+ */
+export function checkQuery(query: readonly [string, string][]): void {
+  for (const [k, v] of query) decodeParam(k, v);
 }
 
 function segmentsOf(value: unknown): string[] {

@@ -221,3 +221,14 @@ test('secure_rewrites counts the `..` of every rule\'s from and to, as path_to_l
     await c.put('/_config/httpd/secure_rewrites', 'true');
   }
 });
+
+test('a JSON parameter of the request that is no JSON is a 400 invalid_json, matched or not, as decode_query_value decodes them first (CouchDB 1.6 crashes; not passed on as a string)', async () => {
+  for (const path of ['range?startkey=d2', 'no/such/rule?key=%7Bnope', 'range?keys=%5B1']) {
+    const r = await c.get(`/rw/_design/app/_rewrite/${path}`);
+    assert.equal(r.status, 400, `${path}: ${r.text}`);
+    assert.deepEqual(r.body, { error: 'bad_request', reason: 'invalid_json' });
+  }
+  // other parameters are strings, whatever they hold
+  const page = await c.get('/rw/_design/app/_rewrite/page/d4?foo=%7Bnope');
+  assert.equal(page.status, 200, page.text);
+});
