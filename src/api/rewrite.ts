@@ -8,7 +8,7 @@
  * (default 100) stops rules that rewrite into `_rewrite` forever.
  */
 import { CouchError, badRequest, notFound } from '../errors.js';
-import { applyRewrites, resolveSegments, type RewriteRule } from '../design/rewrite.js';
+import { applyRewrites, checkQuery, checkRules, resolveSegments, type RewriteRule } from '../design/rewrite.js';
 import type { Reply } from './reply.js';
 import { everyMethod, type Route, type RouteParams } from './route.js';
 import type { Request } from './request.js';
@@ -30,17 +30,22 @@ async function rewrite(req: Request, p: RouteParams, svc: Services): Promise<Rep
   const ddoc = await svc.design.designDoc(db, p.docId);
   const rules = ddoc.body['rewrites'];
   if (typeof rules === 'string') return functionRewrite(req, p, svc, db, ddoc);
+  checkQuery([...req.query]);
   if (!Array.isArray(rules)) throw new CouchError(404, 'rewrite_error', 'Invalid path.');
+  const secure = svc.config.layered(HTTPD_SECTIONS).getBool('secure_rewrites', true);
+  checkRules(rules as RewriteRule[], secure);
   const target = applyRewrites(rules as RewriteRule[], handlerMethod(req), p.rest, [...req.query]);
   if (!target) throw notFound('missing');
   const search = new URLSearchParams(target.query).toString();
-  const secure = svc.config.layered(HTTPD_SECTIONS).getBool('secure_rewrites', true);
   return svc.dispatch(req.rewritten(targetUrl(p, target.path, search, secure), req.method));
 }
 
 /**
  * The URL of a target path (segments relative to the design document); `secure`: it must stay
  * inside the database (`secure_rewrites`, which CouchDB applies to rules, not to functions).
+ * For rules, checkRules has already refused the `..` their text holds, as CouchDB does; this
+ * also refuses `..` that path variables bring (`/_rewrite/doc/%2E%2E` through `../../:id`),
+ * which CouchDB would follow up to the server's root.
  */
 function targetUrl(p: RouteParams, path: string[], search: string, secure: boolean): string {
   const base = [p.db, '_design', p.docId.slice('_design/'.length)];

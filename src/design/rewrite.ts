@@ -12,7 +12,7 @@
  * other values are JSON-encoded unless they are strings. The request's other parameters and the
  * path variables are passed on in the query string too, as CouchDB does.
  */
-import { CouchError } from '../errors.js';
+import { CouchError, invalidJson } from '../errors.js';
 
 export interface RewriteRule {
   from?: unknown;
@@ -39,28 +39,62 @@ function encodeParam(key: string, value: unknown): string {
   return typeof value === 'string' && !JSON_PARAMS.has(key) ? value : JSON.stringify(value);
 }
 
+/**
+ * A request parameter as a binding: the JSON ones decoded, and no JSON there is a 400
+ * `bad_request` `invalid_json` (decode_query_value's ?JSON_DECODE throws it), not a string.
+ */
 function decodeParam(key: string, value: string): unknown {
   if (!JSON_PARAMS.has(key)) return value;
   try {
     return JSON.parse(value);
   } catch {
-    return value;
+    throw invalidJson();
   }
+}
+
+/**
+ * Decodes the request's JSON parameters (`key`, `startkey` ...) as couch_httpd_rewrite does
+ * first of all, whether or not a rule matches: one that is no JSON fails the request (decodeParam).
+ */
+export function checkQuery(query: readonly [string, string][]): void {
+  for (const [k, v] of query) decodeParam(k, v);
 }
 
 function segmentsOf(value: unknown): string[] {
   return (typeof value === 'string' ? value : '').split('/').filter((s) => s !== '');
 }
 
-/** The first rule matching `method` and `path`, applied; undefined when none matches. */
+/**
+ * Checks every rule, matching or not, before any is matched, as couch_httpd_rewrite turns the
+ * whole list into its dispatch list (make_rule) first: a rule without a `to` fails the request,
+ * a 500 `{"error":"error","reason":"invalid_rewrite_target"}` (the `{error, invalid_rewrite_target}`
+ * it throws); with `secure` (`[httpd] secure_rewrites`), so does a `from` or `to` of more than
+ * two `..` segments, wherever they stand (path_to_list counts them): a 500
+ * `insecure_rewrite_rule`. Members that are not objects are skipped, as its list comprehension
+ * skips them.
+ */
+export function checkRules(rules: readonly RewriteRule[], secure: boolean): void {
+  for (const rule of rules) {
+    if (rule === null || typeof rule !== 'object' || Array.isArray(rule)) continue;
+    if (secure && typeof rule.from === 'string') checkDotDots(rule.from);
+    if (typeof rule.to !== 'string') throw new CouchError(500, 'error', 'invalid_rewrite_target');
+    if (secure) checkDotDots(rule.to);
+  }
+}
+
+function checkDotDots(path: string): void {
+  if (segmentsOf(path).filter((s) => s === '..').length > 2) throw new CouchError(500, 'insecure_rewrite_rule', 'too many ../.. segments');
+}
+
+/** The first rule matching `method` and `path`, applied (rules checked by checkRules); undefined when none matches. */
 export function applyRewrites(rules: readonly RewriteRule[], method: string, path: readonly string[], query: readonly [string, string][]): RewriteTarget | undefined {
   for (const rule of rules) {
-    if (rule === null || typeof rule !== 'object') continue;
+    if (rule === null || typeof rule !== 'object' || Array.isArray(rule)) continue;
+    // The method is compared as written (bind_method): `get` matches no request.
     const ruleMethod = typeof rule.method === 'string' ? rule.method : CATCH_ALL;
-    if (ruleMethod !== CATCH_ALL && ruleMethod.toUpperCase() !== method) continue;
+    if (ruleMethod !== CATCH_ALL && ruleMethod !== method) continue;
     const bound = bindPath(segmentsOf(rule.from ?? CATCH_ALL), path);
     if (!bound) continue;
-    if (typeof rule.to !== 'string') throw new CouchError(500, 'rewrite_error', 'A rewrite rule needs a `to` string.');
     const formats = rule.formats !== null && typeof rule.formats === 'object' ? (rule.formats as Record<string, unknown>) : {};
     const bindings = new Map<string, Binding>();
     for (const [k, v] of bound.vars) bindings.set(k, format(v, formats[k]));
