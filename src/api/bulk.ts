@@ -31,6 +31,9 @@ export const bulkRoutes: Route[] = [
 
         const docs: IncomingDoc[] = docsJson.map((value) => {
           const doc = parseIncomingDoc(value);
+          // An interactive edit names its revision by `_rev` alone: couch_httpd_db's _bulk_docs
+          // reads it again from the object, so `_revisions` neither names nor extends it.
+          if (newEdits && doc.revisions !== undefined) revOfMemberOnly(doc, value);
           if (doc.id === undefined || doc.id === '') doc.id = svc.uuids.next(); // "" counts as absent, as in CouchDB
           validateDocId(doc.id);
           if (doc.bodyJson.length > maxSize) throw new CouchError(413, 'too_large', `Document too large: ${doc.id}`);
@@ -103,6 +106,17 @@ export const bulkRoutes: Route[] = [
     },
   },
 ];
+
+/**
+ * An interactive `_bulk_docs` document edits the revision its `_rev` member names, or none, its
+ * `_revisions` dropped: couch_httpd_db's _bulk_docs (new_edits true) sets the revisions from
+ * `_rev` alone after couch_doc:from_json_obj (which checked `_rev`'s format already).
+ */
+function revOfMemberOnly(doc: IncomingDoc, value: unknown): void {
+  const rev = (value as Record<string, unknown>)['_rev'];
+  doc.rev = typeof rev === 'string' ? canonicalRev(rev) : undefined;
+  doc.revisions = undefined;
+}
 
 /**
  * The query parameters that name revisions or writes, which only each item may give: a 400

@@ -88,6 +88,29 @@ test('_bulk_docs updates documents given their current _rev', async () => {
   assert.equal((await info('bd_update')).update_seq, 10);
 });
 
+test('_bulk_docs (interactive) edits the revision `_rev` names, ignoring `_revisions` (couch_httpd_db reads `_rev` again)', async () => {
+  await createDb('bd_revisions');
+  const revs = await save('bd_revisions', [{ _id: 'a', v: 1 }]);
+  const hash = (s: string) => s.repeat(32).slice(0, 32);
+  const r = await bulkDocs('bd_revisions', {
+    docs: [
+      // `_rev` is a leaf: it is edited, whatever `_revisions` says.
+      { _id: 'a', _rev: revs['a'], _revisions: { start: 5, ids: [hash('a'), hash('b')] }, v: 2 },
+      // No `_rev`: a new document, `_revisions` notwithstanding.
+      { _id: 'b', _revisions: { start: 5, ids: [hash('c'), hash('d')] }, v: 1 },
+    ],
+  });
+  assert.equal(r.status, 201, r.text);
+  assert.equal(r.body[0].ok, true, r.text);
+  assert.match(r.body[0].rev, /^2-/);
+  assert.equal(r.body[1].ok, true, r.text);
+  assert.match(r.body[1].rev, /^1-/);
+  const a = (await c.get('/bd_revisions/a?revs=true')).body;
+  assert.equal(a.v, 2);
+  assert.deepEqual(a._revisions.ids.slice(1), [revs['a']!.slice(2)]);
+  assert.equal((await c.get('/bd_revisions/b')).body.v, 1);
+});
+
 test('_bulk_docs deletes documents marked _deleted', async () => {
   await createDb('bd_delete');
   const revs = await save('bd_delete', [{ _id: 'x' }, { _id: 'y' }, { _id: 'z' }]);
