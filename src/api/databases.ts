@@ -47,8 +47,13 @@ export const databaseRoutes: Route[] = [
           throw badRequest('Document must be a JSON object');
         }
         const doc = parseIncomingDoc(body as Record<string, unknown>);
-        // An empty _id gets a fresh one too, as CouchDB treats it as absent.
-        if (doc.id === undefined || doc.id === '') doc.id = svc.uuids.next();
+        // An empty _id gets a fresh one too, as CouchDB treats it as absent. A new id makes a new
+        // document: couch_httpd_db's POST drops `_rev` and `_revisions` with it (revs {0, []}).
+        if (doc.id === undefined || doc.id === '') {
+          doc.id = svc.uuids.next();
+          doc.rev = undefined;
+          doc.revisions = undefined;
+        }
         validateDocId(doc.id);
         if (doc.id.startsWith('_local/')) {
           const rev = await db.putLocal(doc, durableWrite(req, svc));

@@ -439,6 +439,24 @@ test('POST /db creates with a generated id, honours a given _id, Location and ET
   assertError(await c.post(`/${db}`, { _id: 'oppossum', yar: 'again' }), 409, 'conflict');
 });
 
+test('POST /db without an _id makes a new document: a `_rev` or `_revisions` sent with it is dropped (couch_httpd_db)', async () => {
+  const db = await freshDb('postrev');
+  for (const body of [{ _rev: `1-${HASH_A}`, v: 1 }, { _revisions: { start: 3, ids: [HASH_A, HASH_B] }, v: 2 }]) {
+    const r = await c.post(`/${db}`, body);
+    assert.equal(r.status, 201, r.text);
+    assert.match(r.body.id, /^[0-9a-f]{32}$/);
+    assert.match(r.body.rev, /^1-/);
+    const got = (await c.get(`/${db}/${r.body.id}?revs=true`)).body;
+    assert.equal(got.v, body.v);
+    assert.equal(got._revisions.ids.length, 1);
+  }
+  // With an _id, `_rev` still names the edited revision.
+  const first = await c.post(`/${db}`, { _id: 'named', v: 1 });
+  const second = await c.post(`/${db}`, { _id: 'named', _rev: first.body.rev, v: 2 });
+  assert.equal(second.status, 201, second.text);
+  assert.match(second.body.rev, /^2-/);
+});
+
 test('POST /db needs Content-Type application/json (415)', async () => {
   const db = await freshDb('postctype');
   const r = await c.request('POST', `/${db}`, { raw: '{"a":1}', headers: { 'Content-Type': 'text/plain' } });
