@@ -110,11 +110,14 @@ export const bulkRoutes: Route[] = [
 /**
  * An interactive `_bulk_docs` document edits the revision its `_rev` member names, or none, its
  * `_revisions` dropped: couch_httpd_db's _bulk_docs (new_edits true) sets the revisions from
- * `_rev` alone after couch_doc:from_json_obj (which checked `_rev`'s format already).
+ * `_rev` alone after couch_doc:from_json_obj, with couch_doc:parse_rev.
  */
 function revOfMemberOnly(doc: IncomingDoc, value: unknown): void {
-  const rev = (value as Record<string, unknown>)['_rev'];
-  doc.rev = typeof rev === 'string' ? canonicalRev(rev) : undefined;
+  const member = (value as Record<string, unknown>)['_rev'];
+  const rev = typeof member === 'string' ? canonicalRev(member) : undefined;
+  // couch_doc:parse_rev's refusal: from_json_obj may have skipped a `_rev` after `_revisions`.
+  if (member !== undefined && rev === undefined) throw badRequest('Invalid rev format');
+  doc.rev = rev;
   doc.revisions = undefined;
 }
 

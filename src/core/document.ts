@@ -68,6 +68,8 @@ export function parseIncomingDoc(value: unknown): IncomingDoc {
         doc.id = v;
         break;
       case '_rev': {
+        // After a `_revisions`, couch_doc:transfer_fields skips `_rev` unread: that names the revision.
+        if (doc.revisions !== undefined) break;
         const rev = typeof v === 'string' ? canonicalRev(v) : undefined;
         if (rev === undefined) throw badRequest('Invalid rev format');
         doc.rev = rev;

@@ -279,6 +279,27 @@ test('_bulk_docs new_edits: false stores replicated revisions with their history
   assert.deepEqual(pair._revisions, { start: 2, ids: ['x', 'y'] });
 });
 
+test('a `_rev` after `_revisions` goes unread in a replicated write (couch_doc:transfer_fields), but an interactive _bulk_docs parses it', async () => {
+  await createDb('bd_rev_after');
+  const ids = ['b'.repeat(32), 'a'.repeat(32)];
+  const replicated = await bulkDocs('bd_rev_after', {
+    new_edits: false,
+    docs: [{ _id: 'r', _revisions: { start: 2, ids }, _rev: 'garbage', v: 1 }],
+  });
+  assert.equal(replicated.status, 201, replicated.text);
+  assert.deepEqual(replicated.body, []);
+  const r = (await c.get('/bd_rev_after/r?revs=true')).body;
+  assert.equal(r._rev, `2-${ids[0]}`);
+  assert.deepEqual(r._revisions, { start: 2, ids });
+  // couch_httpd_db's interactive _bulk_docs reads `_rev` again with couch_doc:parse_rev.
+  const interactive = await bulkDocs('bd_rev_after', { docs: [{ _id: 'i', _revisions: { start: 2, ids }, _rev: 'garbage' }] });
+  assert.equal(interactive.status, 400, interactive.text);
+  assert.deepEqual(interactive.body, { error: 'bad_request', reason: 'Invalid rev format' });
+  // A PUT edits the revision `_revisions` names: here a document that does not exist, a conflict.
+  const put = await c.put('/bd_rev_after/p', { _revisions: { start: 1, ids: ['c'.repeat(32)] }, _rev: 'garbage' });
+  assert.equal(put.status, 409, put.text);
+});
+
 test('_bulk_docs rejects a body without a docs array with 400', async () => {
   await createDb('bd_invalid');
   const missing = await bulkDocs('bd_invalid', { doc: [{ foo: 'bar' }] });
