@@ -54,3 +54,25 @@ test('a purged branch leaves no body behind: after compaction the content of its
   assert.ok(!data.includes('PURGEDLEAFMARK'), 'the purged leaf is gone');
   assert.ok(!data.includes('PURGEDANCESTORMARK'), 'the purged branch\'s ancestor is gone');
 });
+
+test('the purged revisions are listed in couch_key_tree:remove_leafs order, not the request\'s', async () => {
+  await freshDb('purge-order');
+  // One root with two branches: remove_leafs lists a root's removed leaves last first.
+  const branches = [
+    { _id: 'x', _rev: '1-aaaa' },
+    { _id: 'x', _rev: '2-bbbb', _revisions: { start: 2, ids: ['bbbb', 'aaaa'] } },
+    { _id: 'x', _rev: '2-cccc', _revisions: { start: 2, ids: ['cccc', 'aaaa'] } },
+    { _id: 'x', _rev: '2-dddd', _revisions: { start: 2, ids: ['dddd', 'aaaa'] } },
+  ];
+  // Two roots: roots come in order.
+  const roots = [{ _id: 'y', _rev: '1-aaaa' }, { _id: 'y', _rev: '1-dddd' }];
+  assert.equal((await c.post('/purge-order/_bulk_docs', { new_edits: false, docs: [...branches, ...roots] })).status, 201);
+  const r = await c.post('/purge-order/_purge', { x: ['2-bbbb', '2-dddd', '2-cccc'], y: ['1-dddd', '1-aaaa'] });
+  assert.equal(r.status, 200, r.text);
+  assert.deepEqual(r.body.purged, { x: ['2-dddd', '2-cccc', '2-bbbb'], y: ['1-aaaa', '1-dddd'] });
+  // Revisions given twice, or that are not leaves, are listed once or not at all.
+  assert.equal((await c.post('/purge-order/_bulk_docs', { new_edits: false, docs: branches })).status, 201);
+  const again = await c.post('/purge-order/_purge', { x: ['2-cccc', '1-aaaa', '2-bbbb', '2-cccc'] });
+  assert.deepEqual(again.body.purged, { x: ['2-cccc', '2-bbbb'] });
+  assert.equal((await c.get('/purge-order/x')).body._rev, '2-dddd');
+});
