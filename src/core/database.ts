@@ -827,14 +827,17 @@ export class Database {
         if (removed.length === 0) continue;
         purged[id] = removed;
         const oldWin = revtree.winner(info.tree)!;
-        for (const rev of removed) ops.push({ type: 'del', key: revKey(id, rev) });
+        // The bodies of every revision the tree lost: the purged leaves and the ancestors that
+        // led only to them, which compaction, walking the trees, would never find again (CouchDB's
+        // compaction copies only what the trees hold, so a purged branch leaves no trace).
+        const kept = new Set(revtree.allRevs(tree));
+        for (const rev of revtree.allRevs(info.tree)) if (!kept.has(rev)) ops.push({ type: 'del', key: revKey(id, rev) });
         ops.push({ type: 'del', key: seqKey(info.seq) });
         countWinner(meta, oldWin, -1);
         const oldInfoBytes = encodeDocInfo(info);
         meta.dataSize -= oldInfoBytes.length + leafBytes(info);
         if (tree.length === 0) {
           ops.push({ type: 'del', key: infoKey(id) }, { type: 'del', key: liveKey(id) });
-          for (const rev of revtree.allRevs(info.tree)) ops.push({ type: 'del', key: revKey(id, rev) });
           continue;
         }
         meta.updateSeq += 1;

@@ -603,7 +603,10 @@ export function markUnavailable(tree: RevTree, revs: ReadonlySet<string>): RevTr
  * goes with every ancestor that leads to no other remaining leaf, so purging a conflict drops its
  * branch back to where it forked, and purging every leaf of a root drops the root (an empty tree
  * means the document is gone). Listed revisions that are not leaves are ignored. `removed` lists
- * the revisions actually removed, in the order given, without duplicates.
+ * the revisions actually removed, once each, in remove_leafs' order (the purge's answer lists
+ * them so): roots in order, each root's removed leaves last first (depth first, children in
+ * order, reversed), as its filter_leafs walks the leaves of get_all_leafs_full (later roots
+ * first) and puts each match in front of those before.
  * (See `removeLeafNodes` for removing only the leaf nodes themselves.)
  */
 export function removeLeaves(tree: RevTree, revs: readonly string[]): { tree: RevTree; removed: string[] } {
@@ -613,7 +616,7 @@ export function removeLeaves(tree: RevTree, revs: readonly string[]): { tree: Re
 /**
  * Like `removeLeaves`, but removes only the listed leaf nodes themselves: a parent whose children
  * were all removed becomes a leaf again (keeping its own flags), as PouchDB's purge does. A root
- * that was itself a removed leaf is dropped.
+ * that was itself a removed leaf is dropped. `removed` is in the order given, without duplicates.
  */
 export function removeLeafNodes(tree: RevTree, revs: readonly string[]): { tree: RevTree; removed: string[] } {
   return removeImpl(tree, revs, false);
@@ -623,16 +626,28 @@ function removeImpl(tree: RevTree, revs: readonly string[], prune: boolean): { t
   if (revs.length === 0) return { tree, removed: [] };
   const index = revIndex(revs);
   const hit = new Set<string>();
-  const out = rewriteTree(tree, (node, pos, kids, changed) => {
-    if (node.children.length === 0) {
-      if (index.get(pos)?.has(node.hash) !== true) return node;
-      hit.add(formatRev(pos, node.hash));
-      return null;
-    }
-    if (!changed) return node;
-    if (kids.length === 0 && prune) return null;
-    return withChildren(node, kids);
-  });
+  // The leaves removed, per root, in the order the walk (depth first, children in order) met them.
+  const hitsByRoot: string[][] = [];
+  const out: RevTree = [];
+  for (const root of tree) {
+    const rootHits: string[] = [];
+    hitsByRoot.push(rootHits);
+    const node = rewrite(root, (node, pos, kids, changed) => {
+      if (node.children.length === 0) {
+        if (index.get(pos)?.has(node.hash) !== true) return node;
+        const rev = formatRev(pos, node.hash);
+        hit.add(rev);
+        rootHits.push(rev);
+        return null;
+      }
+      if (!changed) return node;
+      if (kids.length === 0 && prune) return null;
+      return withChildren(node, kids);
+    });
+    if (node) out.push(node === root.node ? root : { pos: root.pos, node });
+  }
+  if (hit.size === 0) return { tree, removed: [] };
+  if (prune) return { tree: out, removed: hitsByRoot.flatMap((hits) => hits.reverse()) };
   const removed: string[] = [];
   for (const rev of revs) {
     const r = parseRev(rev);

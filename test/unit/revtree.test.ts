@@ -427,7 +427,11 @@ test('removeLeaves drops purged branches back to their fork (couch_key_tree:remo
   assert.deepEqual(one.removed, ['2-b']);
   const none = removeLeaves(sibs, ['2-a', '2-b', '2-a']);
   assert.deepEqual(none.tree, []);
-  assert.deepEqual(none.removed, ['2-a', '2-b']);
+  // remove_leafs' order, whatever the request's: a root's leaves last first, roots in order.
+  assert.deepEqual(none.removed, ['2-b', '2-a']);
+  assert.deepEqual(removeLeaves(sibs, ['2-b', '2-a']).removed, ['2-b', '2-a']);
+  const roots: RevTree = [{ pos: 1, node: node('a') }, { pos: 1, node: node('d') }];
+  assert.deepEqual(removeLeaves(roots, ['1-d', '1-a']).removed, ['1-a', '1-d']);
   const stemmed: RevTree = [{ pos: 2, node: node('a', [node('aa')]) }];
   assert.equal(removeLeaves(stemmed, ['2-a']).tree, stemmed);
   assert.deepEqual(removeLeaves(stemmed, ['3-aa']), { tree: [], removed: ['3-aa'] });
