@@ -11,7 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import { compareUtf8 } from '../views/erlang-term-order.js';
-import { erlangTerm, mangoError } from './errors.js';
+import { mangoError } from './errors.js';
+import { erlangTerm } from '../erlang-terms.js';
 import { isObject, normalize, type JsonObject, type Selector } from './selector.js';
 import { validateIndexDef, validateSort, type Direction, type IndexCreateOptions } from './options.js';
 

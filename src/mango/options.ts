@@ -3,7 +3,8 @@
  * them (in its order, so the first bad member is the one reported), plus sort specs
  * (mango_sort) and field lists (mango_fields) with the projection of a document onto them.
  */
-import { erlangPretty, erlangTerm, invalidKey, mangoError, missingRequiredKey } from './errors.js';
+import { invalidKey, mangoError, missingRequiredKey } from './errors.js';
+import { erlangPretty, erlangTerm } from '../erlang-terms.js';
 import { getField, isObject, normalize, parseField, type Json, type JsonObject, type Selector } from './selector.js';
 
 export type Direction = 'asc' | 'desc';

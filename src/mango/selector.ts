@@ -14,7 +14,8 @@
 import { badRequest, CouchError } from '../errors.js';
 import { collate } from '../views/collation.js';
 import { compareErlangTerms, compareUtf8 } from '../views/erlang-term-order.js';
-import { badArg, erlangTerm, invalidFieldName, mangoError } from './errors.js';
+import { badArg, invalidFieldName, mangoError } from './errors.js';
+import { erlangTerm } from '../erlang-terms.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };

@@ -22,6 +22,10 @@ before(async () => {
       notfound: 'function() { throw(["error", "not_found", "nothing here"]); }',
       forbidden: 'function() { throw({error: "forbidden", reason: "go away"}); }',
       noreason: 'function() { throw({error: "forbidden", reason: ""}); }',
+      extra: 'function() { return {body: "x", foo: 1}; }',
+      arrayheaders: 'function() { return {body: "x", headers: ["X-A", "1"]}; }',
+      lastwins: 'function() { return {json: {a: 1}, body: "plain"}; }',
+      jsonlast: 'function() { return {body: "plain", json: {a: 1}}; }',
       crash: 'function(doc) { return doc.missing.field; }',
       loop: 'function() { while (true) {} }',
       undef: 'function() { return 42; }',
@@ -121,6 +125,21 @@ test('the req object', async () => {
   const get = await c.get('/shw/_design/s/_show/req');
   assert.equal(get.body.body, 'undefined');
   assert.equal(get.body.id, null);
+});
+
+test('response objects are read as couch_httpd_external reads them: the last body member wins, others fail', async () => {
+  const extra = await c.get('/shw/_design/s/_show/extra');
+  assert.equal(extra.status, 500);
+  assert.deepEqual(extra.body, { error: 'external_response_error', reason: 'Invalid data from external server: {<<"foo">>,1}' });
+  const arrayHeaders = await c.get('/shw/_design/s/_show/arrayheaders');
+  assert.equal(arrayHeaders.status, 500);
+  assert.deepEqual(arrayHeaders.body, { error: 'external_response_error', reason: 'Invalid data from external server: {<<"headers">>,[<<"X-A">>,<<"1">>]}' });
+  const body = await c.get('/shw/_design/s/_show/lastwins');
+  assert.equal(body.text, 'plain');
+  assert.equal(body.headers['content-type'], 'text/html; charset=utf-8');
+  const json = await c.get('/shw/_design/s/_show/jsonlast');
+  assert.deepEqual(json.body, { a: 1 });
+  assert.equal(json.headers['content-type'], 'application/json');
 });
 
 test('errors: thrown CouchDB errors, crashes, timeouts, missing functions', async () => {

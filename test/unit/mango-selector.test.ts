@@ -9,7 +9,7 @@ import {
   fieldRanges, getField, hasRequiredFields, indexableFields, isConstantField, matches, normalize, parseField, MAX,
   type JsonObject,
 } from '../../src/mango/selector.js';
-import { erlangTerm } from '../../src/mango/errors.js';
+import { erlangTerm } from '../../src/erlang-terms.js';
 import { extractFields, validateSort } from '../../src/mango/options.js';
 import { CouchError } from '../../src/errors.js';
 
