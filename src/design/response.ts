@@ -72,15 +72,20 @@ export function shapeResponse(resp: RenderResponse, defaultStatus = 200): Shaped
   return { ...headOf(folded, 'application/json', defaultStatus), body: Buffer.alloc(0) };
 }
 
-/** A function's `headers` member as header strings (anything else there is ignored). */
+/**
+ * A function's `headers` member as header strings. A value that is no string fails the response
+ * as couch_httpd_external's binary_to_list fails on it: CouchDB's 500 `unknown_error` `badarg`.
+ * Names that are no HTTP token are left out (CouchDB would write them raw).
+ */
 function headersOf(value: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return out;
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    if (v === undefined || v === null || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k)) continue;
-    const text = typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v);
+    if (v === undefined) continue;
+    if (typeof v !== 'string') throw new CouchError(500, 'unknown_error', 'badarg');
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k)) continue;
     // Header values cannot carry line breaks (response splitting).
-    out[k] = text.replace(/[\r\n]+/g, ' ');
+    out[k] = v.replace(/[\r\n]+/g, ' ');
   }
   return out;
 }

@@ -26,6 +26,7 @@ before(async () => {
       arrayheaders: 'function() { return {body: "x", headers: ["X-A", "1"]}; }',
       lastwins: 'function() { return {json: {a: 1}, body: "plain"}; }',
       jsonlast: 'function() { return {body: "plain", json: {a: 1}}; }',
+      numberheader: 'function() { return {body: "x", headers: {"X-Count": 5}}; }',
       crash: 'function(doc) { return doc.missing.field; }',
       loop: 'function() { while (true) {} }',
       undef: 'function() { return 42; }',
@@ -140,6 +141,10 @@ test('response objects are read as couch_httpd_external reads them: the last bod
   const json = await c.get('/shw/_design/s/_show/jsonlast');
   assert.deepEqual(json.body, { a: 1 });
   assert.equal(json.headers['content-type'], 'application/json');
+  // A header value that is no string fails binary_to_list: badarg, CouchDB's generic 500.
+  const numberHeader = await c.get('/shw/_design/s/_show/numberheader');
+  assert.equal(numberHeader.status, 500);
+  assert.deepEqual(numberHeader.body, { error: 'unknown_error', reason: 'badarg' });
 });
 
 test('errors: thrown CouchDB errors, crashes, timeouts, missing functions', async () => {
