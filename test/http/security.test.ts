@@ -421,3 +421,25 @@ test('an admin-only endpoint of a members-only database tells a non-member first
   }
   assert.equal((await compact(MEMBER)).body.reason, 'You are not a db or server admin.');
 });
+
+test('_temp_view opens the database as a member before it looks at the content type (CouchDB 1.6)', async () => {
+  const temp = (path: string, headers: Record<string, string>) =>
+    c.request('POST', path, { raw: '{"map":"function(doc){ emit(null, 1); }"}', headers: { 'Content-Type': 'text/plain', ...headers } });
+  // couch_httpd_db:do_db_req opens the database as the caller (couch_db:open checks membership)
+  // before couch_mrview_http:handle_temp_view_req validates the content type.
+  for (const headers of [OUTSIDER, {}]) {
+    const r = await temp('/closed/_temp_view', headers);
+    assert.deepEqual([r.status, r.body], [401, { error: 'unauthorized', reason: 'You are not authorized to access this db.' }]);
+  }
+  for (const headers of [OUTSIDER, ROOT]) {
+    const r = await temp('/no-such-db/_temp_view', headers);
+    assert.deepEqual([r.status, r.body], [404, { error: 'not_found', reason: 'no_db_file' }]);
+  }
+  // A member, a database admin and a server admin: the content type, then the rights.
+  for (const headers of [MEMBER, DBADMIN, ROOT]) {
+    assert.equal((await temp('/closed/_temp_view', headers)).status, 415);
+  }
+  const json = { 'Content-Type': 'application/json' };
+  assert.equal((await temp('/closed/_temp_view', { ...MEMBER, ...json })).body.reason, 'You are not a db or server admin.');
+  assert.equal((await temp('/closed/_temp_view', { ...DBADMIN, ...json })).status, 200);
+});
