@@ -39,13 +39,30 @@ export async function authorize(req: Request, target: RouteTarget, svc: Services
   const db = await svc.dbs.get(target.params.db);
   const security = db.getSecurity();
   if (isDbAdmin(ctx, security)) return undefined;
-  // CouchDB 1.6 (couch_db:check_is_member, as it opens the database) answers 401 to anyone not
-  // a member, signed in or not, before a handler asks for a database admin.
-  if (!isDbReader(ctx, security)) throw unauthorized('You are not authorized to access this db.');
+  checkMember(ctx, security);
   if (target.access === 'db_admin') throw unauthorized('You are not a db or server admin.');
   if (db.name === svc.auth.usersDbName) return usersDbRead(req, target, svc);
   if (db.name === svc.auth.replicatorDbName) return replicatorDbRead(req, target, svc);
   return undefined;
+}
+
+/**
+ * CouchDB 1.6 (couch_db:check_is_member, as it opens the database) answers 401 to anyone not
+ * a member, signed in or not, before a handler asks for a database admin.
+ */
+function checkMember(ctx: UserContext, security: Record<string, unknown>): void {
+  if (!isDbReader(ctx, security)) throw unauthorized('You are not authorized to access this db.');
+}
+
+/**
+ * What CouchDB 1.6's couch_httpd_db:do_db_req does before any database handler runs, for routes
+ * that look at the request before the caller's rights: it opens the database (404 when there is
+ * none) as the caller, which couch_db:open refuses to anyone not a member.
+ */
+export async function openAsMember(req: Request, target: RouteTarget, svc: Services): Promise<void> {
+  if (target.shape === 'root' || target.shape === 'global') return;
+  const db = await svc.dbs.get(target.params.db);
+  if (!isServerAdmin(req.userCtx)) checkMember(req.userCtx, db.getSecurity());
 }
 
 /** For handlers that check other things before the caller's rights: a server admin or a 401. */

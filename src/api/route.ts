@@ -67,7 +67,10 @@ export interface Route {
    * in their usual order (it names its methods in its own order, and often leaves HEAD out).
    */
   allow?: string;
-  /** The body must be declared JSON, checked before the caller's rights (`_restart`, `_temp_view` in CouchDB 1.6). */
+  /**
+   * The body must be declared JSON, checked before the caller's rights (`_restart`, `_temp_view`
+   * in CouchDB 1.6); a database route's database is still opened as its member first.
+   */
   jsonBeforeAccess?: boolean;
   /** One level for every method, or one per method (unlisted methods take the shape's default). */
   access?: Access | Partial<Record<string, Access>>;

@@ -14,7 +14,7 @@ import { badRequest, toCouchError, type CouchError } from '../errors.js';
 import { HEADER_BODY_TIME, HEADER_REQUEST_ID, HTTPD_SECTIONS, SERVER_HEADER } from '../couchdb-names.js';
 import { addressedHost } from '../api/common.js';
 import { Router } from './router.js';
-import { authorize } from '../api/authorize.js';
+import { authorize, openAsMember } from '../api/authorize.js';
 import { challengeHeaders } from './challenge.js';
 import { corsFor } from './cors.js';
 import { parseGlobals, parseVhostRules, routeVhost, type VhostRoute, type VhostRule } from './vhosts.js';
@@ -97,7 +97,11 @@ export class HttpServer {
     if (req.badQuery) throw badRequest('Invalid URL encoding in query string');
     const services = this.services();
     const resolved = this.router.resolve(req.method, req.rawSegments, this.follow(services.config).plusIsSpace);
-    if (resolved.jsonBeforeAccess) req.requireJsonContentType();
+    if (resolved.jsonBeforeAccess) {
+      // The database is opened, as its member, before the content type is looked at.
+      await openAsMember(req, resolved, services);
+      req.requireJsonContentType();
+    }
     return (await authorize(req, resolved, services)) ?? resolved.handler(req, resolved.params, services);
   }
 

@@ -421,3 +421,58 @@ test('an admin-only endpoint of a members-only database tells a non-member first
   }
   assert.equal((await compact(MEMBER)).body.reason, 'You are not a db or server admin.');
 });
+
+test('_temp_view opens the database as a member before it looks at the content type (CouchDB 1.6)', async () => {
+  const temp = (path: string, headers: Record<string, string>) =>
+    c.request('POST', path, { raw: '{"map":"function(doc){ emit(null, 1); }"}', headers: { 'Content-Type': 'text/plain', ...headers } });
+  // couch_httpd_db:do_db_req opens the database as the caller (couch_db:open checks membership)
+  // before couch_mrview_http:handle_temp_view_req validates the content type.
+  for (const headers of [OUTSIDER, {}]) {
+    const r = await temp('/closed/_temp_view', headers);
+    assert.deepEqual([r.status, r.body], [401, { error: 'unauthorized', reason: 'You are not authorized to access this db.' }]);
+  }
+  for (const headers of [OUTSIDER, ROOT]) {
+    const r = await temp('/no-such-db/_temp_view', headers);
+    assert.deepEqual([r.status, r.body], [404, { error: 'not_found', reason: 'no_db_file' }]);
+  }
+  // A member, a database admin and a server admin: the content type, then the rights.
+  for (const headers of [MEMBER, DBADMIN, ROOT]) {
+    assert.equal((await temp('/closed/_temp_view', headers)).status, 415);
+  }
+  const json = { 'Content-Type': 'application/json' };
+  assert.equal((await temp('/closed/_temp_view', { ...MEMBER, ...json })).body.reason, 'You are not a db or server admin.');
+  assert.equal((await temp('/closed/_temp_view', { ...DBADMIN, ...json })).status, 200);
+});
+
+test('PUT _security and _revs_limit read the body before they ask a member for a database admin (CouchDB 1.6)', async () => {
+  const put = (path: string, raw: string, headers: Record<string, string>) =>
+    c.request('PUT', path, { raw, headers: { 'Content-Type': 'application/json', ...headers } });
+  // couch_httpd_db:db_req parses the body; couch_db:set_security takes only an object
+  // (bad_request) and then calls check_is_admin, before validate_security_object.
+  for (const headers of [MEMBER, ROLE_MEMBER]) {
+    assert.equal((await put('/closed/_security', '{"admins":', headers)).status, 400);
+    const array = await put('/closed/_security', '[]', headers);
+    assert.deepEqual([array.status, array.body.error], [400, 'bad_request']);
+    const invalid = await put('/closed/_security', '{"members":{"names":"mia"}}', headers);
+    assert.deepEqual([invalid.status, invalid.body], [401, { error: 'unauthorized', reason: 'You are not a db or server admin.' }]);
+    // _revs_limit: an integer (400), then above 0 (couch_db:set_revs_limit's 500), then the admin.
+    assert.equal((await put('/closed/_revs_limit', 'abc', headers)).status, 400);
+    const notInteger = await put('/closed/_revs_limit', '"10"', headers);
+    assert.deepEqual([notInteger.status, notInteger.body], [400, { error: 'bad_request', reason: 'Rev limit has to be an integer' }]);
+    const zero = await put('/closed/_revs_limit', '0', headers);
+    assert.deepEqual([zero.status, zero.body], [500, { error: 'unknown_error', reason: 'invalid_revs_limit' }]);
+    const valid = await put('/closed/_revs_limit', '10', headers);
+    assert.deepEqual([valid.status, valid.body], [401, { error: 'unauthorized', reason: 'You are not a db or server admin.' }]);
+  }
+  // A non-member is refused as the database opens, whatever the body.
+  for (const headers of [OUTSIDER, {}]) {
+    for (const [path, raw] of [['/closed/_security', '[]'], ['/closed/_revs_limit', 'abc']] as const) {
+      const r = await put(path, raw, headers);
+      assert.deepEqual([r.status, r.body.reason], [401, 'You are not authorized to access this db.'], `${path} ${r.text}`);
+    }
+  }
+  assert.equal((await c.get('/closed/_revs_limit', { headers: ROOT })).body, 500);
+  assert.deepEqual((await c.get('/closed/_security', { headers: MEMBER })).body.members.names, ['mia']);
+  assert.equal((await put('/closed/_revs_limit', '700', DBADMIN)).status, 200);
+  assert.equal((await put('/closed/_revs_limit', '500', ROLE_ADMIN)).status, 200);
+});
