@@ -1,8 +1,8 @@
 /**
  * Access control after routing, before the handler: the route's declared level (api/route.ts)
  * against the request's `userCtx` and the database's security object, with CouchDB 1.6's
- * answers: server- and database-admin checks fail with 401; membership fails with 401 for
- * anonymous callers and 403 for named ones.
+ * answers: server- and database-admin checks fail with 401, and so does membership, for
+ * anonymous and signed-in callers alike (couch_db:check_is_member).
  *
  * The users database adds its own read rules for callers who are not its admins: a user reads
  * only their own document (others' are 404, or only their `public_fields`); listings, changes,

@@ -1,7 +1,6 @@
 /**
  * Per-database security over real HTTP: the five access rules of the security object applied
- * to every endpoint of a database, 401 for anonymous and 403 for authenticated callers who are
- * not members, database admins' extra rights, and design documents needing a database admin.
+ * to every endpoint of a database, 401 for callers who are not members (anonymous or signed in), database admins' extra rights, and design documents needing a database admin.
  */
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -53,7 +52,7 @@ test('rule 1: with no members, anyone (anonymous too) reads and writes ordinary 
   }
 });
 
-test('rule 1: with members, others are refused everywhere: 401 anonymous, 403 authenticated', async () => {
+test('rule 1: with members, others are refused everywhere: 401, anonymous or signed in', async () => {
   const endpoints: [string, string, unknown?][] = [
     ['GET', '/closed'],
     ['HEAD', '/closed'],
