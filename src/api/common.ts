@@ -177,12 +177,12 @@ export function durableWrite(req: Request, services: Services): boolean {
  * increment_stat: never in a system database (sys_db: the users and replicator databases).
  */
 export function countRead(services: Services, db: Database): void {
-  if (!services.dbs.isSystemDb(db.name)) services.stats.collector.databaseReads++;
+  if (!db.system) services.stats.collector.databaseReads++;
 }
 
 /** Counts a write (`database_writes`) as couch_db:update_docs does, system databases excepted. */
 export function countWrite(services: Services, db: Database): void {
-  if (!services.dbs.isSystemDb(db.name)) services.stats.collector.databaseWrites++;
+  if (!db.system) services.stats.collector.databaseWrites++;
 }
 
 /**

@@ -146,11 +146,18 @@ export interface DatabaseSettings {
   revsLimit: number;
   /** Attachment compression settings, read at each upload. */
   attachments: () => AttachmentSettings;
+  /**
+   * A system database (the users or replicator database), as CouchDB opens those with its
+   * sys_db option: its reads and writes are not counted in the statistics.
+   */
+  system?: boolean;
 }
 
 export class Database {
   readonly name: string;
   readonly instanceStartTime: string;
+  /** Opened as a system database (DatabaseSettings.system). */
+  readonly system: boolean;
   private meta!: Meta;
   private security: JsonObject = {};
   private queue: Job[] = [];
@@ -177,6 +184,7 @@ export class Database {
 
   private constructor(name: string, readonly store: KeyValueStore, settings: DatabaseSettings) {
     this.name = name;
+    this.system = settings.system ?? false;
     this.instanceStartTime = String(Date.now() * 1000);
     this.attachments = new AttachmentStore(store, settings.attachments);
   }

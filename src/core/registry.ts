@@ -137,9 +137,11 @@ export class DatabaseRegistry {
     const opening = (async () => {
       const store = await this.backend.open(name, { create });
       if (!store) throw notFound('no_db_file');
+      const settings = this.settings();
       const db = await Database.open(name, store, {
-        revsLimit: this.settings().revsLimit,
+        revsLimit: settings.revsLimit,
         attachments: () => this.settings().attachments,
+        system: (settings.systemDbs ?? []).includes(name),
       });
       // Closing wakes the listeners too; that is no update.
       db.onUpdate(() => { if (!db.isClosed) void this.emit(name, 'updated'); });
@@ -222,14 +224,6 @@ export class DatabaseRegistry {
     let count = this.open.size;
     for (const name of system) if (this.open.has(name)) count--;
     return count;
-  }
-
-  /**
-   * Whether a name is a system database (the users and replicator databases), which CouchDB 1.6
-   * opens with its sys_db option: no LRU, no `open_databases`, no read or write statistics.
-   */
-  isSystemDb(name: string): boolean {
-    return (this.settings().systemDbs ?? []).includes(name);
   }
 
   async closeAll(): Promise<void> {
