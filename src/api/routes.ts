@@ -1,6 +1,6 @@
 /** Every endpoint group's routes, in one list for the router. */
 import type { Handler, Route } from './route.js';
-import { countRead, openDb } from './common.js';
+import { countRead } from './common.js';
 import { serverRoutes } from './server.js';
 import { configRoutes } from './config.js';
 import { nodeRoutes } from './node.js';
@@ -64,7 +64,7 @@ function openingDesignDoc(route: Route): Route {
   for (const [method, handler] of Object.entries(route.methods)) {
     if (!handler) continue;
     methods[method] = async (req, p, svc) => {
-      countRead(svc, await openDb(svc, p.db, req));
+      countRead(svc, await svc.dbs.get(p.db));
       return handler(req, p, svc);
     };
   }
