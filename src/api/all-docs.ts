@@ -89,7 +89,7 @@ export interface AllDocsQuery {
 }
 
 /** `_all_docs` parameters as couch_mrview_http:parse_params reads them (CouchDB 3's `_all_dbs` too). */
-export function parseQuery(given: Request, bodyKeys: unknown[] | undefined): AllDocsQuery {
+export function parseAllDocsQuery(given: Request, bodyKeys: unknown[] | undefined): AllDocsQuery {
   checkViewQuerySyntax(given);
   const req = foldViewParams(given);
   const keyParam = viewJsonParam(req, 'key');
@@ -155,7 +155,7 @@ export interface AllDocsResult {
 
 /** `_all_docs` with the request's parameters (a span of ids narrows it: `_design_docs`). */
 export async function queryAllDocs(req: Request, db: Database, bodyKeys: unknown[] | undefined, span?: IdSpan): Promise<AllDocsResult> {
-  const parsed = parseQuery(req, bodyKeys);
+  const parsed = parseAllDocsQuery(req, bodyKeys);
   const q = span && !parsed.keys ? within(parsed, span) : parsed;
   // Taken before anything is read, so the ETag never names a later state than the answer's.
   const etag = dbStateEtag(db);
@@ -261,7 +261,7 @@ async function* keyedRows(db: Database, q: AllDocsQuery, span: IdSpan | undefine
  */
 async function localDocs(req: Request, p: RouteParams, svc: Services, bodyKeys: unknown[] | undefined): Promise<Reply> {
   const db = await openDb(svc, p.db, req);
-  const parsed = parseQuery(req, bodyKeys);
+  const parsed = parseAllDocsQuery(req, bodyKeys);
   const q = parsed.keys ? parsed : within(parsed, LOCAL_DOCS);
   const head = `{"total_rows":null,"offset":null,${q.updateSeq ? `"update_seq":${db.updateSeq},` : ''}"rows":[\r\n`;
   const row = (rec: LocalRecord): string => {

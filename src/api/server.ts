@@ -9,7 +9,7 @@ import type { Route } from './route.js';
 import type { Request } from './request.js';
 import type { Services } from './services.js';
 import { readObject } from './common.js';
-import { parseQuery } from './all-docs.js';
+import { parseAllDocsQuery } from './all-docs.js';
 import { FAVICON } from './favicon.js';
 
 const PACKAGE_VERSION = '0.1.0';
@@ -248,7 +248,7 @@ async function dbInfo(svc: Services, name: string): Promise<Record<string, unkno
  * with couch_mrview_http:parse_params, as `_all_docs` reads its own (`key` included; errors alike).
  */
 function pageOfNames(all: readonly string[], req: Request): string[] {
-  const { start, end, inclusiveEnd, descending, skip, limit } = parseQuery(req, undefined);
+  const { start, end, inclusiveEnd, descending, skip, limit } = parseAllDocsQuery(req, undefined);
   const ordered = descending ? [...all].reverse() : [...all];
   const after = (a: string, b: string) => (descending ? a < b : a > b);
   const names = ordered.filter((name) => {
