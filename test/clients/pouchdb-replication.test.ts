@@ -13,6 +13,8 @@ import { startServer, type TestServer } from '../helpers/server.js';
 
 let fx: PouchFixture;
 let restarted: TestServer | undefined;
+/** Puts the test runner's unhandled-rejection listeners back (see whileConnectionsDrop). */
+let restoreRejections: (() => void) | undefined;
 
 before(async () => {
   fx = await PouchFixture.start('settee-pouch-repl-');
@@ -20,6 +22,7 @@ before(async () => {
 after(async () => {
   await restarted?.stop();
   await fx.close();
+  restoreRejections?.();
 });
 
 async function until(what: string, cond: () => boolean | Promise<boolean>, deadlineMs = 60000, failed?: () => unknown): Promise<void> {
@@ -101,8 +104,9 @@ test('Settee\'s replicator in the middle: PouchDB → Settee → Settee → Pouc
 /**
  * Runs `fn` while PouchDB's lost connections are expected: its HTTP adapter lets a request cut
  * by the server's death reject with nobody listening (it retries regardless), which the test
- * runner would count against the test. Connection errors are dropped then; anything else still
- * reaches the runner.
+ * runner would count against the test. Connection errors are dropped from then until the file's
+ * tests are over (such a request may reject after `fn` is done); anything else still reaches the
+ * runner.
  */
 async function whileConnectionsDrop<T>(fn: () => Promise<T>): Promise<T> {
   const runner = process.listeners('unhandledRejection');
@@ -113,12 +117,11 @@ async function whileConnectionsDrop<T>(fn: () => Promise<T>): Promise<T> {
   };
   process.removeAllListeners('unhandledRejection');
   process.on('unhandledRejection', filter);
-  try {
-    return await fn();
-  } finally {
+  restoreRejections = () => {
     process.removeListener('unhandledRejection', filter);
     for (const handler of runner) process.on('unhandledRejection', handler);
-  }
+  };
+  return await fn();
 }
 
 test('live: true, retry: true sync survives Settee being killed and restarted', { timeout: 90000 }, () => whileConnectionsDrop(async () => {
