@@ -250,7 +250,8 @@ export class HttpServer {
       ...reply.headers,
     };
     if (head) {
-      res.writeHead(reply.status, headers);
+      // mochiweb answers HEAD of a chunked response with Content-Length: 0 ("what Google does").
+      res.writeHead(reply.status, { ...headers, 'Content-Length': 0 });
       res.end();
       return;
     }

@@ -141,6 +141,16 @@ test('HEAD on GET endpoints answers the GET status and headers without a body', 
   assert.equal(Number(h.headers['content-length']), Buffer.byteLength(g.text));
 });
 
+test('HEAD of a streamed answer says Content-Length: 0, as mochiweb answers HEAD of a chunked response', async () => {
+  for (const path of ['/wire/_all_docs', '/wire/_changes']) {
+    const h = await c.head(path);
+    assert.equal(h.status, 200, path);
+    assert.equal(h.text, '', path);
+    assert.equal(h.headers['content-length'], '0', path);
+    assert.equal(h.headers['transfer-encoding'], undefined, path);
+  }
+});
+
 test('HEAD on a missing resource is 404 without a body', async () => {
   for (const path of ['/wire-missing', '/wire/missing-doc']) {
     const h = await c.head(path);
