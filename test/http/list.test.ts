@@ -188,3 +188,17 @@ test('list answers carry ETags: 304 on a match; Accept, keys and new rows change
   assert.equal(changed.status, 200);
   assert.notEqual(changed.headers['etag'], reducedEtag);
 });
+
+test('a missing list is looked up after the query and the view: their errors come first', async () => {
+  // couch_mrview_show: couch_mrview:query_view parses the parameters and opens the view before
+  // start_list_resp asks the query server for the list function.
+  const noView = await c.get('/lst/_design/l/_list/nope/nope');
+  assert.equal(noView.status, 404);
+  assert.deepEqual(noView.body, { error: 'not_found', reason: 'missing_named_view' });
+  const badParam = await c.get('/lst/_design/l/_list/nope/by_n?startkey=bad');
+  assert.equal(badParam.status, 400);
+  assert.deepEqual(badParam.body, { error: 'bad_request', reason: 'invalid_json' });
+  const noList = await c.get('/lst/_design/l/_list/nope/by_n');
+  assert.equal(noList.status, 404);
+  assert.deepEqual(noList.body, { error: 'not_found', reason: 'missing lists function nope on design doc _design/l' });
+});
