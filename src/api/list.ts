@@ -56,7 +56,7 @@ async function list(req: Request, p: RouteParams, svc: Services, bodyKeys: unkno
   const viewName = viewPath[viewPath.length - 1]!;
   // `_list/{list}/_all_docs` lists the documents, as CouchDB 2 allows.
   const result = viewPath.length === 1 && viewName === '_all_docs'
-    ? await queryAllDocs(req, db, bodyKeys)
+    ? await queryAllDocs(req, db, bodyKeys, undefined, true)
     : await queryView(req, svc, db, await svc.views.open(db, viewDdocId), viewName, bodyKeys);
   // The URL too: the list and the parameters only it reads (req.query) shape the answer as well.
   const etag = quote(createHash('md5')

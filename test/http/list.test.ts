@@ -202,3 +202,13 @@ test('a missing list is looked up after the query and the view: their errors com
   assert.equal(noList.status, 404);
   assert.deepEqual(noList.body, { error: 'not_found', reason: 'missing lists function nope on design doc _design/l' });
 });
+
+test('a list over _all_docs with keys gets a missing key as a row of its key alone', async () => {
+  // couch_mrview_show:send_list_row hands the list only a row's id, key, value and doc.
+  await c.put('/lst/_design/rows', { lists: { rows: 'function() { var r, out = []; while ((r = getRow())) out.push(r); return JSON.stringify(out); }' } });
+  const r = await c.post('/lst/_design/rows/_list/rows/_all_docs', { keys: ['d01', 'no-such-doc'] });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.length, 2);
+  assert.equal(r.body[0].id, 'd01');
+  assert.deepEqual(r.body[1], { key: 'no-such-doc' });
+});
