@@ -212,3 +212,13 @@ test('a list over _all_docs with keys gets a missing key as a row of its key alo
   assert.equal(r.body[0].id, 'd01');
   assert.deepEqual(r.body[1], { key: 'no-such-doc' });
 });
+
+test('a list that throws loses what it sent after its last getRow(), as render.js sends chunks only at getRow()', async () => {
+  await c.put('/lst/_design/lost', {
+    views: { some: { map: 'function(doc) { if (typeof doc.n === "number" && doc.n < 5) emit(doc.n, null); }' } },
+    lists: { lost: 'function() { start({headers: {"Content-Type": "text/plain"}}); getRow(); send("kept;"); getRow(); send("lost;"); throw new Error("boom"); }' },
+  });
+  const r = await c.get('/lst/_design/lost/_list/lost/some');
+  assert.equal(r.status, 200);
+  assert.match(r.text, /^kept;\n\{"code":500,"error":"render_error","reason":".*boom.*"\}\n$/);
+});
