@@ -153,8 +153,12 @@ export interface AllDocsResult {
   rows: AsyncIterable<string>;
 }
 
-/** `_all_docs` with the request's parameters (a span of ids narrows it: `_design_docs`). */
-export async function queryAllDocs(req: Request, db: Database, bodyKeys: unknown[] | undefined, span?: IdSpan): Promise<AllDocsResult> {
+/**
+ * `_all_docs` with the request's parameters (a span of ids narrows it: `_design_docs`). For a
+ * list (`forList`), a key with no document is a row of its key alone: a list's rows keep only
+ * id, key, value and doc (couch_mrview_show:send_list_row), so the `error` goes.
+ */
+export async function queryAllDocs(req: Request, db: Database, bodyKeys: unknown[] | undefined, span?: IdSpan, forList = false): Promise<AllDocsResult> {
   const parsed = parseAllDocsQuery(req, bodyKeys);
   const q = span && !parsed.keys ? within(parsed, span) : parsed;
   // Taken before anything is read, so the ETag never names a later state than the answer's.
@@ -164,7 +168,7 @@ export async function queryAllDocs(req: Request, db: Database, bodyKeys: unknown
   const updateSeq = db.updateSeq;
   // CouchDB sends `offset` with the first row; a keys query that yields no row has none.
   const offset = q.keys ? (q.keys.length > q.skip ? 0 : undefined) : await rangeOffset(counts, q);
-  const rows = q.keys ? keyedRows(db, q, span) : rangeRows(db, q);
+  const rows = q.keys ? keyedRows(db, q, span, forList) : rangeRows(db, q);
   return {
     etag,
     head: { total_rows: totalRows, ...(offset === undefined ? {} : { offset }), ...(q.updateSeq ? { update_seq: updateSeq } : {}) },
@@ -232,7 +236,7 @@ async function* rangeRows(db: Database, q: AllDocsQuery): AsyncIterable<string> 
 }
 
 /** Rows for a keys query, joined, in one chunk per key. */
-async function* keyedRows(db: Database, q: AllDocsQuery, span: IdSpan | undefined): AsyncIterable<string> {
+async function* keyedRows(db: Database, q: AllDocsQuery, span: IdSpan | undefined, forList: boolean): AsyncIterable<string> {
   let keys = q.descending ? [...q.keys!].reverse() : q.keys!;
   keys = keys.slice(q.skip, q.limit === undefined ? undefined : q.skip + q.limit);
   for (const key of keys) {
@@ -240,7 +244,7 @@ async function* keyedRows(db: Database, q: AllDocsQuery, span: IdSpan | undefine
     const inSpan = typeof key === 'string' && (!span || (!byteLess(key, span.low) && byteLess(key, span.high)));
     const info = inSpan ? await db.docInfo(key) : undefined;
     if (!info) {
-      yield `{"key":${keyJson},"error":"not_found"}`;
+      yield forList ? `{"key":${keyJson}}` : `{"key":${keyJson},"error":"not_found"}`;
       continue;
     }
     const win = winner(info.tree)!;

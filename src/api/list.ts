@@ -52,18 +52,21 @@ async function list(req: Request, p: RouteParams, svc: Services, bodyKeys: unkno
   if (listName === undefined || viewPath.length === 0 || viewPath.length > 2) throw new CouchError(404, 'list_error', 'Bad path.');
   const db = await openDb(svc, p.db, req);
   const ddoc = await svc.design.designDoc(db, p.docId);
-  const fn = await svc.design.function(db, ddoc, 'lists', listName);
   const viewDdocId = viewPath.length === 2 ? `_design/${viewPath[0]}` : p.docId;
   const viewName = viewPath[viewPath.length - 1]!;
   // `_list/{list}/_all_docs` lists the documents, as CouchDB 2 allows.
   const result = viewPath.length === 1 && viewName === '_all_docs'
-    ? await queryAllDocs(req, db, bodyKeys)
+    ? await queryAllDocs(req, db, bodyKeys, undefined, true)
     : await queryView(req, svc, db, await svc.views.open(db, viewDdocId), viewName, bodyKeys);
   // The URL too: the list and the parameters only it reads (req.query) shape the answer as well.
   const etag = quote(createHash('md5')
     .update(JSON.stringify([result.etag, ddoc.rev, req.header('accept') ?? '', req.userCtx.name, req.userCtx.roles, req.url]))
     .digest('hex'));
   if (etagMatches(req, etag)) return raw(304, '', 'application/json', { ETag: etag });
+  // The function is looked up only now: CouchDB's query server is first asked for it when the
+  // view's fold starts the list (couch_mrview_show:start_list_resp), so the query's parameters,
+  // the view and the ETag are all checked before a missing list is a 404.
+  const fn = await svc.design.function(db, ddoc, 'lists', listName);
   const reqJson = await requestJson(req, svc, db, null);
 
   const pipe = new OutputPipe();

@@ -344,10 +344,14 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
   // --- the list API: start(), send(), getRow() (CouchDB render.js); also usable by shows ---
   var chunks = [], chunkBytes = 0, startResp = {}, started = false, listEnded = false;
   var rowBuffer = [], rowAt = 0, hostPull = null, lastFlush = 0;
+  // How many of the chunks were sent before the last getRow(): render.js's getRow sends them
+  // (blowChunks), so an error after it loses only what came later.
+  var chunksAtRow = 0;
   var dateNow = Date.now;
   function resetList() {
     chunks = []; chunkBytes = 0; startResp = {}; started = false; listEnded = false;
     rowBuffer = []; rowAt = 0; provided = []; providesUsed = false; responseContentType = null;
+    chunksAtRow = 0;
   }
   function start(resp) { startResp = resp || {}; }
   // What leaves at a flush: the response head the first time, then the chunks sent since.
@@ -355,7 +359,7 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     lastFlush = dateNow();
     var out = { chunks: chunks };
     if (!started) { out.start = applyContentType(startResp); started = true; }
-    chunks = []; chunkBytes = 0;
+    chunks = []; chunkBytes = 0; chunksAtRow = 0;
     return out;
   }
   function send(chunk) {
@@ -370,6 +374,7 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
     if (rowAt < rowBuffer.length) {
       // Rows come in batches; output still leaves at least every 50 ms while the function works.
       if (chunks.length > 0 && dateNow() - lastFlush >= 50) hostPull(JSONstringify(takeOutput()), false);
+      chunksAtRow = chunks.length;
       return rowBuffer[rowAt++];
     }
     if (listEnded || hostPull === null) return null;
@@ -505,8 +510,10 @@ export const PRELUDE = String.raw`(function (global, evalWithRequire, evalPlain,
       return s;
     } catch (e) {
       var failure = asRenderError(e);
-      // Once the response has started, what was sent before the error still goes out.
-      if (started && chunks.length > 0) {
+      // Once the response has started, what was sent before the last getRow() still goes out;
+      // what was sent after it is lost with the error (render.js runList sends no chunks then).
+      if (started && chunksAtRow > 0) {
+        chunks = chunks.slice(0, chunksAtRow);
         try { hostPull(JSONstringify(takeOutput()), false); } catch (x) { if (isOutOfMemory(x)) throw x; }
       }
       throw failure;

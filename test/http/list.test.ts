@@ -188,3 +188,37 @@ test('list answers carry ETags: 304 on a match; Accept, keys and new rows change
   assert.equal(changed.status, 200);
   assert.notEqual(changed.headers['etag'], reducedEtag);
 });
+
+test('a missing list is looked up after the query and the view: their errors come first', async () => {
+  // couch_mrview_show: couch_mrview:query_view parses the parameters and opens the view before
+  // start_list_resp asks the query server for the list function.
+  const noView = await c.get('/lst/_design/l/_list/nope/nope');
+  assert.equal(noView.status, 404);
+  assert.deepEqual(noView.body, { error: 'not_found', reason: 'missing_named_view' });
+  const badParam = await c.get('/lst/_design/l/_list/nope/by_n?startkey=bad');
+  assert.equal(badParam.status, 400);
+  assert.deepEqual(badParam.body, { error: 'bad_request', reason: 'invalid_json' });
+  const noList = await c.get('/lst/_design/l/_list/nope/by_n');
+  assert.equal(noList.status, 404);
+  assert.deepEqual(noList.body, { error: 'not_found', reason: 'missing lists function nope on design doc _design/l' });
+});
+
+test('a list over _all_docs with keys gets a missing key as a row of its key alone', async () => {
+  // couch_mrview_show:send_list_row hands the list only a row's id, key, value and doc.
+  await c.put('/lst/_design/rows', { lists: { rows: 'function() { var r, out = []; while ((r = getRow())) out.push(r); return JSON.stringify(out); }' } });
+  const r = await c.post('/lst/_design/rows/_list/rows/_all_docs', { keys: ['d01', 'no-such-doc'] });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.length, 2);
+  assert.equal(r.body[0].id, 'd01');
+  assert.deepEqual(r.body[1], { key: 'no-such-doc' });
+});
+
+test('a list that throws loses what it sent after its last getRow(), as render.js sends chunks only at getRow()', async () => {
+  await c.put('/lst/_design/lost', {
+    views: { some: { map: 'function(doc) { if (typeof doc.n === "number" && doc.n < 5) emit(doc.n, null); }' } },
+    lists: { lost: 'function() { start({headers: {"Content-Type": "text/plain"}}); getRow(); send("kept;"); getRow(); send("lost;"); throw new Error("boom"); }' },
+  });
+  const r = await c.get('/lst/_design/lost/_list/lost/some');
+  assert.equal(r.status, 200);
+  assert.match(r.text, /^kept;\n\{"code":500,"error":"render_error","reason":".*boom.*"\}\n$/);
+});
