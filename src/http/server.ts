@@ -250,8 +250,10 @@ export class HttpServer {
       ...reply.headers,
     };
     if (head) {
-      // mochiweb answers HEAD of a chunked response with Content-Length: 0 ("what Google does").
-      res.writeHead(reply.status, { ...headers, 'Content-Length': 0 });
+      // mochiweb answers HEAD of a chunked response (one whose length is not known in advance)
+      // with Content-Length: 0 ("what Google does").
+      const sized = Object.keys(headers).some((name) => name.toLowerCase() === 'content-length');
+      res.writeHead(reply.status, sized ? headers : { ...headers, 'Content-Length': 0 });
       res.end();
       return;
     }
