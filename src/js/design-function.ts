@@ -50,6 +50,8 @@ export interface ListIo {
 export interface DesignHost {
   pool: WorkerPool;
   limits: { timeoutMs: number; maxBatchDocs: number; maxBatchBytes: number };
+  /** Whether validators within the interpreter's subset run there (as maps do: `map_interpreter`). */
+  interpret: boolean;
   report(err: unknown): CouchError;
   logAll(messages: readonly unknown[]): void;
 }
@@ -227,7 +229,7 @@ export class DesignFunction {
     }
     let text: string;
     try {
-      text = await this.host.pool.run({ op: 'design', pid: this.pid, kind, fn: 0, items, arg, timeoutMs: this.host.limits.timeoutMs });
+      text = await this.host.pool.run({ op: 'design', pid: this.pid, kind, fn: 0, items, arg, interpret: this.host.interpret, timeoutMs: this.host.limits.timeoutMs });
     } catch (err) {
       throw this.host.report(err);
     }

@@ -51,6 +51,11 @@ function fallback(): never {
   throw Fallback.signal;
 }
 
+/** What a validator's `throw` threw (validate mode only): its verdict is read from it. */
+class Thrown {
+  constructor(readonly value: unknown) {}
+}
+
 /** The state of one document's evaluation. */
 interface State {
   slots: unknown[];
@@ -111,6 +116,43 @@ export class FastMapFunction {
   }
 }
 
+/** A validate_doc_update verdict as the sandbox's validationError gives it for `{forbidden}` and `{unauthorized}`. */
+export interface ValidationVerdict {
+  error: 'forbidden' | 'unauthorized';
+  reason: unknown;
+}
+
+/**
+ * A validate_doc_update function for the interpreter. It passes (null), or throws an object whose
+ * own `forbidden` (else `unauthorized`) member is not undefined: that is its verdict, as the
+ * sandbox reads it. Anything else it throws, or anything outside the subset, falls back.
+ */
+export class FastValidator {
+  constructor(private readonly body: Execute, private readonly slotCount: number, private readonly params: number[]) {}
+
+  /**
+   * The verdict on one write, or undefined when the sandbox must judge it. `weight`: an upper
+   * bound of the JSON size of the arguments.
+   */
+  validate(args: readonly [unknown, unknown, unknown, unknown], weight: number): ValidationVerdict | null | undefined {
+    const slots = new Array<unknown>(this.slotCount);
+    this.params.forEach((slot, i) => { if (i < args.length) slots[slot] = args[i]; });
+    const s: State = { slots, rows: [], steps: 0, emitted: 0, maxEmitted: 0, docWeight: weight, built: new Map() };
+    try {
+      this.body(s);
+      return null;
+    } catch (err) {
+      if (!(err instanceof Thrown)) return undefined; // Fallback.signal, or anything V8 threw
+      const e = err.value;
+      if (!isObject(e) || Array.isArray(e)) return undefined;
+      const record = e as Record<string, unknown>;
+      if (Object.hasOwn(record, 'forbidden') && record['forbidden'] !== undefined) return { error: 'forbidden', reason: record['forbidden'] };
+      if (Object.hasOwn(record, 'unauthorized') && record['unauthorized'] !== undefined) return { error: 'unauthorized', reason: record['unauthorized'] };
+      return undefined;
+    }
+  }
+}
+
 /**
  * The source of a map function as the sandbox compiles it (`prelude.ts` compileFunction's first
  * and third forms: a function expression, with comments, whitespace and trailing semicolons),
@@ -152,6 +194,18 @@ export function compileFastMap(source: unknown, inherited: ReadonlySet<string> =
   if (!fn || fn.async || fn.generator) return undefined;
   try {
     return new Compiler(inherited).compileMap(fn);
+  } catch (err) {
+    if (err instanceof Unsupported) return undefined;
+    throw err;
+  }
+}
+
+/** A validate_doc_update function compiled for the interpreter, or undefined when outside the subset (no `emit` there). */
+export function compileFastValidator(source: unknown, inherited: ReadonlySet<string> = new Set()): FastValidator | undefined {
+  const fn = functionNode(source);
+  if (!fn || fn.async || fn.generator) return undefined;
+  try {
+    return new Compiler(inherited, 'validate').compileValidator(fn);
   } catch (err) {
     if (err instanceof Unsupported) return undefined;
     throw err;
@@ -278,7 +332,17 @@ class Compiler {
   /** Slots of `let`/`const` bindings per block (reset to UNINITIALISED on entry). */
   private readonly lexicalSlots = new Map<Node, number[]>();
 
-  constructor(private readonly inherited: ReadonlySet<string>) {}
+  /** `validate`: a validator's compiler, where `throw` is its verdict and there is no `emit`. */
+  constructor(private readonly inherited: ReadonlySet<string>, private readonly mode: 'map' | 'validate' = 'map') {}
+
+  compileValidator(fn: FunctionExpression | ArrowFunctionExpression): FastValidator {
+    const { enter, body, params } = this.compileFunction(fn, new Scope(undefined), 4);
+    const run: Execute = (s) => {
+      enter(s);
+      return body(s);
+    };
+    return new FastValidator(run, this.slotCount, params.slice(0, 4));
+  }
 
   compileMap(fn: FunctionExpression | ArrowFunctionExpression): FastMapFunction {
     const { enter, body, params } = this.compileFunction(fn, new Scope(undefined), 1);
@@ -450,9 +514,15 @@ class Compiler {
       case 'ContinueStatement':
         if (node.label) unsupported(node);
         return () => Completion.Continue;
-      case 'ThrowStatement':
-        // The sandbox logs what is thrown (or stops the build for 'fatal_error').
-        return () => fallback();
+      case 'ThrowStatement': {
+        // A map's throw: the sandbox logs what is thrown (or stops the build for 'fatal_error').
+        if (this.mode === 'map') return () => fallback();
+        // A validator's throw is its verdict (FastValidator.validate reads it).
+        const argument = this.expression(node.argument, scope);
+        return (s) => {
+          throw new Thrown(argument(s));
+        };
+      }
       case 'ForStatement':
         return this.forStatement(node, scope);
       case 'WhileStatement': {
@@ -519,11 +589,20 @@ class Compiler {
         const block = this.block(node.block, scope);
         if (node.handler?.param && node.handler.param.type !== 'Identifier') unsupported(node.handler);
         const finalizer = node.finalizer ? this.block(node.finalizer, scope) : undefined;
-        if (!finalizer) return block;
-        return (s) => {
+        const tried: Execute = !finalizer ? block : (s) => {
           const c = block(s);
           const f = finalizer(s);
           return f !== Completion.Normal ? f : c;
+        };
+        if (this.mode === 'map') return tried;
+        // A validator's throw there would reach a handler or a finalizer: the sandbox judges it.
+        return (s) => {
+          try {
+            return tried(s);
+          } catch (err) {
+            if (err instanceof Thrown) fallback();
+            throw err;
+          }
         };
       }
       default:
@@ -810,6 +889,7 @@ class Compiler {
     if (node.optional || node.arguments.some((a) => a.type === 'SpreadElement')) unsupported(node);
     const callee = node.callee;
     if (callee.type === 'Identifier' && callee.name === 'emit' && !scope.lookup('emit')) {
+      if (this.mode === 'validate') unsupported(node);
       const args = node.arguments.map((a) => this.expression(a, scope));
       const [key, value] = args;
       const rest = args.slice(2);

@@ -55,7 +55,7 @@ type JobRequest = (
   | { op: 'load'; pid: number }
   | { op: 'map'; pid: number; docs: string | Uint8Array; lengths: number[]; interpret: boolean; encode?: unknown; timeoutMs: number }
   | { op: 'reduce'; pid: number; fn: number; calls: string; timeoutMs: number }
-  | { op: 'design'; pid: number; kind: DesignKind; fn: number; items: string; arg: string; timeoutMs: number }
+  | { op: 'design'; pid: number; kind: DesignKind; fn: number; items: string; arg: string; interpret: boolean; timeoutMs: number }
   | { op: 'list'; pid: number; fn: number; head: string; req: string; timeoutMs: number; port: MessagePort; signal: SharedArrayBuffer }
 ) & {
   /** Asked before the job is sent to a worker: true drops it (its caller already failed). */
@@ -411,7 +411,7 @@ export class WorkerPool {
       case 'map': this.send(slot, { op: 'map', id: 0, pid: r.pid, docs: r.docs, lengths: r.lengths, interpret: r.interpret, encode: r.encode, timeoutMs: r.timeoutMs }, job); break;
       case 'reduce': this.send(slot, { op: 'reduce', id: 0, pid: r.pid, fn: r.fn, calls: r.calls, timeoutMs: r.timeoutMs }, job); break;
       case 'design':
-        this.send(slot, { op: 'design', id: 0, pid: r.pid, kind: r.kind, fn: r.fn, items: r.items, arg: r.arg, timeoutMs: r.timeoutMs }, job);
+        this.send(slot, { op: 'design', id: 0, pid: r.pid, kind: r.kind, fn: r.fn, items: r.items, arg: r.arg, interpret: r.interpret, timeoutMs: r.timeoutMs }, job);
         break;
       case 'list':
         this.send(slot, { op: 'list', id: 0, pid: r.pid, fn: r.fn, head: r.head, req: r.req, timeoutMs: r.timeoutMs, port: r.port, signal: r.signal }, job, [r.port]);

@@ -32,8 +32,12 @@ export type WorkerRequest =
   | { op: 'map'; id: number; pid: number; docs: string | Uint8Array; lengths: number[]; interpret: boolean; encode?: unknown; timeoutMs: number }
   /** `calls`: a JSON array of `[keys, values, rereduce]` for function `fn`. Reply: JSON `[logs, [result per call]]`. */
   | { op: 'reduce'; id: number; pid: number; fn: number; calls: string; timeoutMs: number }
-  /** A design-document function over `items` (JSON array), `arg` JSON (the filter's request). Reply: JSON `[logs, [result per item]]`. */
-  | { op: 'design'; id: number; pid: number; kind: DesignKind; fn: number; items: string; arg: string; timeoutMs: number }
+  /**
+   * A design-document function over `items` (JSON array), `arg` JSON (the filter's request).
+   * Reply: JSON `[logs, [result per item]]`. `interpret`: a validator within the interpreter's
+   * subset may judge there (fast-validate.ts).
+   */
+  | { op: 'design'; id: number; pid: number; kind: DesignKind; fn: number; items: string; arg: string; interpret: boolean; timeoutMs: number }
   /**
    * A `_list` function. The worker posts `ListOutput` on `port` as the function sends; when it
    * wants rows it waits on `signal` (Int32 0 → 1) and takes the host's answer (a JSON array of

@@ -201,6 +201,7 @@ export class QueryServer {
     return new DesignFunction({
       pool: this.pool,
       get limits() { return server.limits; },
+      get interpret() { return server.mapInterpreter; },
       report: (err) => this.report(err),
       logAll: (messages) => this.logAll(messages),
     }, compiled.pid);

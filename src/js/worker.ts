@@ -1,7 +1,8 @@
 /**
  * A sandbox worker thread: runs the programs the pool sends it, one request at a time, in order;
- * every request with an id gets one reply. Map functions within the interpreter's subset run
- * in the interpreter (fast-map.ts); everything else runs in this thread's QuickJS instance,
+ * every request with an id gets one reply. Map and validate_doc_update functions within the
+ * interpreter's subset run in the interpreter (fast-map.ts); everything else runs in this
+ * thread's QuickJS instance,
  * which is only created once something needs it (a thread that only interprets never pays for
  * one: ~7 MB and ~30 ms each). If the WASM module itself fails (EngineCrash), the worker
  * answers and exits: the pool starts a fresh one.
@@ -10,7 +11,8 @@ import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from '
 import { Engine, EngineCrash, SandboxFailure } from './engine.js';
 import { parseMapReply, type MapOutput } from './batches.js';
 import { FastMapProgram } from './fast-program.js';
-import { SANDBOX_ONLY_PROTOTYPE_NAMES } from './fast-map.js';
+import { SANDBOX_ONLY_PROTOTYPE_NAMES, type FastValidator } from './fast-map.js';
+import { fastValidatorOf, validateBatch } from './fast-validate.js';
 import type { ListOutput, MapEncoderModule, ProgramSpec, WorkerEvent, WorkerRequest } from './protocol.js';
 import type { WasmModule } from './quickjs-module.js';
 
@@ -45,6 +47,40 @@ let encoder: MapEncoderModule | undefined;
 const fastPrograms = new Map<number, FastMapProgram>();
 /** The number of map functions of each loaded program, by pid. */
 const mapCounts = new Map<number, number>();
+/** Each loaded program's spec, by pid (validators are compiled for the interpreter when first run). */
+const specs = new Map<number, ProgramSpec>();
+/**
+ * Validators the interpreter judges, by pid and function (null: outside the subset). A program's
+ * entry goes once any other of its code runs in this thread's QuickJS (a show, list, filter,
+ * update or reduce may change globals or prototypes the validator would see there).
+ */
+const fastValidators = new Map<number, Map<number, FastValidator | null>>();
+/** Pids whose other code has run in this thread's QuickJS: their validators run there too. */
+const sandboxOnly = new Set<number>();
+
+/** Validator `fn` of program `pid` for the interpreter, if it may judge it. */
+function fastValidator(pid: number, fn: number): FastValidator | undefined {
+  if (sandboxOnly.has(pid)) return undefined;
+  const spec = specs.get(pid);
+  if (!spec) return undefined;
+  let byFn = fastValidators.get(pid);
+  if (!byFn) fastValidators.set(pid, (byFn = new Map()));
+  let compiled = byFn.get(fn);
+  if (compiled === undefined) byFn.set(fn, (compiled = fastValidatorOf(spec, fn, inherited) ?? null));
+  return compiled ?? undefined;
+}
+
+/** Program `pid` ran other code in QuickJS: its validators are judged there from now on. */
+function ranInSandbox(pid: number): void {
+  sandboxOnly.add(pid);
+  fastValidators.delete(pid);
+}
+
+function forget(pid: number): void {
+  specs.delete(pid);
+  fastValidators.delete(pid);
+  sandboxOnly.delete(pid);
+}
 /** Requests that arrived while the worker (or its QuickJS) was starting, in order. */
 let backlog: WorkerRequest[] | undefined = [];
 
@@ -75,12 +111,15 @@ function handle(req: WorkerRequest): void {
           result = sandbox(req.pid).load(req.pid, req.spec, req.memoryLimitBytes, req.timeoutMs);
         }
         mapCounts.set(req.pid, spec.maps.length);
+        forget(req.pid);
+        specs.set(req.pid, spec);
         if (fast) fastPrograms.set(req.pid, fast);
         else fastPrograms.delete(req.pid);
         post({ id: req.id, ok: true, result });
         return;
       }
       case 'unload':
+        forget(req.pid);
         fastPrograms.delete(req.pid);
         mapCounts.delete(req.pid);
         deferred.delete(req.pid);
@@ -89,7 +128,10 @@ function handle(req: WorkerRequest): void {
         return;
       case 'map': {
         const fast = req.interpret ? fastPrograms.get(req.pid) : undefined;
-        const sandboxMap = (json: string) => sandbox(req.pid).map(req.pid, json, req.timeoutMs);
+        const sandboxMap = (json: string) => {
+          ranInSandbox(req.pid);
+          return sandbox(req.pid).map(req.pid, json, req.timeoutMs);
+        };
         const texts = typeof req.docs === 'string' ? undefined : unpackTexts(req.docs, req.lengths);
         const joined = (): string => (typeof req.docs === 'string' ? req.docs : texts!.join(','));
         if (!fast && req.encode === undefined) {
@@ -107,12 +149,18 @@ function handle(req: WorkerRequest): void {
         // A reduce runs in the maps' context and may change what they see (a global, a
         // prototype): from now on this worker's QuickJS maps this program, as it would have.
         fastPrograms.delete(req.pid);
+        ranInSandbox(req.pid);
         post({ id: req.id, ok: true, result: sandbox(req.pid).reduce(req.pid, req.fn, req.calls, req.timeoutMs) });
         return;
-      case 'design':
-        post({ id: req.id, ok: true, result: sandbox(req.pid).design(req.pid, req.kind, req.items, req.fn, req.arg, req.timeoutMs) });
+      case 'design': {
+        const judge = (items: string): string => sandbox(req.pid).design(req.pid, req.kind, items, req.fn, req.arg, req.timeoutMs);
+        const validator = req.kind === 'validate' && req.interpret ? fastValidator(req.pid, req.fn) : undefined;
+        if (req.kind !== 'validate') ranInSandbox(req.pid);
+        post({ id: req.id, ok: true, result: validator ? validateBatch(validator, req.items, req.arg, judge) : judge(req.items) });
         return;
+      }
       case 'list': {
+        ranInSandbox(req.pid);
         const e = sandbox(req.pid);
         try {
           post({ id: req.id, ok: true, result: e.list(req.pid, req.fn, req.head, req.req, req.timeoutMs, listPull(req.port, req.signal)) });

@@ -283,3 +283,28 @@ test('validate_doc_update runs on all_or_nothing and new_edits=false writes with
   assert.equal(put.status, 403, put.text);
   assert.deepEqual(JSON.parse(put.body.reason), { old: null, v: null });
 });
+
+test('a validator within the interpreter\'s subset judges _bulk_docs as the sandbox does ([query_server_config] map_interpreter on and off)', async () => {
+  const rules = 'function(newDoc, oldDoc, userCtx) { if (newDoc._deleted) return; if (typeof newDoc.type !== "string") throw({forbidden: "type required"}); if (oldDoc && oldDoc.type !== newDoc.type) throw({unauthorized: "type is " + oldDoc.type}); }';
+  const answers: unknown[] = [];
+  for (const interpret of ['true', 'false']) {
+    assert.equal((await c.put(`/_config/query_server_config/map_interpreter`, interpret)).status, 200);
+    const db = `vdu-interp-${interpret}`;
+    await setup(db, { validate_doc_update: rules });
+    const first = await c.post(`/${db}/_bulk_docs`, { docs: Array.from({ length: 30 }, (_, i) => ({ _id: `d${i}`, ...(i % 3 ? { type: `t${i % 2}` } : {}) })) });
+    assert.equal(first.status, 201);
+    const byId = new Map((first.body as { id: string; rev?: string }[]).map((r) => [r.id, r.rev]));
+    const second = await c.post(`/${db}/_bulk_docs`, {
+      docs: [1, 2, 4, 5].map((i) => ({ _id: `d${i}`, _rev: byId.get(`d${i}`), type: i < 3 ? 'changed' : `t${i % 2}` })),
+    });
+    answers.push([first.body, second.body].map((rows) => (rows as { id: string; error?: string; reason?: string; ok?: boolean }[])
+      .map((r) => [r.id, r.ok ?? false, r.error ?? null, r.reason ?? null])));
+  }
+  assert.deepEqual(answers[0], answers[1]);
+  const [first, second] = answers[0] as [unknown[][], unknown[][]];
+  assert.deepEqual(first[0], ['d0', false, 'forbidden', 'type required']);
+  assert.deepEqual(first[1], ['d1', true, null, null]);
+  assert.deepEqual(second[0], ['d1', false, 'unauthorized', 'type is t1']);
+  assert.deepEqual(second[2], ['d4', true, null, null]);
+  assert.equal((await c.del('/_config/query_server_config/map_interpreter')).status, 200);
+});
