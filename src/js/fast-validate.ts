@@ -40,7 +40,39 @@ export function validateBatch(validator: FastValidator, items: string, arg: stri
     else results[i] = verdict;
   }
   if (fallbacks.length === 0) return JSON.stringify([[], results]);
-  const [logs, judged] = JSON.parse(sandbox(JSON.stringify(fallbacks.map((i) => writes[i])))) as [unknown[], unknown[]];
+  // The writes' own texts, not the parsed values written again: JSON cannot write back all it
+  // reads (1e400 is Infinity, then null).
+  const texts = arrayElements(items);
+  const [logs, judged] = JSON.parse(sandbox(`[${fallbacks.map((i) => texts[i]).join(',')}]`)) as [unknown[], unknown[]];
   fallbacks.forEach((at, j) => { results[at] = judged[j]; });
   return JSON.stringify([logs, results]);
+}
+
+/** The texts of a JSON array's elements (the array is valid JSON: JSON.parse has read it). */
+function arrayElements(json: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let inString = false;
+  let start = -1;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (depth++ === 0) start = i + 1;
+    } else if (c === 0x5d || c === 0x7d) {
+      if (--depth === 0) {
+        const last = json.slice(start, i).trim();
+        if (last !== '') out.push(last);
+      }
+    } else if (c === 0x2c && depth === 1) {
+      out.push(json.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  return out;
 }

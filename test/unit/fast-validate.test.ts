@@ -5,8 +5,11 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { parse, type Node } from 'acorn';
 import { compileFastValidator } from '../../src/js/fast-map.js';
+import type { QueryServer } from '../../src/js/query-server.js';
 import { MapComparison } from '../helpers/map-comparison.js';
+import { documentGenerator, FunctionGenerator } from '../helpers/map-fuzz.js';
 import { seededRandom } from '../helpers/random.js';
 
 const USER = { db: 'd', name: 'joe', roles: ['editor'] };
@@ -64,8 +67,76 @@ describe('validator interpreter', () => {
   });
 });
 
+const servers = MapComparison.forFile();
+
+/** A validator's verdicts on `writes` from `server`, or the error the whole batch failed with. */
+async function verdicts(server: QueryServer, source: string, writes: string[]): Promise<{ ok: unknown } | { error: string }> {
+  const fn = await server.designFunction({ language: 'javascript' }, source);
+  try {
+    return { ok: await fn.validate(writes, JSON.stringify([USER, SEC])) };
+  } catch (err) {
+    return { error: String(err) };
+  } finally {
+    fn.dispose();
+  }
+}
+
+/**
+ * A generated map function made a validator: each `emit(k, v);` statement throws
+ * `{forbidden: [k, v]}` (or `{unauthorized: ...}`) instead, so the verdict depends on every
+ * branch and value the map would have emitted. Undefined when an emit is not a statement.
+ */
+function asValidator(map: string, unauthorized: boolean): string | undefined {
+  const text = `(${map.replace(/[\s;]+$/, '')}\n)`;
+  const edits: { start: number; end: number; args: string }[] = [];
+  let other = false;
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (node === null || typeof node !== 'object' || typeof (node as Node).type !== 'string') return;
+    const n = node as Node & { expression?: Node & { callee?: Node & { name?: string }; arguments?: Node[] }; callee?: Node & { name?: string } };
+    if (n.type === 'ExpressionStatement' && n.expression?.type === 'CallExpression' && n.expression.callee?.type === 'Identifier' && n.expression.callee.name === 'emit') {
+      const args = n.expression.arguments!.map((a) => text.slice(a.start, a.end)).join(', ');
+      edits.push({ start: n.start, end: n.end, args });
+      n.expression.arguments!.forEach(visit);
+      return;
+    }
+    if (n.type === 'CallExpression' && n.callee?.type === 'Identifier' && n.callee.name === 'emit') other = true;
+    for (const [key, value] of Object.entries(n)) if (key !== 'type') visit(value);
+  };
+  visit(parse(text, { ecmaVersion: 2020 }));
+  if (other) return undefined;
+  let out = text;
+  for (const e of edits.sort((a, b) => b.start - a.start)) {
+    out = `${out.slice(0, e.start)}throw {${unauthorized ? 'unauthorized' : 'forbidden'}: [${e.args}]};${out.slice(e.end)}`;
+  }
+  return out.slice(1, -2);
+}
+
+describe('validator interpreter, fuzzed', () => {
+  test('validators made of generated map functions give the same verdicts as in QuickJS', async (t) => {
+    const { interpreted, sandboxed } = await servers;
+    const seed = 20261208;
+    const rnd = seededRandom(seed);
+    const generator = new FunctionGenerator(rnd);
+    const makeDoc = documentGenerator(seededRandom(seed + 1));
+    let compared = 0;
+    let compiled = 0;
+    for (let f = 0; f < 240; f++) {
+      const source = asValidator(generator.map(), rnd() < 0.3);
+      if (source === undefined) continue;
+      compared++;
+      if (compileFastValidator(source)) compiled++;
+      const writes = Array.from({ length: 24 }, (_, i) => `[${makeDoc(f * 24 + i)},null]`);
+      const expected = await verdicts(sandboxed, source, writes);
+      const actual = await verdicts(interpreted, source, writes);
+      assert.deepEqual(actual, expected, `seed ${seed}, validator:\n${source}`);
+    }
+    t.diagnostic(`${compared} validators compared, ${compiled} compiled for the interpreter`);
+    assert.ok(compiled >= compared * 0.8, `only ${compiled} of ${compared} validators compile for the interpreter`);
+  });
+});
+
 describe('validation batches', () => {
-  const servers = MapComparison.forFile();
   const random = seededRandom(7);
   const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)]!;
 
