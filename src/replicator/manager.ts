@@ -6,6 +6,7 @@
 import { setMaxListeners } from 'node:events';
 import { CouchError, unauthorized } from '../errors.js';
 import { designMember } from '../design/service.js';
+import { erlangPretty } from '../erlang-terms.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import type { TaskRegistry } from '../core/tasks.js';
@@ -329,7 +330,7 @@ async function filterCode(source: ReplicationPeer, filter: string): Promise<stri
   } catch (err) {
     if (err instanceof CouchError && (err.error === 'db_not_found' || err.error === 'unauthorized')) {
       throw new CouchError(500, 'error',
-        `Could not open source database \`${source.display}\`: {${err.error},${erlangBinary(source.display)}}`);
+        `Could not open source database \`${source.display}\`: {${err.error},${erlangPretty(source.display)}}`);
     }
     throw err;
   }
@@ -341,11 +342,4 @@ async function filterCode(source: ReplicationPeer, filter: string): Promise<stri
   const code = designMember(doc, ['filters', name]);
   if (typeof code !== 'string') throw new CouchError(500, 'unknown_error', 'badarg');
   return code;
-}
-
-/** A string as Erlang's `~p` prints a binary: `<<"text">>` when printable, its bytes otherwise. */
-function erlangBinary(text: string): string {
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.every((b) => b >= 0x20 && b < 0x7f)) return `<<"${text.replace(/["\\]/g, '\\$&')}">>`;
-  return `<<${[...bytes].join(',')}>>`;
 }
