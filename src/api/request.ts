@@ -279,12 +279,12 @@ export class Request {
    * An integer parameter that CouchDB 1.6 reads with list_to_integer itself (`_uuids` count,
    * `_log` bytes and offset, `_stats` range): a sign and digits, nothing around them. Anything
    * else is an invalid parameter, a 400 (1.6 crashes there with a 500 badarg; CouchDB 3 answers
-   * `_uuids` with a 400).
+   * `_uuids` with a 400). `reason` is that 400's.
    */
-  strictInt(name: string, fallback: number): number {
+  strictInt(name: string, fallback: number, reason = `${name} must be an integer`): number {
     const value = this.query.get(name);
     if (value === null) return fallback;
-    if (!/^[+-]?\d+$/.test(value)) throw badRequest(`${name} must be an integer`);
+    if (!/^[+-]?\d+$/.test(value)) throw badRequest(reason);
     return Number.parseInt(value, 10);
   }
 

@@ -218,10 +218,7 @@ async function* dbUpdates(
  * to_non_neg_int refuses both with a 400 `invalid_integer`, which Settee answers.
  */
 function nonNegativeInt(req: Request, name: string, fallback: number): number {
-  const value = req.string(name);
-  if (value === undefined) return fallback;
-  if (!/^[+-]?\d+$/.test(value)) throw badRequest('invalid_integer');
-  const parsed = Number.parseInt(value, 10);
+  const parsed = req.strictInt(name, fallback, 'invalid_integer');
   if (parsed < 0) throw badRequest('invalid_integer');
   return parsed;
 }
