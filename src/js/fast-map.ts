@@ -136,7 +136,7 @@ export class FastValidator {
    */
   validate(args: readonly [unknown, unknown, unknown, unknown], weight: number): ValidationVerdict | null | undefined {
     const slots = new Array<unknown>(this.slotCount);
-    this.params.forEach((slot, i) => { if (i < args.length) slots[slot] = args[i]; });
+    this.params.forEach((slot, i) => { slots[slot] = args[i]; });
     const s: State = { slots, rows: [], steps: 0, emitted: 0, maxEmitted: 0, docWeight: weight, built: new Map() };
     try {
       this.body(s);
@@ -190,22 +190,20 @@ export const SANDBOX_ONLY_PROTOTYPE_NAMES: readonly string[] = [];
  * names on the sandbox's prototypes that V8's lack).
  */
 export function compileFastMap(source: unknown, inherited: ReadonlySet<string> = new Set()): FastMapFunction | undefined {
-  const fn = functionNode(source);
-  if (!fn || fn.async || fn.generator) return undefined;
-  try {
-    return new Compiler(inherited).compileMap(fn);
-  } catch (err) {
-    if (err instanceof Unsupported) return undefined;
-    throw err;
-  }
+  return compileSource(source, (fn) => new Compiler(inherited).compileMap(fn));
 }
 
 /** A validate_doc_update function compiled for the interpreter, or undefined when outside the subset (no `emit` there). */
 export function compileFastValidator(source: unknown, inherited: ReadonlySet<string> = new Set()): FastValidator | undefined {
+  return compileSource(source, (fn) => new Compiler(inherited, 'validate').compileValidator(fn));
+}
+
+/** `compile` applied to the function a source holds; undefined for another form or syntax outside the subset. */
+function compileSource<T>(source: unknown, compile: (fn: FunctionExpression | ArrowFunctionExpression) => T): T | undefined {
   const fn = functionNode(source);
   if (!fn || fn.async || fn.generator) return undefined;
   try {
-    return new Compiler(inherited, 'validate').compileValidator(fn);
+    return compile(fn);
   } catch (err) {
     if (err instanceof Unsupported) return undefined;
     throw err;
@@ -336,22 +334,23 @@ class Compiler {
   constructor(private readonly inherited: ReadonlySet<string>, private readonly mode: 'map' | 'validate' = 'map') {}
 
   compileValidator(fn: FunctionExpression | ArrowFunctionExpression): FastValidator {
-    const { enter, body, params } = this.compileFunction(fn, new Scope(undefined), 4);
-    const run: Execute = (s) => {
-      enter(s);
-      return body(s);
-    };
+    const { run, params } = this.entryPoint(fn, 4);
     return new FastValidator(run, this.slotCount, params.slice(0, 4));
   }
 
   compileMap(fn: FunctionExpression | ArrowFunctionExpression): FastMapFunction {
-    const { enter, body, params } = this.compileFunction(fn, new Scope(undefined), 1);
-    const docSlot = params[0] ?? -1;
+    const { run, params } = this.entryPoint(fn, 1);
+    return new FastMapFunction(run, this.slotCount, params[0] ?? -1);
+  }
+
+  /** The function the interpreter calls (its `var`s reset on entry), and its parameters' slots. */
+  private entryPoint(fn: FunctionExpression | ArrowFunctionExpression, maxParams: number): { run: Execute; params: number[] } {
+    const { enter, body, params } = this.compileFunction(fn, new Scope(undefined), maxParams);
     const run: Execute = (s) => {
       enter(s);
       return body(s);
     };
-    return new FastMapFunction(run, this.slotCount, docSlot);
+    return { run, params };
   }
 
   private newSlot(): number {

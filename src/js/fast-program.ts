@@ -14,6 +14,14 @@ const MAX_DOC_CHARS = 1 << 20;
 /** Upper bound of the JSON the interpreter emits for one batch; past it, documents go to the sandbox. */
 const MAX_BATCH_EMITTED = 64 << 20;
 
+/**
+ * Whether every function of a program is a plain function expression, whose compilation in the
+ * sandbox runs no code (statements before a function could change the globals others see).
+ */
+export function compilesWithoutRunningCode(spec: ProgramSpec): boolean {
+  return spec.functions.every((f) => functionNode(f.source) !== undefined);
+}
+
 export class FastMapProgram {
   private constructor(private readonly maps: FastMapFunction[]) {}
 
@@ -24,7 +32,7 @@ export class FastMapProgram {
    */
   static from(spec: ProgramSpec, inherited: ReadonlySet<string>): FastMapProgram | undefined {
     if (spec.maps.length === 0) return undefined;
-    if (!spec.functions.every((f) => functionNode(f.source) !== undefined)) return undefined;
+    if (!compilesWithoutRunningCode(spec)) return undefined;
     const maps: FastMapFunction[] = [];
     for (const index of spec.maps) {
       const compiled = compileFastMap(spec.functions[index]?.source, inherited);

@@ -5,7 +5,8 @@
  * The writes the interpreter gives up on (anything it does not model exactly) go to the sandbox
  * in one batch, so the reply is the sandbox's own, item for item.
  */
-import { compileFastValidator, functionNode, type FastValidator } from './fast-map.js';
+import { compileFastValidator, type FastValidator } from './fast-map.js';
+import { compilesWithoutRunningCode } from './fast-program.js';
 import type { ProgramSpec } from './protocol.js';
 
 /** Larger batches go to the sandbox whole, whose memory limit bounds what judging them takes. */
@@ -17,7 +18,7 @@ const MAX_BATCH_CHARS = 16 << 20;
  * code could change what the validator sees in the sandbox).
  */
 export function fastValidatorOf(spec: ProgramSpec, fn: number, inherited: ReadonlySet<string>): FastValidator | undefined {
-  if (!spec.functions.every((f) => functionNode(f.source) !== undefined)) return undefined;
+  if (!compilesWithoutRunningCode(spec)) return undefined;
   return compileFastValidator(spec.functions[fn]?.source, inherited);
 }
 

@@ -2,9 +2,8 @@
  * A sandbox worker thread: runs the programs the pool sends it, one request at a time, in order;
  * every request with an id gets one reply. Map and validate_doc_update functions within the
  * interpreter's subset run in the interpreter (fast-map.ts); everything else runs in this
- * thread's QuickJS instance,
- * which is only created once something needs it (a thread that only interprets never pays for
- * one: ~7 MB and ~30 ms each). If the WASM module itself fails (EngineCrash), the worker
+ * thread's QuickJS instance, which is only created once something needs it (a thread that only
+ * interprets never pays for one: ~7 MB and ~30 ms each). If the WASM module itself fails (EngineCrash), the worker
  * answers and exits: the pool starts a fresh one.
  */
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
