@@ -211,7 +211,6 @@ export function absoluteUrl(req: Request, path: string, config: Config): string 
   return `${https ? 'https' : 'http'}://${host}${path}`;
 }
 
-/** Encodes a document id for a URL, keeping the `/` after `_design` and `_local` readable. */
 /**
  * couch_util:url_encode: letters, digits and `_.-:` as they are, every other UTF-8 byte as an
  * upper-case `%XX`.
@@ -225,6 +224,7 @@ export function couchUrlEncode(text: string): string {
   return out;
 }
 
+/** Encodes a document id for a URL, keeping the `/` after `_design` and `_local` readable. */
 export function docPath(db: string, id: string): string {
   // A lone surrogate (possible in an id sent as a JSON escape) has no UTF-8 form for a URL: it is
   // written as U+FFFD there rather than failing a write that already succeeded.

@@ -60,7 +60,6 @@ const getConfig: Handler = async (req, params, services) => {
   }
 };
 
-
 const putConfig: Handler = async (req, params, services) => {
   if (params.rest.length !== 2) throw keyMethodsOnly();
   requireServerAdmin(req);
